@@ -1,0 +1,166 @@
+"""Shared pieces of the price-file parsers: the canonical frame, errors and cell checks."""
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# Canonical columns and units of a parsed price file.
+#   provider            provider slug: aws, gcp, azure, lambda, vast
+#   instance_type       provider's instance/VM/machine type name
+#   accelerator         catalog accelerator slug (None: resolve from an existing instance type)
+#   provider_accelerator_name  accelerator as the file names it
+#   gpu_count           GPUs per instance (int; 0 = resolve from existing instance type)
+#   vcpus, memory_gib   host size (float, NaN when the file does not say)
+#   host_machine_type   GCP host VM the GPUs attach to ("" elsewhere)
+#   region, zone        region code; zone where a per-zone price was lowest ("" if none)
+#   purchase_option     one of PURCHASE_OPTIONS
+#   usd_per_hour        USD per instance-hour (float, >= 0)
+#   as_of               datetime.date the price was observed or published
+#   is_derived          True when computed from a discount level rather than listed
+#   derivation_basis    how a derived price was computed ("" when listed)
+#   line                1-based line (or item index) in the source file, for messages
+CANONICAL_COLUMNS = [
+    "provider", "instance_type", "accelerator", "provider_accelerator_name", "gpu_count",
+    "vcpus", "memory_gib", "host_machine_type", "region", "zone", "purchase_option",
+    "usd_per_hour", "as_of", "is_derived", "derivation_basis", "line",
+]
+
+PURCHASE_OPTIONS = (
+    "on_demand", "spot", "reserved_1y", "reserved_3y", "committed_1y", "committed_3y",
+    "savings_plan_1y", "savings_plan_3y",
+)
+
+HOURS_PER_YEAR = 8760.0
+HOURS_PER_MONTH = 730.0
+
+
+@dataclass(frozen=True)
+class PriceFileError:
+    """One problem in a price file, located by file, line and field."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}, line {self.line}" if self.line is not None else self.file
+        return f"{where}, field '{self.field}': {self.message}"
+
+
+class PriceFileErrors(ValueError):
+    """Raised by a parser when a file cannot be imported; carries every error found."""
+
+    def __init__(self, errors: list[PriceFileError]) -> None:
+        self.errors = errors
+        shown = "\n".join(str(e) for e in errors[:20])
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} error(s):\n{shown}{more}")
+
+
+@dataclass(frozen=True)
+class ParsedPrices:
+    """A parser's output: canonical rows plus what was left out and why."""
+
+    frame: pd.DataFrame
+    skipped: Mapping[str, int] = field(default_factory=dict)
+
+
+class RowChecker:
+    """Collects cell errors while a parser walks a file."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.file = Path(path).name
+        self.errors: list[PriceFileError] = []
+
+    def error(self, line: int | None, field_name: str, message: str) -> None:
+        self.errors.append(PriceFileError(self.file, line, field_name, message))
+
+    def price(self, value: Any, line: int, field_name: str) -> float | None:
+        """A price cell as float; None when empty; an error when non-numeric or negative."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        text = str(value).strip()
+        if text == "":
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            self.error(line, field_name, f"price {text!r} is not a number")
+            return None
+        if math.isnan(number) or math.isinf(number):
+            self.error(line, field_name, f"price {text!r} is not a finite number")
+            return None
+        if number < 0:
+            self.error(line, field_name, f"price {text!r} is negative")
+            return None
+        return number
+
+    def number(self, value: Any, line: int, field_name: str) -> float:
+        """An optional numeric spec cell; NaN when empty."""
+        if value is None or str(value).strip() in ("", "nan", "NaN"):
+            return math.nan
+        try:
+            return float(value)
+        except ValueError:
+            self.error(line, field_name, f"{value!r} is not a number")
+            return math.nan
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise PriceFileErrors(self.errors)
+
+
+def check_columns(
+    checker: RowChecker, found: Iterable[str], required: set[str], optional: set[str]
+) -> None:
+    """Unknown or missing columns are errors on line 1 (the header)."""
+    columns = list(found)
+    for name in columns:
+        if name not in required and name not in optional:
+            checker.error(1, name, "unknown column")
+    for name in sorted(required - set(columns)):
+        checker.error(1, name, "required column is missing")
+    checker.raise_if_any()
+
+
+def read_csv_text(checker: RowChecker, path: Path | str) -> pd.DataFrame:
+    """Read a CSV as strings so that each cell can be checked with its line number."""
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        checker.error(None, "(file)", f"not a readable CSV file: {exc}")
+        checker.raise_if_any()
+        raise AssertionError("unreachable") from exc
+
+
+def require_as_of(checker: RowChecker, as_of: date | None, fmt: str) -> date:
+    if as_of is None:
+        checker.error(None, "as_of", f"{fmt} files carry no date: pass --as-of YYYY-MM-DD")
+        checker.raise_if_any()
+        raise AssertionError("unreachable")
+    return as_of
+
+
+def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=CANONICAL_COLUMNS)
+    if frame.empty:
+        return frame
+    frame["gpu_count"] = frame["gpu_count"].astype(int)
+    frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
+    return frame
+
+
+def base_row(**values: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "accelerator": None, "provider_accelerator_name": "", "gpu_count": 0,
+        "vcpus": math.nan, "memory_gib": math.nan, "host_machine_type": "", "zone": "",
+        "is_derived": False, "derivation_basis": "",
+    }
+    row.update(values)
+    return row

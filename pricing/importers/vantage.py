@@ -1,0 +1,81 @@
+"""ec2instances.info (Vantage) GPU extract: AWS on-demand and 1-year Standard RI prices.
+
+Columns as in tsaol/aws-gpu `all_gpu_instances.js`; prices are USD per instance-hour, Linux.
+The reserved column is the effective hourly of a 1-year Standard RI with no upfront payment.
+"""
+
+import math
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pricing.canonical import canonical_accelerator
+from pricing.importers.common import (
+    ParsedPrices,
+    RowChecker,
+    base_row,
+    check_columns,
+    read_csv_text,
+    require_as_of,
+    to_frame,
+)
+
+REQUIRED = {
+    "instance_type", "gpu", "gpu_count", "vcpu", "memory", "region", "on_demand_usd_hr",
+    "reserved_1y_std_noupfront_usd_hr",
+}
+OPTIONAL = {"gpu_memory", "gpu_interconnect", "family", "generation"}
+_OPTIONS = (("on_demand_usd_hr", "on_demand"), ("reserved_1y_std_noupfront_usd_hr", "reserved_1y"))
+_SIZE = re.compile(r"([\d.]+)\s*(GiB|GB)")
+
+
+def _size_gib(text: str) -> float:
+    match = _SIZE.search(text)
+    return float(match.group(1)) if match else math.nan
+
+
+def _instance(
+    checker: RowChecker, row: dict[str, Any], line: int, skipped: dict[str, int]
+) -> dict[str, Any] | None:
+    count = checker.number(row["gpu_count"], line, "gpu_count")
+    if math.isnan(count) or count <= 0 or count != int(count):
+        skipped["fractional or missing GPU count"] = skipped.get("fractional or missing GPU count", 0) + 1
+        return None
+    mib = _size_gib(row.get("gpu_memory", "")) * 1024 / count
+    slug = canonical_accelerator(row["gpu"], row["instance_type"], None if math.isnan(mib) else mib)
+    if slug is None:
+        key = f"accelerator not in catalog: {row['gpu']}"
+        skipped[key] = skipped.get(key, 0) + 1
+        return None
+    return {
+        "provider": "aws", "instance_type": row["instance_type"], "accelerator": slug,
+        "provider_accelerator_name": row["gpu"], "gpu_count": int(count),
+        "vcpus": checker.number(row["vcpu"], line, "vcpu"),
+        "memory_gib": _size_gib(row["memory"]), "region": row["region"],
+    }
+
+
+def parse(
+    path: Path | str, *, as_of: date | None = None, provider: str | None = None
+) -> ParsedPrices:
+    """Parse the Vantage/ec2instances.info GPU CSV into canonical rows."""
+    checker = RowChecker(path)
+    frame = read_csv_text(checker, path)
+    check_columns(checker, frame.columns, REQUIRED, OPTIONAL)
+    day = require_as_of(checker, as_of, "vantage")
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, int] = {}
+    for index, row in enumerate(frame.to_dict("records")):
+        line = index + 2
+        prices = {opt: checker.price(row[col], line, col) for col, opt in _OPTIONS}
+        instance = _instance(checker, row, line, skipped)
+        if instance is None:
+            continue
+        for option, price in prices.items():
+            if price is not None:
+                rows.append(base_row(
+                    **instance, purchase_option=option, usd_per_hour=price, as_of=day, line=line
+                ))
+    checker.raise_if_any()
+    return ParsedPrices(to_frame(rows), skipped)

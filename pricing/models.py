@@ -1,0 +1,209 @@
+"""GPU catalog and cloud price tables."""
+
+from datetime import date
+
+from django.db import models
+
+
+class Accelerator(models.Model):
+    """One GPU variant with its vendor-published dense peak rates (TFLOPS unless stated)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    vendor = models.CharField(max_length=32)
+    model = models.CharField(max_length=64)
+    variant = models.CharField(max_length=64)
+    architecture = models.CharField(max_length=64, blank=True)
+    year = models.PositiveSmallIntegerField(null=True, blank=True)
+    memory_gb = models.FloatField(help_text="GB of device memory")
+    memory_type = models.CharField(max_length=32, blank=True)
+    memory_bandwidth_gbps = models.FloatField(null=True, blank=True, help_text="GB/s")
+    fp32_tflops = models.FloatField(null=True, blank=True)
+    tf32_tflops_dense = models.FloatField(null=True, blank=True)
+    fp16_tflops_dense = models.FloatField(null=True, blank=True)
+    bf16_tflops_dense = models.FloatField(null=True, blank=True)
+    fp8_tflops_dense = models.FloatField(null=True, blank=True)
+    int8_tops_dense = models.FloatField(null=True, blank=True)
+    tensor_cores = models.PositiveIntegerField(null=True, blank=True)
+    interconnect = models.CharField(
+        max_length=64, blank=True, help_text="NVLink generation or Infinity Fabric links"
+    )
+    interconnect_bandwidth_gbps = models.FloatField(
+        null=True, blank=True, help_text="GB/s per GPU, bidirectional (NVLink / Infinity Fabric)"
+    )
+    pcie_gen = models.PositiveSmallIntegerField(null=True, blank=True)
+    tdp_watts = models.PositiveIntegerField(null=True, blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["vendor", "model", "variant"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def name(self) -> str:
+        return f"{self.model} {self.variant}"
+
+    @property
+    def form_factor(self) -> str:
+        return self.variant.split("-")[0]
+
+    def peak_tflops(self, precision: str) -> float | None:
+        """Dense peak for a precision key: fp32, tf32, fp16, bf16, fp8 or int8."""
+        field = {
+            "fp32": "fp32_tflops",
+            "tf32": "tf32_tflops_dense",
+            "fp16": "fp16_tflops_dense",
+            "bf16": "bf16_tflops_dense",
+            "fp8": "fp8_tflops_dense",
+            "int8": "int8_tops_dense",
+        }[precision]
+        value: float | None = getattr(self, field)
+        return value
+
+
+class Provider(models.Model):
+    class Kind(models.TextChoices):
+        HYPERSCALER = "hyperscaler", "Hyperscaler"
+        GPU_CLOUD = "gpu_cloud", "GPU cloud"
+        MARKETPLACE = "marketplace", "Marketplace"
+
+    slug = models.SlugField(max_length=32, unique=True)
+    name = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Region(models.Model):
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
+    code = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["provider__slug", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "code"], name="region_unique_code")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}:{self.code}"
+
+
+class InstanceType(models.Model):
+    """A rentable machine shape: host plus a fixed number of one accelerator."""
+
+    class Interconnect(models.TextChoices):
+        NVSWITCH = "nvswitch", "NVLink + NVSwitch"
+        NVLINK = "nvlink", "NVLink (direct or bridge)"
+        INFINITY_FABRIC = "xgmi", "Infinity Fabric"
+        PCIE = "pcie", "PCIe"
+        NONE = "none", "Single GPU"
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="instance_types")
+    name = models.CharField(max_length=96)
+    accelerator = models.ForeignKey(
+        Accelerator, on_delete=models.PROTECT, related_name="instance_types"
+    )
+    provider_accelerator_name = models.CharField(
+        max_length=64, help_text="The accelerator name as the provider's catalog writes it"
+    )
+    gpu_count = models.PositiveSmallIntegerField()
+    vcpus = models.PositiveSmallIntegerField(null=True, blank=True)
+    memory_gib = models.FloatField(null=True, blank=True)
+    intra_node_interconnect = models.CharField(max_length=16, choices=Interconnect.choices)
+    intra_node_bandwidth_gbps = models.FloatField(
+        null=True, blank=True, help_text="GB/s per GPU between GPUs of one node"
+    )
+    network_gbps = models.FloatField(
+        null=True, blank=True, help_text="Gbit/s of scale-out network per node"
+    )
+    host_machine_type = models.CharField(
+        max_length=64, blank=True, help_text="GCP: the host VM the GPUs attach to"
+    )
+
+    class Meta:
+        ordering = ["provider__slug", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "name"], name="instance_type_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}:{self.name}"
+
+
+class PriceSource(models.Model):
+    """A dated snapshot or file that prices were taken from."""
+
+    slug = models.SlugField(max_length=96, unique=True)
+    name = models.CharField(max_length=200)
+    url = models.CharField(max_length=500, blank=True)
+    licence = models.CharField(max_length=200, blank=True)
+    snapshot_date = models.DateField()
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-snapshot_date", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PurchaseOption(models.TextChoices):
+    ON_DEMAND = "on_demand", "On-demand"
+    SPOT = "spot", "Spot / preemptible"
+    RESERVED_1Y = "reserved_1y", "Reserved 1 year"
+    RESERVED_3Y = "reserved_3y", "Reserved 3 years"
+    COMMITTED_1Y = "committed_1y", "Committed use 1 year"
+    COMMITTED_3Y = "committed_3y", "Committed use 3 years"
+    SAVINGS_PLAN_1Y = "savings_plan_1y", "Savings plan 1 year"
+    SAVINGS_PLAN_3Y = "savings_plan_3y", "Savings plan 3 years"
+
+
+class Price(models.Model):
+    """USD per instance-hour for one instance type, region and purchase option, as of a date."""
+
+    instance_type = models.ForeignKey(InstanceType, on_delete=models.CASCADE, related_name="prices")
+    region = models.ForeignKey(Region, on_delete=models.CASCADE, related_name="prices")
+    purchase_option = models.CharField(max_length=24, choices=PurchaseOption.choices)
+    usd_per_hour = models.DecimalField(max_digits=14, decimal_places=6)
+    as_of = models.DateField()
+    source = models.ForeignKey(PriceSource, on_delete=models.PROTECT, related_name="prices")
+    zone = models.CharField(
+        max_length=64, blank=True, help_text="Zone where a per-zone price (spot) is lowest"
+    )
+    is_derived = models.BooleanField(default=False)
+    derivation_basis = models.TextField(blank=True)
+    is_current = models.BooleanField(
+        default=True, help_text="False when a newer price for the same key exists (history)"
+    )
+
+    class Meta:
+        ordering = ["instance_type__name", "region__code", "purchase_option", "-as_of"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instance_type", "region", "purchase_option", "source", "as_of"],
+                name="price_unique_key",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_hour__gte=0), name="price_non_negative"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["is_current", "purchase_option", "usd_per_hour"]),
+            models.Index(fields=["instance_type", "region", "purchase_option", "as_of"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance_type} {self.region.code} {self.purchase_option} {self.usd_per_hour}"
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        return float(self.usd_per_hour) / self.instance_type.gpu_count
+
+    def age_days(self, today: date) -> int:
+        return (today - self.as_of).days

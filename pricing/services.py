@@ -1,0 +1,356 @@
+"""Writes to the catalog and price tables. Parsing lives in importers/, naming in canonical.py."""
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from django.db import transaction
+from django.utils.text import slugify
+
+from pricing.canonical import node_fabric
+from pricing.catalog_sources import DISCOUNT_LEVELS_SOURCE, PROVIDERS, SNAPSHOTS, SnapshotSource
+from pricing.importers.common import ParsedPrices
+from pricing.importers.levels import derive_prices, read_levels
+from pricing.importers.registry import parse_file
+from pricing.models import (
+    Accelerator,
+    InstanceType,
+    Price,
+    PriceSource,
+    Provider,
+    Region,
+)
+
+_GPU_FIELDS = {
+    "architecture": "architecture", "year": "year", "memory_gb": "memory_gb",
+    "memory_type": "memory_type", "memory_bandwidth_gbps": "memory_bandwidth_gbps",
+    "fp32_tflops": "fp32_tflops", "tf32_tflops_dense": "tf32_tflops_dense",
+    "fp16_tflops_dense": "fp16_tflops_dense", "bf16_tflops_dense": "bf16_tflops_dense",
+    "fp8_tflops_dense": "fp8_tflops_dense", "int8_tops_dense": "int8_tops_dense",
+    "tensor_cores": "tensor_cores", "nvlink_gen": "interconnect",
+    "nvlink_bandwidth_gbps": "interconnect_bandwidth_gbps", "pcie_gen": "pcie_gen",
+    "tdp_watts": "tdp_watts", "source_url": "source_url", "notes": "notes",
+}
+_INT_FIELDS = {"year", "tensor_cores", "pcie_gen", "tdp_watts"}
+_TEXT_FIELDS = {"architecture", "memory_type", "interconnect", "source_url", "notes"}
+
+
+@dataclass
+class ImportSummary:
+    """Counts of one import; `skipped` maps a reason to a row count."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def add_skipped(self, reasons: dict[str, int] | Any) -> None:
+        for reason, count in dict(reasons).items():
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+
+def _gpu_value(model_field: str, value: Any) -> Any:
+    if model_field in _TEXT_FIELDS:
+        return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return None
+    return int(value) if model_field in _INT_FIELDS else float(value)
+
+
+def accelerators_load(*, path: Path) -> ImportSummary:
+    """Upsert every row of gpus.csv by slug; a second run changes nothing."""
+    frame = pd.read_csv(path, dtype={"nvlink_gen": str, "notes": str, "source_url": str})
+    summary = ImportSummary()
+    for row in frame.to_dict("records"):
+        slug = slugify(f"{row['model']} {row['variant']}")
+        values = {target: _gpu_value(target, row[col]) for col, target in _GPU_FIELDS.items()}
+        values.update(vendor=row["vendor"], model=row["model"], variant=row["variant"])
+        _upsert(Accelerator, {"slug": slug}, values, summary)
+    return summary
+
+
+def _upsert(model: Any, key: dict[str, Any], values: dict[str, Any], summary: ImportSummary) -> Any:
+    obj = model.objects.filter(**key).first()
+    if obj is None:
+        summary.created += 1
+        return model.objects.create(**key, **values)
+    changed = [name for name, value in values.items() if getattr(obj, name) != value]
+    if not changed:
+        summary.unchanged += 1
+        return obj
+    for name in changed:
+        setattr(obj, name, values[name])
+    obj.save(update_fields=changed)
+    summary.updated += 1
+    return obj
+
+
+def price_source_upsert(*, snapshot: SnapshotSource) -> PriceSource:
+    values = {
+        "name": snapshot.name, "url": snapshot.url, "licence": snapshot.licence,
+        "snapshot_date": snapshot.snapshot_date, "notes": snapshot.notes,
+    }
+    return _upsert(PriceSource, {"slug": snapshot.slug}, values, ImportSummary())
+
+
+def _providers(slugs: Iterable[str]) -> dict[str, Provider]:
+    result = {}
+    for slug in set(slugs):
+        name, kind = PROVIDERS.get(slug, (slug, Provider.Kind.GPU_CLOUD))
+        result[slug], _ = Provider.objects.get_or_create(
+            slug=slug, defaults={"name": name, "kind": kind}
+        )
+    return result
+
+
+def _regions(frame: pd.DataFrame, providers: dict[str, Provider]) -> dict[tuple[str, str], Region]:
+    pairs = frame[["provider", "region"]].drop_duplicates().itertuples(index=False)
+    result = {}
+    for provider, code in pairs:
+        result[(provider, code)], _ = Region.objects.get_or_create(
+            provider=providers[provider], code=code
+        )
+    return result
+
+
+def _new_instance(row: dict[str, Any], provider: Provider, gpus: dict[str, Accelerator]) -> InstanceType:
+    gpu = gpus[row["accelerator"]]
+    fabric = node_fabric(
+        row["instance_type"], gpu.slug, row["gpu_count"], gpu.interconnect_bandwidth_gbps,
+        gpu.pcie_gen,
+    )
+    return InstanceType.objects.create(
+        provider=provider, name=row["instance_type"], accelerator=gpu,
+        provider_accelerator_name=row["provider_accelerator_name"], gpu_count=row["gpu_count"],
+        vcpus=None if math.isnan(row["vcpus"]) else int(row["vcpus"]),
+        memory_gib=None if math.isnan(row["memory_gib"]) else row["memory_gib"],
+        intra_node_interconnect=fabric.interconnect,
+        intra_node_bandwidth_gbps=fabric.bandwidth_gbps, network_gbps=fabric.network_gbps,
+        host_machine_type=row["host_machine_type"],
+    )
+
+
+def _instances(
+    frame: pd.DataFrame, providers: dict[str, Provider], summary: ImportSummary
+) -> dict[tuple[str, str], InstanceType]:
+    """Existing instance types by (provider, name); new ones created from the first row seen."""
+    gpus = {a.slug: a for a in Accelerator.objects.all()}
+    existing = {
+        (i.provider.slug, i.name): i
+        for i in InstanceType.objects.filter(provider__slug__in=list(providers))
+        .select_related("provider")
+    }
+    firsts = frame.drop_duplicates(["provider", "instance_type"]).to_dict("records")
+    for row in firsts:
+        key = (row["provider"], row["instance_type"])
+        if key in existing:
+            continue
+        if row["accelerator"] is None or row["accelerator"] not in gpus:
+            summary.add_skipped({f"instance type not in catalog: {row['instance_type']}": 1})
+            continue
+        existing[key] = _new_instance(row, providers[row["provider"]], gpus)
+    return existing
+
+
+def _price_key(instance_id: int, region_id: int, option: str, source_id: int, day: date) -> tuple:
+    return (instance_id, region_id, option, source_id, day)
+
+
+def _write_prices(
+    rows: list[dict[str, Any]], source: PriceSource, summary: ImportSummary
+) -> set[tuple[int, int, str]]:
+    existing = {
+        _price_key(p.instance_type_id, p.region_id, p.purchase_option, p.source_id, p.as_of): p
+        for p in Price.objects.filter(source=source)
+    }
+    new, changed = [], []
+    for row in rows:
+        key = _price_key(row["instance_id"], row["region_id"], row["purchase_option"],
+                         source.id, row["as_of"])
+        usd = Decimal(str(round(row["usd_per_hour"], 6)))
+        price = existing.get(key)
+        if price is None:
+            new.append(Price(
+                instance_type_id=key[0], region_id=key[1], purchase_option=key[2],
+                source=source, as_of=key[4], usd_per_hour=usd, zone=row["zone"],
+                is_derived=row["is_derived"], derivation_basis=row["derivation_basis"],
+            ))
+        elif price.usd_per_hour != usd or price.zone != row["zone"]:
+            price.usd_per_hour, price.zone = usd, row["zone"]
+            price.derivation_basis = row["derivation_basis"]
+            changed.append(price)
+        else:
+            summary.unchanged += 1
+    Price.objects.bulk_create(new, batch_size=1000)
+    Price.objects.bulk_update(changed, ["usd_per_hour", "zone", "derivation_basis"], batch_size=1000)
+    summary.created += len(new)
+    summary.updated += len(changed)
+    return {(r["instance_id"], r["region_id"], r["purchase_option"]) for r in rows}
+
+
+def prices_refresh_current(*, keys: set[tuple[int, int, str]] | None = None) -> int:
+    """Mark the current price of each (instance type, region, option); others become history.
+
+    A listed price beats a derived one; among the same kind the newest as-of date wins.
+    Returns how many rows changed flag.
+    """
+    prices = Price.objects.only(
+        "id", "instance_type_id", "region_id", "purchase_option", "as_of", "is_derived",
+        "is_current", "source_id",
+    )
+    if keys is not None:
+        instance_ids = {k[0] for k in keys}
+        prices = prices.filter(instance_type_id__in=instance_ids)
+    best: dict[tuple[int, int, str], Price] = {}
+    rows = list(prices)
+    for price in rows:
+        key = (price.instance_type_id, price.region_id, price.purchase_option)
+        rank = (not price.is_derived, price.as_of, price.source_id)
+        held = best.get(key)
+        if held is None or rank > (not held.is_derived, held.as_of, held.source_id):
+            best[key] = price
+    current_ids = {p.id for p in best.values()}
+    flips = [p for p in rows if p.is_current != (p.id in current_ids)]
+    for price in flips:
+        price.is_current = price.id in current_ids
+    Price.objects.bulk_update(flips, ["is_current"], batch_size=1000)
+    return len(flips)
+
+
+def _resolved_rows(
+    frame: pd.DataFrame,
+    instances: dict[tuple[str, str], InstanceType],
+    regions: dict[tuple[str, str], Region],
+    summary: ImportSummary,
+) -> list[dict[str, Any]]:
+    rows = []
+    for row in frame.to_dict("records"):
+        instance = instances.get((row["provider"], row["instance_type"]))
+        if instance is None:
+            continue
+        if row["accelerator"] and instance.accelerator.slug != row["accelerator"]:
+            summary.add_skipped({f"accelerator conflicts with catalog: {row['instance_type']}": 1})
+            continue
+        row.update(instance_id=instance.id, region_id=regions[(row["provider"], row["region"])].id)
+        rows.append(row)
+    return rows
+
+
+def prices_import(
+    *, parsed: ParsedPrices, snapshot: SnapshotSource, dry_run: bool = False
+) -> ImportSummary:
+    """Save a parsed price file in one transaction; re-importing the same file changes nothing.
+
+    With `dry_run` the same work is done and rolled back, so the counts are exact.
+    """
+    summary = ImportSummary()
+    summary.add_skipped(parsed.skipped)
+    frame = parsed.frame
+    with transaction.atomic():
+        if not frame.empty:
+            source = price_source_upsert(snapshot=snapshot)
+            providers = _providers(frame["provider"].unique())
+            regions = _regions(frame, providers)
+            instances = _instances(frame, providers, summary)
+            rows = _resolved_rows(frame, instances, regions, summary)
+            keys = _write_prices(rows, source, summary)
+            prices_refresh_current(keys=keys)
+        if dry_run:
+            transaction.set_rollback(True)
+    return summary
+
+
+def _current_on_demand() -> pd.DataFrame:
+    values = Price.objects.filter(is_current=True, purchase_option="on_demand").values_list(
+        "instance_type__provider__slug", "instance_type__name", "instance_type__accelerator__slug",
+        "instance_type__gpu_count", "region__code", "usd_per_hour", "as_of",
+    )
+    frame = pd.DataFrame(list(values), columns=[
+        "provider", "instance_type", "accelerator", "gpu_count", "region", "usd_per_hour", "as_of",
+    ])
+    frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
+    return frame
+
+
+def _listed_keys() -> set[tuple]:
+    return set(
+        Price.objects.filter(is_derived=False).values_list(
+            "instance_type__provider__slug", "instance_type__name", "region__code",
+            "purchase_option",
+        )
+    )
+
+
+def prices_derive_commitments(*, levels_path: Path, snapshot: SnapshotSource) -> ImportSummary:
+    """Fill unlisted reserved/committed prices from published discount levels, marked derived."""
+    parsed = derive_prices(read_levels(levels_path), _current_on_demand(), _listed_keys())
+    return prices_import(parsed=parsed, snapshot=snapshot)
+
+
+@dataclass
+class CatalogReport:
+    accelerators: ImportSummary
+    snapshots: dict[str, ImportSummary]
+    derived: ImportSummary
+
+
+def _cyclenerd_offered(parsed: ParsedPrices, offered: set[tuple[str, str]]) -> ParsedPrices:
+    """Keep Cyclenerd rows only where the machine type is offered (it prices every region)."""
+    frame = parsed.frame
+    mask = [(i, r) in offered for i, r in zip(frame["instance_type"], frame["region"])]
+    dropped = int(len(mask) - sum(mask))
+    skipped = dict(parsed.skipped)
+    if dropped:
+        skipped["machine type not offered in region"] = dropped
+    return ParsedPrices(frame[mask].reset_index(drop=True), skipped)
+
+
+def _without(parsed: ParsedPrices, accelerators: frozenset[str]) -> ParsedPrices:
+    frame = parsed.frame
+    mask = ~frame["accelerator"].isin(accelerators)
+    skipped = dict(parsed.skipped)
+    if (~mask).sum():
+        skipped["known-defective rows (see SOURCES.md)"] = int((~mask).sum())
+    return ParsedPrices(frame[mask].reset_index(drop=True), skipped)
+
+
+def catalog_load(*, data_dir: Path) -> CatalogReport:
+    """Load gpus.csv and every shipped price snapshot, then derive unlisted commitments."""
+    accelerators = accelerators_load(path=data_dir / "gpus.csv")
+    snapshots: dict[str, ImportSummary] = {}
+    offered: set[tuple[str, str]] = set()
+    for snap in SNAPSHOTS:
+        parsed = parse_file(snap.fmt, data_dir / "prices" / snap.file,
+                            as_of=snap.snapshot_date, provider=snap.provider)
+        if snap.provider == "gcp" and snap.fmt == "skypilot":
+            hosts = parsed.frame
+            offered = set(zip(hosts["host_machine_type"], hosts["region"]))
+        if snap.fmt == "cyclenerd":
+            parsed = _cyclenerd_offered(parsed, offered)
+        parsed = _without(parsed, snap.excluded_accelerators)
+        snapshots[snap.slug] = prices_import(parsed=parsed, snapshot=snap)
+    derived = prices_derive_commitments(
+        levels_path=data_dir / "prices" / DISCOUNT_LEVELS_SOURCE.file,
+        snapshot=DISCOUNT_LEVELS_SOURCE,
+    )
+    return CatalogReport(accelerators, snapshots, derived)
+
+
+def prices_import_file(
+    *, fmt: str, path: Path, as_of: date | None, provider: str | None, dry_run: bool
+) -> ImportSummary:
+    """Parse a user-supplied price file and save it under a source named after the file."""
+    parsed = parse_file(fmt, path, as_of=as_of, provider=provider)
+    frame = parsed.frame
+    snapshot_date = as_of or (max(frame["as_of"]) if not frame.empty else date.today())
+    snapshot = SnapshotSource(
+        slug=slugify(f"import-{fmt}-{path.stem}-{snapshot_date}")[:96], file=path.name, fmt=fmt,
+        provider=provider or "", snapshot_date=snapshot_date,
+        name=f"{path.name} ({fmt} import)", url="", licence="As supplied by the importer",
+    )
+    return prices_import(parsed=parsed, snapshot=snapshot, dry_run=dry_run)

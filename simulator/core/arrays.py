@@ -1,0 +1,157 @@
+"""Struct-of-arrays form of (workload, hardware, layout) configurations.
+
+Every physics function in `memory` and `timing` takes a ConfigArrays, so one code path serves
+a single simulation (arrays of length 1), validation (one entry per reference run) and the
+vectorized catalog sweep (millions of entries).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from simulator.core.hardware import Hardware
+from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value
+from simulator.core.workloads import Workload
+
+FloatArray = npt.NDArray[np.float64]
+KIND_INDEX: dict[str, int] = {"llm": 0, "llm_moe": 0, "llm_lora": 0, "generic": 0,
+                              "bert": 1, "resnet50": 2}
+# FP8 GEMMs reach about 1.5x bf16 in practice (scaling and casts), not the 2x peak ratio
+# (simulator anchors: "FP8 with its real speed-up of about 1.2-1.5x").
+FP8_SPEEDUP_OVER_16BIT = 1.5
+
+
+@dataclass(frozen=True)
+class ConfigArrays:
+    """One float64 array per quantity; all arrays share one shape. Units in comments."""
+
+    params: FloatArray
+    trainable_params: FloatArray
+    n_layers: FloatArray
+    hidden_size: FloatArray
+    n_heads: FloatArray
+    seq_len: FloatArray  # tokens per sample (1 for non-transformers)
+    vocab_size: FloatArray
+    is_transformer: FloatArray  # 0/1
+    kind_index: FloatArray  # 0 llm-like, 1 bert, 2 resnet50
+    linear_train_flops: FloatArray  # per sample, forward + backward
+    linear_recompute_flops: FloatArray  # per sample, layers' forward without the head
+    attention_fwd_flops: FloatArray  # per sample
+    model_flops: FloatArray  # per sample, PaLM convention
+    traffic_bytes: FloatArray  # per sample, 16-bit activation bytes of one forward
+    activation_bytes: FloatArray  # per sample, non-transformers only
+    gemm_rows: FloatArray  # per sample
+    peak_tflops: FloatArray  # at the layout precision
+    peak_16bit_tflops: FloatArray  # for attention cores
+    is_simt: FloatArray  # 0/1, fp32 math without tensor cores
+    memory_bandwidth_gbytes_per_s: FloatArray
+    memory_gib: FloatArray
+    intra_gbytes_per_s: FloatArray  # per GPU per direction
+    inter_gbytes_per_s: FloatArray  # per GPU per direction
+    gpus_per_node: FloatArray
+    tdp_watts: FloatArray
+    tp: FloatArray
+    pp: FloatArray
+    dp: FloatArray
+    cp: FloatArray
+    zero_stage: FloatArray
+    recompute: FloatArray  # 0 none, 1 selective, 2 full
+    micro_batch: FloatArray
+    grad_accum: FloatArray
+    virtual_stages: FloatArray
+    is_flash_attention: FloatArray
+    activation_value_bytes: FloatArray
+    weight_bytes: FloatArray
+    grad_bytes: FloatArray
+    optimizer_bytes: FloatArray
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any]) -> ConfigArrays:
+        """Build from a mapping (dict or DataFrame) with one entry per field; broadcasts."""
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in columns]
+        if missing:
+            raise ValueError(f"missing configuration columns: {missing}")
+        arrays = np.broadcast_arrays(*[np.asarray(columns[n], dtype=np.float64) for n in names])
+        return cls(**{n: np.ascontiguousarray(a) for n, a in zip(names, arrays, strict=True)})
+
+    def take(self, index: npt.NDArray[Any]) -> ConfigArrays:
+        """Subset every array by a boolean mask or integer index."""
+        return ConfigArrays(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    @property
+    def n_gpus(self) -> FloatArray:
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def global_batch(self) -> FloatArray:
+        return self.micro_batch * self.dp * self.grad_accum
+
+
+def workload_columns(workload: Workload) -> dict[str, float]:
+    """Per-sample workload quantities for ConfigArrays."""
+    recompute = workload.linear_forward_flops_per_sample()
+    if workload.is_transformer:
+        recompute -= workload.head_forward_flops_per_sample()
+    return {
+        "params": workload.params, "trainable_params": workload.trainable_params,
+        "n_layers": float(workload.n_layers), "hidden_size": float(workload.hidden_size),
+        "n_heads": float(workload.n_heads), "seq_len": float(workload.tokens_per_sample),
+        "vocab_size": float(workload.vocab_size),
+        "is_transformer": float(workload.is_transformer),
+        "kind_index": float(KIND_INDEX[workload.kind]),
+        "linear_train_flops": workload.linear_training_flops_per_sample(),
+        "linear_recompute_flops": recompute,
+        "attention_fwd_flops": workload.attention_forward_flops_per_sample(),
+        "model_flops": workload.model_flops_per_sample(),
+        "traffic_bytes": workload.traffic_bytes_per_sample(),
+        "activation_bytes": workload.activation_bytes_per_sample,
+        "gemm_rows": workload.gemm_rows_per_sample,
+    }
+
+
+def hardware_columns(hardware: Hardware, precision: str) -> dict[str, float]:
+    """Per-GPU hardware quantities for ConfigArrays at `precision` (NaN peak = unsupported)."""
+    gpu = hardware.gpu
+    peak = gpu.peak_tflops(precision)
+    peak16 = gpu.peak_tflops("bf16") if gpu.supports("bf16") else gpu.peak_tflops("fp16")
+    if precision == "fp8":
+        peak = min(peak, FP8_SPEEDUP_OVER_16BIT * peak16)
+    is_simt = precision == "fp32" or (precision == "tf32" and math.isnan(gpu.tf32_tflops))
+    return {
+        "peak_tflops": peak, "peak_16bit_tflops": peak if is_simt else peak16,
+        "is_simt": float(is_simt),
+        "memory_bandwidth_gbytes_per_s": gpu.memory_bandwidth_gbytes_per_s,
+        "memory_gib": gpu.memory_gib,
+        "intra_gbytes_per_s": hardware.intra_node_gbytes_per_s,
+        "inter_gbytes_per_s": hardware.inter_node_gbytes_per_s_per_gpu,
+        "gpus_per_node": float(hardware.gpus_per_node), "tdp_watts": gpu.tdp_watts,
+    }
+
+
+def layout_columns(layout: Layout) -> dict[str, float]:
+    """Layout quantities for ConfigArrays."""
+    act, weight, grad, optimizer = bytes_per_value(layout.precision)
+    return {
+        "tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "cp": layout.cp,
+        "zero_stage": layout.zero_stage,
+        "recompute": float(RECOMPUTE_MODES.index(layout.recompute)),
+        "micro_batch": layout.micro_batch, "grad_accum": layout.grad_accum,
+        "virtual_stages": layout.virtual_stages,
+        "is_flash_attention": float(layout.is_flash_attention),
+        "activation_value_bytes": act, "weight_bytes": weight, "grad_bytes": grad,
+        "optimizer_bytes": optimizer,
+    }
+
+
+def config_arrays(workload: Workload, hardware: Hardware, layout: Layout) -> ConfigArrays:
+    """ConfigArrays of length 1 for one configuration."""
+    columns = {**workload_columns(workload), **hardware_columns(hardware, layout.precision),
+               **layout_columns(layout)}
+    return ConfigArrays.from_columns({k: [v] for k, v in columns.items()})

@@ -1,0 +1,77 @@
+"""Parallel layouts: how a workload is split over GPUs, and at which precision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.core.hardware import PRECISIONS
+
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Degrees of parallelism and training settings of one configuration.
+
+    GPUs used = tp·pp·dp·cp. The global batch in samples is micro_batch·dp·grad_accum;
+    with pipeline parallelism grad_accum is the number of pipeline micro-batches.
+    Tensor parallelism is assumed to use sequence parallelism (Megatron-LM, Korthikanti 2022).
+    """
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    cp: int = 1
+    zero_stage: int = 0
+    recompute: str = "none"
+    precision: str = "bf16"
+    micro_batch: int = 1
+    grad_accum: int = 1
+    virtual_stages: int = 1
+    is_flash_attention: bool = True
+
+    def __post_init__(self) -> None:
+        degrees = (self.tp, self.pp, self.dp, self.cp, self.micro_batch, self.grad_accum,
+                   self.virtual_stages)
+        if min(degrees) < 1:
+            raise ValueError("parallel degrees, micro_batch and grad_accum must be >= 1")
+        if self.zero_stage not in ZERO_STAGES:
+            raise ValueError(f"zero_stage must be 0-3, got {self.zero_stage}")
+        if self.recompute not in RECOMPUTE_MODES:
+            raise ValueError(f"recompute must be one of {RECOMPUTE_MODES}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}")
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def global_batch(self) -> int:
+        return self.micro_batch * self.dp * self.grad_accum
+
+
+@dataclass(frozen=True)
+class LayoutConstraints:
+    """A partial layout: None fields are chosen by `best_layout`."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    cp: int | None = None
+    zero_stage: int | None = None
+    recompute: str | None = None
+    precision: str | None = None
+    micro_batch: int | None = None
+
+
+def bytes_per_value(precision: str) -> tuple[float, float, float, float]:
+    """(activation, weight, gradient, optimizer) bytes per value for Adam training.
+
+    Mixed precision (fp16/bf16/fp8) keeps 16-bit weights and gradients plus fp32 master
+    weights, momentum and variance (K = 12, ZeRO paper). fp32/tf32 keep 4+4 and Adam's 8.
+    """
+    if precision in ("fp32", "tf32"):
+        return 4.0, 4.0, 4.0, 8.0
+    return 2.0, 2.0, 2.0, 12.0

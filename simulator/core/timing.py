@@ -1,0 +1,114 @@
+"""Step time per GPU: compute, tensor/pipeline/data-parallel communication, pipeline bubble.
+
+Seconds per optimizer step, as float64 arrays shaped like the ConfigArrays input.
+Collectives are ring algorithms: an all-reduce moves 2(n-1)/n of the buffer per GPU, an
+all-gather or reduce-scatter (n-1)/n. A group spanning nodes runs at the GPU's share of the
+node's scale-out bandwidth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.core.arrays import ConfigArrays, FloatArray
+from simulator.core.calibration import Calibration, gemm_efficiency
+from simulator.core.memory import model_state_bytes
+
+
+@dataclass(frozen=True)
+class TimeArrays:
+    """Seconds per step by part (exposed, i.e. not hidden by overlap) and throughput."""
+
+    compute: FloatArray
+    tp_comm: FloatArray
+    pp_comm: FloatArray
+    dp_comm: FloatArray
+    dp_comm_total: FloatArray
+    bubble: FloatArray
+    optimizer: FloatArray
+    step: FloatArray
+    samples_per_second: FloatArray
+    hardware_flops_per_sample: FloatArray
+
+
+def hardware_flops_per_sample(c: ConfigArrays) -> FloatArray:
+    """FLOPs executed per sample including recomputation (full: layers' forward again;
+    selective: attention cores again)."""
+    linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
+    return linear + c.attention_fwd_flops * (3.0 + (c.recompute >= 1))
+
+
+def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth."""
+    split = c.tp * c.pp * c.cp
+    linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
+    attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1))
+    flop_seconds = linear / c.peak_tflops + attention / c.peak_16bit_tflops
+    flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
+    passes = 1.0 + (c.recompute == 2) / 3.0
+    traffic = cal.traffic_factor * c.traffic_bytes * c.micro_batch / split * passes
+    traffic = traffic * c.activation_value_bytes / 2.0
+    return flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9)
+
+
+def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """Tensor-parallel all-reduces (or RS+AG): 4 per layer, 6 with full recompute."""
+    message = c.micro_batch * c.seq_len / c.cp * c.hidden_size * c.activation_value_bytes
+    count = (4.0 + 2.0 * (c.recompute == 2)) * np.ceil(c.n_layers / c.pp)
+    bandwidth = np.where(c.tp <= c.gpus_per_node, c.intra_gbytes_per_s, c.inter_gbytes_per_s)
+    seconds = count * 2.0 * (c.tp - 1.0) / c.tp * message
+    return seconds / (bandwidth * 1e9 * cal.network_efficiency)
+
+
+def pp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """Pipeline point-to-point sends of one micro-batch's (TP-sharded) activations, fwd+bwd."""
+    message = c.micro_batch * c.seq_len / c.cp * c.hidden_size * c.activation_value_bytes / c.tp
+    crosses_nodes = c.tp * c.cp * c.pp > c.gpus_per_node
+    bandwidth = np.where(crosses_nodes, c.inter_gbytes_per_s, c.intra_gbytes_per_s)
+    seconds = 2.0 * message * c.virtual_stages / (bandwidth * 1e9 * cal.network_efficiency)
+    return np.where(c.pp > 1, seconds, 0.0)
+
+
+def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """Data-parallel traffic per step over N = dp·cp ranks.
+
+    ZeRO 0/1: one gradient all-reduce per step. ZeRO 2: a reduce-scatter per micro-batch plus
+    an all-gather of updated weights. ZeRO 3: per micro-batch, two weight all-gathers
+    (forward, backward) and one gradient reduce-scatter.
+    """
+    n = c.dp * c.cp
+    fraction = (n - 1.0) / n
+    shard = c.tp * c.pp
+    weights = c.params / shard * c.weight_bytes
+    trainable_w = c.trainable_params / shard * c.weight_bytes
+    grads = c.trainable_params / shard * c.grad_bytes
+    zero2 = c.grad_accum * grads + trainable_w
+    zero3 = c.grad_accum * (2.0 * weights + grads)
+    volume = np.where(c.zero_stage <= 1, 2.0 * grads, np.where(c.zero_stage == 2, zero2, zero3))
+    spans_nodes = c.tp * c.cp * c.dp > c.gpus_per_node
+    bandwidth = np.where(spans_nodes, c.inter_gbytes_per_s, c.intra_gbytes_per_s)
+    return volume * fraction / (bandwidth * 1e9 * cal.network_efficiency)
+
+
+def optimizer_seconds(c: ConfigArrays) -> FloatArray:
+    """Optimizer update: reads and writes the local model states once at HBM bandwidth."""
+    weights, gradients, optimizer = model_state_bytes(c)
+    return 2.0 * (weights + gradients + optimizer) / (c.memory_bandwidth_gbytes_per_s * 1e9)
+
+
+def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
+    """Seconds per optimizer step and its exposed parts."""
+    per_micro = compute_seconds_per_microbatch(c, cal)
+    tp = tp_seconds_per_microbatch(c, cal)
+    pp = pp_seconds_per_microbatch(c, cal)
+    compute = c.grad_accum * per_micro
+    dp_total = dp_seconds_per_step(c, cal)
+    dp_exposed = np.maximum(0.0, dp_total - cal.overlap_fraction * compute)
+    bubble = (c.pp - 1.0) / c.virtual_stages * (per_micro + tp + pp)
+    optimizer = optimizer_seconds(c)
+    step = compute + c.grad_accum * (tp + pp) + bubble + dp_exposed + optimizer
+    samples = c.global_batch / step
+    return TimeArrays(compute, c.grad_accum * tp, c.grad_accum * pp, dp_exposed, dp_total,
+                      bubble, optimizer, step, samples, hardware_flops_per_sample(c))

@@ -1,0 +1,28 @@
+"""Shared fixtures. Speed-ups only: the settings module is the production one."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _fast_hashing(settings: settings) -> None:  # type: ignore[valid-type]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def loaded_catalog(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[None]:
+    """The shipped catalog and prices, loaded once per session (load_catalog)."""
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        call_command("load_catalog", verbosity=0)
+    yield
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
