@@ -60,8 +60,11 @@ def _normalise(name: str) -> str:
 
 
 def _a100(instance: str, memory_mib: float | None) -> str:
-    is_80 = "80" in instance or "ULTRAGPU" in instance or "P4DE" in instance or (
-        memory_mib is not None and memory_mib > 50_000
+    is_80 = (
+        "80" in instance
+        or "ULTRAGPU" in instance
+        or "P4DE" in instance
+        or (memory_mib is not None and memory_mib > 50_000)
     )
     is_pcie = "_A100_V4" in instance and instance.startswith("STANDARD_NC")
     # Lambda's gpu_{1,2,4}x_a100 without "sxm4" are PCIe cards; its 8x boxes are HGX SXM4.
@@ -84,8 +87,10 @@ def _h100(instance: str, memory_mib: float | None) -> str:
 
 def _v100(name: str, instance: str, memory_mib: float | None) -> str:
     # AWS lists p3dn's 32 GB per GPU where other rows give the instance total.
-    is_32 = name.endswith("32GB") or instance.startswith("P3DN") or (
-        memory_mib is not None and memory_mib > 20_000
+    is_32 = (
+        name.endswith("32GB")
+        or instance.startswith("P3DN")
+        or (memory_mib is not None and memory_mib > 20_000)
     )
     if instance.startswith("STANDARD_NC") and instance.endswith("_V3"):
         return V100_PCIE_16
@@ -125,19 +130,47 @@ PCIE_GBPS = {3: 32.0, 4: 64.0, 5: 128.0}
 
 # Scale-out network per instance (Gbit/s), from the providers' instance pages.
 _NETWORK_GBPS = {
-    "p4d.24xlarge": 400, "p4de.24xlarge": 400, "p5.48xlarge": 3200, "p5e.48xlarge": 3200,
-    "p5en.48xlarge": 3200, "p5.4xlarge": 100, "p6-b200.48xlarge": 3200, "p3dn.24xlarge": 100,
-    "p3.16xlarge": 25, "p3.8xlarge": 10, "p3.2xlarge": 10, "g5.48xlarge": 100,
-    "g5.24xlarge": 50, "g5.12xlarge": 40, "g6.48xlarge": 100, "g6.24xlarge": 50,
-    "g6.12xlarge": 40, "g6e.48xlarge": 400, "g6e.24xlarge": 200, "g6e.12xlarge": 100,
-    "g4dn.metal": 100, "g4dn.12xlarge": 50, "g4dn.16xlarge": 50,
-    "Standard_ND96asr_v4": 1600, "Standard_ND96amsr_A100_v4": 1600,
-    "Standard_ND96isr_H100_v5": 3200, "Standard_ND96isr_H200_v5": 3200,
-    "Standard_ND96isr_MI300X_v5": 3200, "Standard_ND40rs_v2": 100, "Standard_NC24rs_v3": 56,
-    "a2-highgpu-8g": 100, "a2-megagpu-16g": 100, "a2-ultragpu-8g": 100,
-    "a3-highgpu-8g": 1000, "a3-edgegpu-8g": 800, "a3-megagpu-8g": 1800,
-    "a3-ultragpu-8g": 3600, "a4-highgpu-8g": 3600, "g2-standard-96": 100,
-    "gpu_8x_h100_sxm5": 3200, "gpu_8x_b200_sxm6": 3200,
+    "p4d.24xlarge": 400,
+    "p4de.24xlarge": 400,
+    "p5.48xlarge": 3200,
+    "p5e.48xlarge": 3200,
+    "p5en.48xlarge": 3200,
+    "p5.4xlarge": 100,
+    "p6-b200.48xlarge": 3200,
+    "p3dn.24xlarge": 100,
+    "p3.16xlarge": 25,
+    "p3.8xlarge": 10,
+    "p3.2xlarge": 10,
+    "g5.48xlarge": 100,
+    "g5.24xlarge": 50,
+    "g5.12xlarge": 40,
+    "g6.48xlarge": 100,
+    "g6.24xlarge": 50,
+    "g6.12xlarge": 40,
+    "g6e.48xlarge": 400,
+    "g6e.24xlarge": 200,
+    "g6e.12xlarge": 100,
+    "g4dn.metal": 100,
+    "g4dn.12xlarge": 50,
+    "g4dn.16xlarge": 50,
+    "Standard_ND96asr_v4": 1600,
+    "Standard_ND96amsr_A100_v4": 1600,
+    "Standard_ND96isr_H100_v5": 3200,
+    "Standard_ND96isr_H200_v5": 3200,
+    "Standard_ND96isr_MI300X_v5": 3200,
+    "Standard_ND40rs_v2": 100,
+    "Standard_NC24rs_v3": 56,
+    "a2-highgpu-8g": 100,
+    "a2-megagpu-16g": 100,
+    "a2-ultragpu-8g": 100,
+    "a3-highgpu-8g": 1000,
+    "a3-edgegpu-8g": 800,
+    "a3-megagpu-8g": 1800,
+    "a3-ultragpu-8g": 3600,
+    "a4-highgpu-8g": 3600,
+    "g2-standard-96": 100,
+    "gpu_8x_h100_sxm5": 3200,
+    "gpu_8x_b200_sxm6": 3200,
 }
 
 _HGX = {A100_SXM_40, A100_SXM_80, H100_SXM, "h200-sxm-141gb", "b200-hgx-180gb"}
@@ -174,9 +207,14 @@ def node_fabric(
 _GPU_SUFFIX = re.compile(r"-(\d+)g(?:-nolssd)?$")
 _G2_GPUS = {"g2-standard-24": 2, "g2-standard-48": 4, "g2-standard-96": 8}
 _GCP_FAMILY_GPU = {
-    "a2-highgpu": "A100", "a2-megagpu": "A100", "a2-ultragpu": "A100-80GB",
-    "a3-highgpu": "H100", "a3-edgegpu": "H100", "a3-megagpu": "H100-MEGA",
-    "a3-ultragpu": "H200", "a4-highgpu": "B200",
+    "a2-highgpu": "A100",
+    "a2-megagpu": "A100",
+    "a2-ultragpu": "A100-80GB",
+    "a3-highgpu": "H100",
+    "a3-edgegpu": "H100",
+    "a3-megagpu": "H100-MEGA",
+    "a3-ultragpu": "H200",
+    "a4-highgpu": "B200",
 }
 
 

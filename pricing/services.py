@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from pricing.canonical import node_fabric
@@ -27,14 +28,24 @@ from pricing.models import (
 )
 
 _GPU_FIELDS = {
-    "architecture": "architecture", "year": "year", "memory_gb": "memory_gb",
-    "memory_type": "memory_type", "memory_bandwidth_gbps": "memory_bandwidth_gbps",
-    "fp32_tflops": "fp32_tflops", "tf32_tflops_dense": "tf32_tflops_dense",
-    "fp16_tflops_dense": "fp16_tflops_dense", "bf16_tflops_dense": "bf16_tflops_dense",
-    "fp8_tflops_dense": "fp8_tflops_dense", "int8_tops_dense": "int8_tops_dense",
-    "tensor_cores": "tensor_cores", "nvlink_gen": "interconnect",
-    "nvlink_bandwidth_gbps": "interconnect_bandwidth_gbps", "pcie_gen": "pcie_gen",
-    "tdp_watts": "tdp_watts", "source_url": "source_url", "notes": "notes",
+    "architecture": "architecture",
+    "year": "year",
+    "memory_gb": "memory_gb",
+    "memory_type": "memory_type",
+    "memory_bandwidth_gbps": "memory_bandwidth_gbps",
+    "fp32_tflops": "fp32_tflops",
+    "tf32_tflops_dense": "tf32_tflops_dense",
+    "fp16_tflops_dense": "fp16_tflops_dense",
+    "bf16_tflops_dense": "bf16_tflops_dense",
+    "fp8_tflops_dense": "fp8_tflops_dense",
+    "int8_tops_dense": "int8_tops_dense",
+    "tensor_cores": "tensor_cores",
+    "nvlink_gen": "interconnect",
+    "nvlink_bandwidth_gbps": "interconnect_bandwidth_gbps",
+    "pcie_gen": "pcie_gen",
+    "tdp_watts": "tdp_watts",
+    "source_url": "source_url",
+    "notes": "notes",
 }
 _INT_FIELDS = {"year", "tensor_cores", "pcie_gen", "tdp_watts"}
 _TEXT_FIELDS = {"architecture", "memory_type", "interconnect", "source_url", "notes"}
@@ -92,8 +103,11 @@ def _upsert(model: Any, key: dict[str, Any], values: dict[str, Any], summary: Im
 
 def price_source_upsert(*, snapshot: SnapshotSource) -> PriceSource:
     values = {
-        "name": snapshot.name, "url": snapshot.url, "licence": snapshot.licence,
-        "snapshot_date": snapshot.snapshot_date, "notes": snapshot.notes,
+        "name": snapshot.name,
+        "url": snapshot.url,
+        "licence": snapshot.licence,
+        "snapshot_date": snapshot.snapshot_date,
+        "notes": snapshot.notes,
     }
     return _upsert(PriceSource, {"slug": snapshot.slug}, values, ImportSummary())
 
@@ -118,19 +132,28 @@ def _regions(frame: pd.DataFrame, providers: dict[str, Provider]) -> dict[tuple[
     return result
 
 
-def _new_instance(row: dict[str, Any], provider: Provider, gpus: dict[str, Accelerator]) -> InstanceType:
+def _new_instance(
+    row: dict[str, Any], provider: Provider, gpus: dict[str, Accelerator]
+) -> InstanceType:
     gpu = gpus[row["accelerator"]]
     fabric = node_fabric(
-        row["instance_type"], gpu.slug, row["gpu_count"], gpu.interconnect_bandwidth_gbps,
+        row["instance_type"],
+        gpu.slug,
+        row["gpu_count"],
+        gpu.interconnect_bandwidth_gbps,
         gpu.pcie_gen,
     )
     return InstanceType.objects.create(
-        provider=provider, name=row["instance_type"], accelerator=gpu,
-        provider_accelerator_name=row["provider_accelerator_name"], gpu_count=row["gpu_count"],
+        provider=provider,
+        name=row["instance_type"],
+        accelerator=gpu,
+        provider_accelerator_name=row["provider_accelerator_name"],
+        gpu_count=row["gpu_count"],
         vcpus=None if math.isnan(row["vcpus"]) else int(row["vcpus"]),
         memory_gib=None if math.isnan(row["memory_gib"]) else row["memory_gib"],
         intra_node_interconnect=fabric.interconnect,
-        intra_node_bandwidth_gbps=fabric.bandwidth_gbps, network_gbps=fabric.network_gbps,
+        intra_node_bandwidth_gbps=fabric.bandwidth_gbps,
+        network_gbps=fabric.network_gbps,
         host_machine_type=row["host_machine_type"],
     )
 
@@ -142,8 +165,9 @@ def _instances(
     gpus = {a.slug: a for a in Accelerator.objects.all()}
     existing = {
         (i.provider.slug, i.name): i
-        for i in InstanceType.objects.filter(provider__slug__in=list(providers))
-        .select_related("provider")
+        for i in InstanceType.objects.filter(provider__slug__in=list(providers)).select_related(
+            "provider"
+        )
     }
     firsts = frame.drop_duplicates(["provider", "instance_type"]).to_dict("records")
     for row in firsts:
@@ -170,16 +194,25 @@ def _write_prices(
     }
     new, changed = [], []
     for row in rows:
-        key = _price_key(row["instance_id"], row["region_id"], row["purchase_option"],
-                         source.id, row["as_of"])
+        key = _price_key(
+            row["instance_id"], row["region_id"], row["purchase_option"], source.id, row["as_of"]
+        )
         usd = Decimal(str(round(row["usd_per_hour"], 6)))
         price = existing.get(key)
         if price is None:
-            new.append(Price(
-                instance_type_id=key[0], region_id=key[1], purchase_option=key[2],
-                source=source, as_of=key[4], usd_per_hour=usd, zone=row["zone"],
-                is_derived=row["is_derived"], derivation_basis=row["derivation_basis"],
-            ))
+            new.append(
+                Price(
+                    instance_type_id=key[0],
+                    region_id=key[1],
+                    purchase_option=key[2],
+                    source=source,
+                    as_of=key[4],
+                    usd_per_hour=usd,
+                    zone=row["zone"],
+                    is_derived=row["is_derived"],
+                    derivation_basis=row["derivation_basis"],
+                )
+            )
         elif price.usd_per_hour != usd or price.zone != row["zone"]:
             price.usd_per_hour, price.zone = usd, row["zone"]
             price.derivation_basis = row["derivation_basis"]
@@ -187,7 +220,9 @@ def _write_prices(
         else:
             summary.unchanged += 1
     Price.objects.bulk_create(new, batch_size=1000)
-    Price.objects.bulk_update(changed, ["usd_per_hour", "zone", "derivation_basis"], batch_size=1000)
+    Price.objects.bulk_update(
+        changed, ["usd_per_hour", "zone", "derivation_basis"], batch_size=1000
+    )
     summary.created += len(new)
     summary.updated += len(changed)
     return {(r["instance_id"], r["region_id"], r["purchase_option"]) for r in rows}
@@ -200,8 +235,14 @@ def prices_refresh_current(*, keys: set[tuple[int, int, str]] | None = None) -> 
     Returns how many rows changed flag.
     """
     prices = Price.objects.only(
-        "id", "instance_type_id", "region_id", "purchase_option", "as_of", "is_derived",
-        "is_current", "source_id",
+        "id",
+        "instance_type_id",
+        "region_id",
+        "purchase_option",
+        "as_of",
+        "is_derived",
+        "is_current",
+        "source_id",
     )
     if keys is not None:
         instance_ids = {k[0] for k in keys}
@@ -267,12 +308,26 @@ def prices_import(
 
 def _current_on_demand() -> pd.DataFrame:
     values = Price.objects.filter(is_current=True, purchase_option="on_demand").values_list(
-        "instance_type__provider__slug", "instance_type__name", "instance_type__accelerator__slug",
-        "instance_type__gpu_count", "region__code", "usd_per_hour", "as_of",
+        "instance_type__provider__slug",
+        "instance_type__name",
+        "instance_type__accelerator__slug",
+        "instance_type__gpu_count",
+        "region__code",
+        "usd_per_hour",
+        "as_of",
     )
-    frame = pd.DataFrame(list(values), columns=[
-        "provider", "instance_type", "accelerator", "gpu_count", "region", "usd_per_hour", "as_of",
-    ])
+    frame = pd.DataFrame(
+        list(values),
+        columns=[
+            "provider",
+            "instance_type",
+            "accelerator",
+            "gpu_count",
+            "region",
+            "usd_per_hour",
+            "as_of",
+        ],
+    )
     frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
     return frame
 
@@ -280,7 +335,9 @@ def _current_on_demand() -> pd.DataFrame:
 def _listed_keys() -> set[tuple]:
     return set(
         Price.objects.filter(is_derived=False).values_list(
-            "instance_type__provider__slug", "instance_type__name", "region__code",
+            "instance_type__provider__slug",
+            "instance_type__name",
+            "region__code",
             "purchase_option",
         )
     )
@@ -302,7 +359,9 @@ class CatalogReport:
 def _cyclenerd_offered(parsed: ParsedPrices, offered: set[tuple[str, str]]) -> ParsedPrices:
     """Keep Cyclenerd rows only where the machine type is offered (it prices every region)."""
     frame = parsed.frame
-    mask = [(i, r) in offered for i, r in zip(frame["instance_type"], frame["region"])]
+    mask = [
+        (i, r) in offered for i, r in zip(frame["instance_type"], frame["region"], strict=False)
+    ]
     dropped = int(len(mask) - sum(mask))
     skipped = dict(parsed.skipped)
     if dropped:
@@ -325,11 +384,15 @@ def catalog_load(*, data_dir: Path) -> CatalogReport:
     snapshots: dict[str, ImportSummary] = {}
     offered: set[tuple[str, str]] = set()
     for snap in SNAPSHOTS:
-        parsed = parse_file(snap.fmt, data_dir / "prices" / snap.file,
-                            as_of=snap.snapshot_date, provider=snap.provider)
+        parsed = parse_file(
+            snap.fmt,
+            data_dir / "prices" / snap.file,
+            as_of=snap.snapshot_date,
+            provider=snap.provider,
+        )
         if snap.provider == "gcp" and snap.fmt == "skypilot":
             hosts = parsed.frame
-            offered = set(zip(hosts["host_machine_type"], hosts["region"]))
+            offered = set(zip(hosts["host_machine_type"], hosts["region"], strict=False))
         if snap.fmt == "cyclenerd":
             parsed = _cyclenerd_offered(parsed, offered)
         parsed = _without(parsed, snap.excluded_accelerators)
@@ -347,10 +410,15 @@ def prices_import_file(
     """Parse a user-supplied price file and save it under a source named after the file."""
     parsed = parse_file(fmt, path, as_of=as_of, provider=provider)
     frame = parsed.frame
-    snapshot_date = as_of or (max(frame["as_of"]) if not frame.empty else date.today())
+    snapshot_date = as_of or (max(frame["as_of"]) if not frame.empty else timezone.now().date())
     snapshot = SnapshotSource(
-        slug=slugify(f"import-{fmt}-{path.stem}-{snapshot_date}")[:96], file=path.name, fmt=fmt,
-        provider=provider or "", snapshot_date=snapshot_date,
-        name=f"{path.name} ({fmt} import)", url="", licence="As supplied by the importer",
+        slug=slugify(f"import-{fmt}-{path.stem}-{snapshot_date}")[:96],
+        file=path.name,
+        fmt=fmt,
+        provider=provider or "",
+        snapshot_date=snapshot_date,
+        name=f"{path.name} ({fmt} import)",
+        url="",
+        licence="As supplied by the importer",
     )
     return prices_import(parsed=parsed, snapshot=snapshot, dry_run=dry_run)

@@ -16,7 +16,9 @@ def _fast_hashing(settings: settings) -> None:  # type: ignore[valid-type]
 
 
 @pytest.fixture(scope="session")
-def loaded_catalog(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[None]:
+def loaded_catalog(
+    django_db_setup: None, django_db_blocker: pytest.FixtureRequest
+) -> Iterator[None]:
     """The shipped catalog and prices, loaded once per session (load_catalog)."""
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
         call_command("load_catalog", verbosity=0)

@@ -236,14 +236,24 @@ def _gpu_parts(values: pa.Array, untyped: str, typed: str) -> tuple[np.ndarray, 
     return np.nan_to_num(count).astype(np.int64), pc.struct_field(typed_parts, "t")
 
 
+_ISO = TimeSpec(origin_epoch_s=None, unit_seconds=1.0)
+
+
+def _is_unknown(values: pa.Array) -> np.ndarray:
+    unknown = pc.is_in(values, value_set=pa.array(["", "Unknown", "None"]))
+    return np.asarray(unknown.to_numpy(zero_copy_only=False), dtype=bool)
+
+
 def _slurm_end(get: Getter, columns: Mapping[str, str], start: np.ndarray,
                checks: RowChecks) -> np.ndarray:
     n_rows = len(start)
     end = np.zeros(n_rows, dtype=np.int64)
     is_known = np.zeros(n_rows, dtype=bool)
-    iso = TimeSpec(origin_epoch_s=None, unit_seconds=1.0)
+    is_running = np.zeros(n_rows, dtype=bool)
     if "End" in columns:
-        end, is_bad = to_epoch_s(get("End"), iso)
+        end_text = get("End")
+        is_running = _is_unknown(end_text)
+        end, is_bad = to_epoch_s(end_text, _ISO)
         is_known = ~is_bad
     for name in ("ElapsedRaw", "Elapsed"):
         if name in columns:
@@ -252,6 +262,7 @@ def _slurm_end(get: Getter, columns: Mapping[str, str], start: np.ndarray,
             use = ~is_known & ~is_bad
             end = np.where(use, start + np.nan_to_num(elapsed).astype(np.int64), end)
             is_known |= use
+    checks.ignore(~is_known & is_running, "still running")
     checks.flag(~is_known, columns.get("End", "End"), "no end time or elapsed time")
     checks.flag(is_known & (end < start), columns.get("End", "End"), "end is before start")
     return end
@@ -268,10 +279,8 @@ def convert_slurm(
     checks.ignore(np.asarray(pc.match_substring(job_id, ".").to_numpy(zero_copy_only=False)),
                   "job step rows")
     start_text = get("Start")
-    not_started = pc.is_in(start_text, value_set=pa.array(["", "Unknown", "None"]))
-    checks.ignore(np.asarray(not_started.to_numpy(zero_copy_only=False)), "never started")
-    iso = TimeSpec(origin_epoch_s=None, unit_seconds=1.0)
-    start = _checked(checks, to_epoch_s(start_text, iso), "Start", "not a timestamp")
+    checks.ignore(_is_unknown(start_text), "never started")
+    start = _checked(checks, to_epoch_s(start_text, _ISO), "Start", "not a timestamp")
     end = _slurm_end(get, columns, start, checks)
     gpu_count, typed = _slurm_gpus(get, columns)
     checks.ignore(gpu_count == 0, "no GPUs")

@@ -25,14 +25,33 @@ import pandas as pd
 #   derivation_basis    how a derived price was computed ("" when listed)
 #   line                1-based line (or item index) in the source file, for messages
 CANONICAL_COLUMNS = [
-    "provider", "instance_type", "accelerator", "provider_accelerator_name", "gpu_count",
-    "vcpus", "memory_gib", "host_machine_type", "region", "zone", "purchase_option",
-    "usd_per_hour", "as_of", "is_derived", "derivation_basis", "line",
+    "provider",
+    "instance_type",
+    "accelerator",
+    "provider_accelerator_name",
+    "gpu_count",
+    "vcpus",
+    "memory_gib",
+    "host_machine_type",
+    "region",
+    "zone",
+    "purchase_option",
+    "usd_per_hour",
+    "as_of",
+    "is_derived",
+    "derivation_basis",
+    "line",
 ]
 
 PURCHASE_OPTIONS = (
-    "on_demand", "spot", "reserved_1y", "reserved_3y", "committed_1y", "committed_3y",
-    "savings_plan_1y", "savings_plan_3y",
+    "on_demand",
+    "spot",
+    "reserved_1y",
+    "reserved_3y",
+    "committed_1y",
+    "committed_3y",
+    "savings_plan_1y",
+    "savings_plan_3y",
 )
 
 HOURS_PER_YEAR = 8760.0
@@ -158,9 +177,15 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def base_row(**values: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "accelerator": None, "provider_accelerator_name": "", "gpu_count": 0,
-        "vcpus": math.nan, "memory_gib": math.nan, "host_machine_type": "", "zone": "",
-        "is_derived": False, "derivation_basis": "",
+        "accelerator": None,
+        "provider_accelerator_name": "",
+        "gpu_count": 0,
+        "vcpus": math.nan,
+        "memory_gib": math.nan,
+        "host_machine_type": "",
+        "zone": "",
+        "is_derived": False,
+        "derivation_basis": "",
     }
     row.update(values)
     return row

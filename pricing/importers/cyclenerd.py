@@ -25,12 +25,19 @@ from pricing.importers.common import (
 REQUIRED = {"machine_type", "gpu_key", "gpu_count", "vcpu", "ram_gb", "region", "hour"}
 OPTIONAL = {"local_ssd_gb", "hour_spot", "month", "month_1y", "month_3y", "month_spot"}
 _GPU_NAMES = {
-    "a100": "A100", "a100-80gb": "A100-80GB", "h100-80gb": "H100", "h100-80gb-mega": "H100-MEGA",
-    "l4": "L4", "h200-141gb": "H200", "b200": "B200",
+    "a100": "A100",
+    "a100-80gb": "A100-80GB",
+    "h100-80gb": "H100",
+    "h100-80gb-mega": "H100-MEGA",
+    "l4": "L4",
+    "h200-141gb": "H200",
+    "b200": "B200",
 }
 _OPTIONS = (
-    ("hour", "on_demand", 1.0), ("hour_spot", "spot", 1.0),
-    ("month_1y", "committed_1y", HOURS_PER_MONTH), ("month_3y", "committed_3y", HOURS_PER_MONTH),
+    ("hour", "on_demand", 1.0),
+    ("hour_spot", "spot", 1.0),
+    ("month_1y", "committed_1y", HOURS_PER_MONTH),
+    ("month_3y", "committed_3y", HOURS_PER_MONTH),
 )
 
 
@@ -64,15 +71,21 @@ def parse(
             skipped[key] = skipped.get(key, 0) + 1
             continue
         instance = {
-            "provider": "gcp", "instance_type": row["machine_type"], "accelerator": slug,
-            "provider_accelerator_name": name, "gpu_count": int(count),
+            "provider": "gcp",
+            "instance_type": row["machine_type"],
+            "accelerator": slug,
+            "provider_accelerator_name": name,
+            "gpu_count": int(count),
             "vcpus": checker.number(row["vcpu"], line, "vcpu"),
             "memory_gib": checker.number(row["ram_gb"], line, "ram_gb"),
-            "host_machine_type": row["machine_type"], "region": row["region"],
+            "host_machine_type": row["machine_type"],
+            "region": row["region"],
         }
         for option, price in prices.items():
-            rows.append(base_row(
-                **instance, purchase_option=option, usd_per_hour=price, as_of=day, line=line
-            ))
+            rows.append(
+                base_row(
+                    **instance, purchase_option=option, usd_per_hour=price, as_of=day, line=line
+                )
+            )
     checker.raise_if_any()
     return ParsedPrices(to_frame(rows), skipped)

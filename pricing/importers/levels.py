@@ -41,19 +41,23 @@ def read_levels(path: Path | str) -> pd.DataFrame:
     check_columns(checker, frame.columns, REQUIRED, OPTIONAL)
     frame["line"] = range(2, len(frame) + 2)
     frame["discount"] = [
-        checker.price(v, n, "discount_pct") for v, n in zip(frame["discount_pct"], frame["line"])
+        checker.price(v, n, "discount_pct")
+        for v, n in zip(frame["discount_pct"], frame["line"], strict=False)
     ]
-    for value, line in zip(frame["discount"], frame["line"]):
+    for value, line in zip(frame["discount"], frame["line"], strict=False):
         if value is not None and value >= 100:
             checker.error(line, "discount_pct", f"{value} is not below 100 %")
     checker.raise_if_any()
     frame["purchase_option"] = [
-        _option(c, t, k) for c, t, k in zip(frame["cloud"], frame["term"], frame["commitment_type"])
+        _option(c, t, k)
+        for c, t, k in zip(frame["cloud"], frame["term"], frame["commitment_type"], strict=False)
     ]
     return frame[frame["purchase_option"].notna() & frame["discount"].notna()]
 
 
-def derive_prices(levels: pd.DataFrame, on_demand: pd.DataFrame, listed: set[tuple]) -> ParsedPrices:
+def derive_prices(
+    levels: pd.DataFrame, on_demand: pd.DataFrame, listed: set[tuple]
+) -> ParsedPrices:
     """Derived rows for every (instance, region) with an on-demand price but no listed option.
 
     `on_demand`: columns provider, instance_type, accelerator, gpu_count, region, usd_per_hour,
@@ -61,9 +65,18 @@ def derive_prices(levels: pd.DataFrame, on_demand: pd.DataFrame, listed: set[tup
     listed price and so get no derived one.
     """
     merged = on_demand.merge(
-        levels[["cloud", "instance_type", "region", "term", "commitment_type", "discount",
-                "purchase_option", "line"]]
-        .rename(columns={"cloud": "provider", "region": "level_region"}),
+        levels[
+            [
+                "cloud",
+                "instance_type",
+                "region",
+                "term",
+                "commitment_type",
+                "discount",
+                "purchase_option",
+                "line",
+            ]
+        ].rename(columns={"cloud": "provider", "region": "level_region"}),
         on=["provider", "instance_type"],
     )
     rows: list[dict[str, Any]] = []
@@ -75,11 +88,19 @@ def derive_prices(levels: pd.DataFrame, on_demand: pd.DataFrame, listed: set[tup
             f"discount of {row['instance_type']} in {row['level_region']} "
             "(commitment_discount_levels.csv)"
         )
-        rows.append(base_row(
-            provider=row["provider"], instance_type=row["instance_type"],
-            accelerator=row["accelerator"], gpu_count=row["gpu_count"], region=row["region"],
-            purchase_option=row["purchase_option"],
-            usd_per_hour=round(row["usd_per_hour"] * (1 - row["discount"] / 100), 6),
-            as_of=row["as_of"], is_derived=True, derivation_basis=basis, line=row["line"],
-        ))
+        rows.append(
+            base_row(
+                provider=row["provider"],
+                instance_type=row["instance_type"],
+                accelerator=row["accelerator"],
+                gpu_count=row["gpu_count"],
+                region=row["region"],
+                purchase_option=row["purchase_option"],
+                usd_per_hour=round(row["usd_per_hour"] * (1 - row["discount"] / 100), 6),
+                as_of=row["as_of"],
+                is_derived=True,
+                derivation_basis=basis,
+                line=row["line"],
+            )
+        )
     return ParsedPrices(to_frame(rows))

@@ -1,4 +1,4 @@
-"""SkyPilot catalog v7 `vms.csv` (also used by anycloud-sh/catalog) for AWS, GCP, Azure, Lambda, Vast.
+"""SkyPilot catalog v7 `vms.csv` (as anycloud-sh/catalog uses it): AWS, GCP, Azure, Lambda, Vast.
 
 The file names no cloud and no date: the cloud is inferred from its shape unless given, and the
 as-of date must be given. GCP rows split a VM into a host row and an accelerator row per zone;
@@ -25,8 +25,15 @@ from pricing.importers.common import (
 )
 
 REQUIRED = {
-    "InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo",
-    "Price", "SpotPrice", "Region",
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "GpuInfo",
+    "Price",
+    "SpotPrice",
+    "Region",
 }
 OPTIONAL = {"AvailabilityZone", "Generation"}
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "vast")
@@ -65,17 +72,22 @@ def _priced_rows(checker: RowChecker, frame: pd.DataFrame) -> pd.DataFrame:
     """Numeric Price/SpotPrice/count columns, every cell checked (errors name the line)."""
     out = frame.copy()
     out["line"] = range(2, len(frame) + 2)
-    out["price"] = [checker.price(v, n, "Price") for v, n in zip(frame["Price"], out["line"])]
+    out["price"] = [
+        checker.price(v, n, "Price") for v, n in zip(frame["Price"], out["line"], strict=False)
+    ]
     # A spot price of 0 means no spot market at fetch time (Vast writes 0.00 for "none").
     out["spot"] = [
-        checker.price(v, n, "SpotPrice") or None for v, n in zip(frame["SpotPrice"], out["line"])
+        checker.price(v, n, "SpotPrice") or None
+        for v, n in zip(frame["SpotPrice"], out["line"], strict=False)
     ]
     out["count"] = [
         _gpu_count(checker, v, n) if v != "" else math.nan
-        for v, n in zip(frame["AcceleratorCount"], out["line"])
+        for v, n in zip(frame["AcceleratorCount"], out["line"], strict=False)
     ]
     for column in ("vCPUs", "MemoryGiB"):
-        out[column] = [checker.number(v, n, column) for v, n in zip(frame[column], out["line"])]
+        out[column] = [
+            checker.number(v, n, column) for v, n in zip(frame[column], out["line"], strict=False)
+        ]
     if "AvailabilityZone" not in out.columns:
         out["AvailabilityZone"] = ""
     return out
@@ -85,15 +97,24 @@ def _option_rows(row: dict[str, Any], as_of: date) -> list[dict[str, Any]]:
     rows = []
     for option, price in (("on_demand", row["price"]), ("spot", row["spot"])):
         if price is not None and not (isinstance(price, float) and math.isnan(price)):
-            rows.append(base_row(
-                provider=row["provider"], instance_type=row["InstanceType"],
-                accelerator=row["accelerator"],
-                provider_accelerator_name=row["AcceleratorName"], gpu_count=row["gpu_count"],
-                vcpus=row["vCPUs"], memory_gib=row["MemoryGiB"],
-                host_machine_type=row.get("host", ""), region=row["Region"],
-                zone=row["AvailabilityZone"] if option == "spot" else "",
-                purchase_option=option, usd_per_hour=price, as_of=as_of, line=row["line"],
-            ))
+            rows.append(
+                base_row(
+                    provider=row["provider"],
+                    instance_type=row["InstanceType"],
+                    accelerator=row["accelerator"],
+                    provider_accelerator_name=row["AcceleratorName"],
+                    gpu_count=row["gpu_count"],
+                    vcpus=row["vCPUs"],
+                    memory_gib=row["MemoryGiB"],
+                    host_machine_type=row.get("host", ""),
+                    region=row["Region"],
+                    zone=row["AvailabilityZone"] if option == "spot" else "",
+                    purchase_option=option,
+                    usd_per_hour=price,
+                    as_of=as_of,
+                    line=row["line"],
+                )
+            )
     return rows
 
 
@@ -160,9 +181,13 @@ def _sum(a: float | None, b: float | None) -> float | None:
 def _gcp_combo(host: dict[str, Any], gpu: dict[str, Any], name: str) -> dict[str, Any]:
     combo = dict(gpu)
     combo.update(
-        InstanceType=name, host=host["InstanceType"], vCPUs=host["vCPUs"],
-        MemoryGiB=host["MemoryGiB"], price=_sum(host["price"], gpu["price"]),
-        spot=_sum(host["spot"], gpu["spot"]), line=gpu["line"],
+        InstanceType=name,
+        host=host["InstanceType"],
+        vCPUs=host["vCPUs"],
+        MemoryGiB=host["MemoryGiB"],
+        price=_sum(host["price"], gpu["price"]),
+        spot=_sum(host["spot"], gpu["spot"]),
+        line=gpu["line"],
     )
     return combo
 
@@ -186,4 +211,3 @@ def parse(
         records, skipped = _plain_rows(priced, cloud)
     rows = [r for record in records for r in _option_rows(record, day)]
     return ParsedPrices(to_frame(_lowest_per_region(rows)), skipped)
-

@@ -22,7 +22,13 @@ from pricing.importers.common import (
 )
 
 REQUIRED = {
-    "instance_type", "gpu", "gpu_count", "vcpu", "memory", "region", "on_demand_usd_hr",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "vcpu",
+    "memory",
+    "region",
+    "on_demand_usd_hr",
     "reserved_1y_std_noupfront_usd_hr",
 }
 OPTIONAL = {"gpu_memory", "gpu_interconnect", "family", "generation"}
@@ -40,7 +46,9 @@ def _instance(
 ) -> dict[str, Any] | None:
     count = checker.number(row["gpu_count"], line, "gpu_count")
     if math.isnan(count) or count <= 0 or count != int(count):
-        skipped["fractional or missing GPU count"] = skipped.get("fractional or missing GPU count", 0) + 1
+        skipped["fractional or missing GPU count"] = (
+            skipped.get("fractional or missing GPU count", 0) + 1
+        )
         return None
     mib = _size_gib(row.get("gpu_memory", "")) * 1024 / count
     slug = canonical_accelerator(row["gpu"], row["instance_type"], None if math.isnan(mib) else mib)
@@ -49,10 +57,14 @@ def _instance(
         skipped[key] = skipped.get(key, 0) + 1
         return None
     return {
-        "provider": "aws", "instance_type": row["instance_type"], "accelerator": slug,
-        "provider_accelerator_name": row["gpu"], "gpu_count": int(count),
+        "provider": "aws",
+        "instance_type": row["instance_type"],
+        "accelerator": slug,
+        "provider_accelerator_name": row["gpu"],
+        "gpu_count": int(count),
         "vcpus": checker.number(row["vcpu"], line, "vcpu"),
-        "memory_gib": _size_gib(row["memory"]), "region": row["region"],
+        "memory_gib": _size_gib(row["memory"]),
+        "region": row["region"],
     }
 
 
@@ -74,8 +86,10 @@ def parse(
             continue
         for option, price in prices.items():
             if price is not None:
-                rows.append(base_row(
-                    **instance, purchase_option=option, usd_per_hour=price, as_of=day, line=line
-                ))
+                rows.append(
+                    base_row(
+                        **instance, purchase_option=option, usd_per_hour=price, as_of=day, line=line
+                    )
+                )
     checker.raise_if_any()
     return ParsedPrices(to_frame(rows), skipped)

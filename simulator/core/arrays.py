@@ -47,7 +47,8 @@ class ConfigArrays:
     traffic_bytes: FloatArray  # per sample, 16-bit activation bytes of one forward
     activation_bytes: FloatArray  # per sample, non-transformers only
     gemm_rows: FloatArray  # per sample
-    peak_tflops: FloatArray  # at the layout precision
+    peak_tflops: FloatArray  # nominal dense peak at the layout precision (for MFU)
+    gemm_peak_tflops: FloatArray  # peak the GEMMs can use (fp8 capped, see above)
     peak_16bit_tflops: FloatArray  # for attention cores
     is_simt: FloatArray  # 0/1, fp32 math without tensor cores
     memory_bandwidth_gbytes_per_s: FloatArray
@@ -121,11 +122,10 @@ def hardware_columns(hardware: Hardware, precision: str) -> dict[str, float]:
     gpu = hardware.gpu
     peak = gpu.peak_tflops(precision)
     peak16 = gpu.peak_tflops("bf16") if gpu.supports("bf16") else gpu.peak_tflops("fp16")
-    if precision == "fp8":
-        peak = min(peak, FP8_SPEEDUP_OVER_16BIT * peak16)
+    gemm_peak = min(peak, FP8_SPEEDUP_OVER_16BIT * peak16) if precision == "fp8" else peak
     is_simt = precision == "fp32" or (precision == "tf32" and math.isnan(gpu.tf32_tflops))
     return {
-        "peak_tflops": peak, "peak_16bit_tflops": peak if is_simt else peak16,
+        "peak_tflops": peak, "gemm_peak_tflops": gemm_peak, "peak_16bit_tflops": peak if is_simt else peak16,
         "is_simt": float(is_simt),
         "memory_bandwidth_gbytes_per_s": gpu.memory_bandwidth_gbytes_per_s,
         "memory_gib": gpu.memory_gib,

@@ -45,7 +45,7 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     split = c.tp * c.pp * c.cp
     linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
     attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1))
-    flop_seconds = linear / c.peak_tflops + attention / c.peak_16bit_tflops
+    flop_seconds = linear / c.gemm_peak_tflops + attention / c.peak_16bit_tflops
     flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
     passes = 1.0 + (c.recompute == 2) / 3.0
     traffic = cal.traffic_factor * c.traffic_bytes * c.micro_batch / split * passes

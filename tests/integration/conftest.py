@@ -32,21 +32,37 @@ def redis_url() -> str:
 
 
 @pytest.fixture
-def celery_worker_process(
-    redis_url: str, tmp_path: Path
-) -> Iterator[subprocess.Popen[bytes]]:
+def celery_worker_process(redis_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A real `celery worker` on Redis, sharing the test database file; the app points at it."""
     from django.db import connection
 
     from planner.celery import app
 
-    env = dict(os.environ, REDIS_URL=redis_url, SECRET_KEY="test-only-secret",
-               DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}")
+    env = dict(
+        os.environ,
+        REDIS_URL=redis_url,
+        SECRET_KEY="test-only-secret",
+        DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}",
+    )
     log = (tmp_path / "worker.log").open("wb")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "planner", "worker", "--pool=solo",
-         "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "planner",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     old = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_ignore_result")}
     app.conf.update(broker_url=redis_url, result_backend=redis_url, task_ignore_result=False)

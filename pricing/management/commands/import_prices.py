@@ -24,12 +24,22 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", required=True, choices=sorted(FORMATS))
-        parser.add_argument("--as-of", type=_date, default=None,
-                            help="date the prices were observed (required for undated formats)")
-        parser.add_argument("--provider", default=None,
-                            help="skypilot format: cloud of the file (inferred when omitted)")
-        parser.add_argument("--dry-run", action="store_true",
-                            help="parse and count, then roll back: nothing is written")
+        parser.add_argument(
+            "--as-of",
+            type=_date,
+            default=None,
+            help="date the prices were observed (required for undated formats)",
+        )
+        parser.add_argument(
+            "--provider",
+            default=None,
+            help="skypilot format: cloud of the file (inferred when omitted)",
+        )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="parse and count, then roll back: nothing is written",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
@@ -37,8 +47,11 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file")
         try:
             summary = prices_import_file(
-                fmt=options["format"], path=path, as_of=options["as_of"],
-                provider=options["provider"], dry_run=options["dry_run"],
+                fmt=options["format"],
+                path=path,
+                as_of=options["as_of"],
+                provider=options["provider"],
+                dry_run=options["dry_run"],
             )
         except PriceFileErrors as exc:
             raise CommandError(f"{path}: nothing imported. {exc}") from None

@@ -11,8 +11,10 @@ DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 
 def _line(label: str, summary: ImportSummary) -> str:
-    text = (f"{label}: {summary.created} created, {summary.updated} updated, "
-            f"{summary.unchanged} unchanged")
+    text = (
+        f"{label}: {summary.created} created, {summary.updated} updated, "
+        f"{summary.unchanged} unchanged"
+    )
     skipped = sum(summary.skipped.values())
     return text + (f", {skipped} source rows skipped" if skipped else "")
 
@@ -22,8 +24,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
-        parser.add_argument("--verbose-skips", action="store_true",
-                            help="list why source rows were skipped")
+        parser.add_argument(
+            "--verbose-skips", action="store_true", help="list why source rows were skipped"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         report = catalog_load(data_dir=options["data_dir"])

@@ -1,0 +1,26 @@
+"""`make bench`: print every benchmark figure. Run against the database `make run` uses."""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "planner.settings")
+
+
+def main() -> None:
+    import django
+
+    django.setup()
+    from benchmarks import bench_pricing
+
+    sections = [("Catalog and pricing pages", bench_pricing.run)]
+    for title, run in sections:
+        print(f"\n== {title}")
+        for line in run():
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

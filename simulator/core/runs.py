@@ -1,0 +1,154 @@
+"""Turn rows of reference_runs.csv into simulator inputs (workload, hardware, constraints).
+
+Blank cells stay blank here; the simulator fills them later with its own choice, and every
+assumption made for a row is recorded in its note.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pandas as pd
+
+from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu, make_hardware
+from simulator.core.layout import LayoutConstraints
+from simulator.core.search import default_precision
+from simulator.core.workloads import (
+    TrainingGoal,
+    Workload,
+    bert,
+    dense_llm,
+    llm_from_params,
+    lora,
+    resnet50,
+)
+
+DEFAULT_SEQ_LEN = 2048
+DEFAULT_VOCAB = 51200
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """Simulator inputs for one reference run; `notes` lists assumptions made."""
+
+    workload: Workload
+    hardware: Hardware
+    constraints: LayoutConstraints
+    goal: TrainingGoal
+    notes: tuple[str, ...]
+
+
+def load_reference_runs(path: str) -> pd.DataFrame:
+    """Read reference_runs.csv at `path` (integer columns as nullable Int64)."""
+    return pd.read_csv(path)
+
+
+def _num(row: Mapping[str, Any], key: str) -> float:
+    value = row.get(key)
+    return math.nan if value is None or pd.isna(value) else float(value)
+
+
+def _int_or_none(row: Mapping[str, Any], key: str) -> int | None:
+    value = _num(row, key)
+    return None if math.isnan(value) else int(value)
+
+
+def _str_or_none(row: Mapping[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return None if value is None or pd.isna(value) or str(value) == "" else str(value)
+
+
+def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
+    """Workload of a reference row. Raises ValueError when essentials are missing."""
+    kind, params = str(row.get("workload_kind")), _num(row, "params_billion") * 1e9
+    if math.isnan(params):
+        raise ValueError("missing params_billion")
+    if kind == "resnet50":
+        return resnet50(), []
+    if kind not in ("llm", "llm_moe", "llm_lora", "bert"):
+        raise ValueError(f"workload kind {kind!r} has no model in the simulator")
+    notes: list[str] = []
+    seq = _int_or_none(row, "seq_len")
+    if seq is None:
+        seq = DEFAULT_SEQ_LEN
+        notes.append(f"seq_len assumed {DEFAULT_SEQ_LEN}")
+    workload = _transformer(row, kind, params, seq, notes)
+    active = _num(row, "active_params_billion") * 1e9
+    if kind == "llm_moe" and not math.isnan(active):
+        workload = replace(workload, kind="llm_moe", active_params=active)
+    if kind == "llm_lora":
+        workload = lora(workload)
+        notes.append("LoRA rank 16 assumed")
+    return workload, notes
+
+
+def _transformer(row: Mapping[str, Any], kind: str, params: float, seq: int,
+                 notes: list[str]) -> Workload:
+    layers, hidden = _int_or_none(row, "n_layers"), _int_or_none(row, "hidden_size")
+    if layers is None or hidden is None:
+        notes.append("shape derived from parameter count")
+        return llm_from_params(str(row.get("model_name")), params, seq_len=seq)
+    heads = _int_or_none(row, "n_heads") or max(1, hidden // 128)
+    vocab = _int_or_none(row, "vocab_size") or DEFAULT_VOCAB
+    name = str(row.get("model_name"))
+    if kind == "bert":
+        return bert(name, n_layers=layers, hidden_size=hidden, n_heads=heads, seq_len=seq,
+                    vocab_size=vocab, params=params)
+    return dense_llm(name, n_layers=layers, hidden_size=hidden, n_heads=heads, seq_len=seq,
+                     vocab_size=vocab, ffn_hidden_size=_int_or_none(row, "ffn_hidden_size"),
+                     params=params)
+
+
+def row_hardware(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> tuple[Hardware, list[str]]:
+    """Hardware of a reference row; single-GPU runs use a one-GPU 'node'."""
+    gpu = lookup_gpu(dict(gpus), str(row.get("gpu")))
+    count = _int_or_none(row, "gpu_count")
+    if count is None or count < 1:
+        raise ValueError("missing gpu_count")
+    per_node = min(_int_or_none(row, "gpus_per_node") or 8, count)
+    if count % per_node:
+        raise ValueError(f"gpu_count {count} is not a multiple of gpus_per_node {per_node}")
+    inter = _num(row, "inter_node_gbps_per_node")
+    notes = ["inter-node bandwidth assumed"] if math.isnan(inter) and count > per_node else []
+    hardware = make_hardware(gpu, gpus_per_node=per_node, n_nodes=count // per_node,
+                             intra_node=_str_or_none(row, "intra_node") or "unknown",
+                             inter_node_gbits_per_s=None if math.isnan(inter) else inter)
+    return hardware, notes
+
+
+def row_constraints(row: Mapping[str, Any], hardware: Hardware) -> tuple[LayoutConstraints, list[str]]:
+    """Given layout fields of a row; blank ones are left to the layout search."""
+    precision = _str_or_none(row, "precision")
+    notes = []
+    if precision is None:
+        precision = default_precision(hardware)
+        notes.append(f"precision chosen: {precision}")
+    constraints = LayoutConstraints(
+        tp=_int_or_none(row, "tp"), pp=_int_or_none(row, "pp"), dp=_int_or_none(row, "dp"),
+        cp=_int_or_none(row, "cp"), zero_stage=_int_or_none(row, "zero_stage"),
+        recompute=_str_or_none(row, "activation_recompute"), precision=precision,
+        micro_batch=_int_or_none(row, "micro_batch"))
+    return constraints, notes
+
+
+def row_goal(row: Mapping[str, Any], workload: Workload) -> TrainingGoal:
+    """Goal from tokens_or_samples_total (one sample when blank) and the global batch."""
+    total = _num(row, "tokens_or_samples_total")
+    batch = _int_or_none(row, "global_batch")
+    if math.isnan(total):
+        return TrainingGoal(samples=1.0, global_batch_samples=batch)
+    if workload.kind in ("llm", "llm_moe", "llm_lora"):
+        return TrainingGoal(tokens=total, global_batch_samples=batch)
+    return TrainingGoal(samples=total, global_batch_samples=batch)
+
+
+def run_inputs(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> RunInputs:
+    """All simulator inputs for one reference row. Raises ValueError when not predictable."""
+    workload, w_notes = row_workload(row)
+    hardware, h_notes = row_hardware(row, gpus)
+    constraints, c_notes = row_constraints(row, hardware)
+    goal = row_goal(row, workload)
+    return RunInputs(workload, hardware, constraints, goal, tuple(w_notes + h_notes + c_notes))
