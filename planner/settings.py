@@ -31,6 +31,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    # Listed so /api/docs serves Swagger UI from ninja's bundled static files, not a CDN.
+    "ninja",
     "pricing",
     "simulator",
     "planner",

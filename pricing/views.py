@@ -1,8 +1,92 @@
+"""Catalog, compare, price explorer and instance pages: forms in, one selector call, render."""
+
+from datetime import date
+
+import plotly.graph_objects as go
+from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
+from plotly.utils import PlotlyJSONEncoder
 
-from pricing.models import Accelerator
+from pricing import charts, selectors
+from pricing.forms import CatalogFilterForm, CompareForm, PriceFilterForm
+
+PRICES_PER_PAGE = 100
+
+
+def _today() -> date:
+    return timezone.now().date()
+
+
+def _figure_script(figure: go.Figure, element_id: str) -> SafeString:
+    """The figure as a <script type="application/json"> tag, encoded by Plotly's encoder."""
+    return json_script(figure.to_plotly_json(), element_id, encoder=PlotlyJSONEncoder)
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
-    return render(request, "pricing/catalog.html", {"accelerators": Accelerator.objects.all()})
+    form = CatalogFilterForm(request.GET)
+    filters = form.filters()
+    rows = selectors.catalog_rows(today=_today(), **filters)
+    points = selectors.gpu_points(rows)
+    context = {
+        "form": form,
+        "rows": rows,
+        "sort": filters["sort"],
+        "precisions": list(selectors.PRECISION_FIELDS),
+        "active_precision": filters["precision"] or selectors.DEFAULT_PRECISION,
+        "peak_title": charts.peak_title(points),
+        "stale_days": settings.PRICE_STALE_DAYS,
+        "scatter_json": _figure_script(charts.price_performance_scatter(points), "chart-scatter"),
+        "per_dollar_json": _figure_script(charts.tflops_per_dollar_bar(points), "chart-per-dollar"),
+    }
+    return render(request, "pricing/catalog.html", context, status=200 if form.is_valid() else 400)
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        return render(request, "pricing/compare.html", {"form": form}, status=400)
+    rows = selectors.catalog_rows_for(today=_today(), slugs=form.cleaned_data["gpu"])
+    figure = charts.compare_peaks_bar(selectors.gpu_peaks(rows))
+    context = {
+        "form": form,
+        "rows": rows,
+        "precisions": list(selectors.PRECISION_FIELDS),
+        "stale_days": settings.PRICE_STALE_DAYS,
+        "chart_json": _figure_script(figure, "chart-compare"),
+    }
+    return render(request, "pricing/compare.html", context)
+
+
+def prices(request: HttpRequest) -> HttpResponse:
+    form = PriceFilterForm(request.GET)
+    today = _today()
+    paginator = Paginator(selectors.price_list(today=today, **form.filters()), PRICES_PER_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    sources = selectors.source_rows(today=today)
+    context = {
+        "form": form,
+        "page": page,
+        "rows": selectors.price_rows(page.object_list),
+        "sources": sources,
+        "stale_sources": [s for s in sources if s.is_stale],
+        "stale_days": settings.PRICE_STALE_DAYS,
+        "today": today,
+    }
+    return render(request, "pricing/prices.html", context, status=200 if form.is_valid() else 400)
+
+
+def instance(request: HttpRequest, provider: str, name: str) -> HttpResponse:
+    detail = selectors.instance_detail(provider=provider, name=name, today=_today())
+    figure = charts.instance_prices_bar(selectors.current_region_prices(detail.rows))
+    context = {
+        "instance": detail.instance,
+        "rows": detail.rows,
+        "stale_days": settings.PRICE_STALE_DAYS,
+        "chart_json": _figure_script(figure, "chart-instance"),
+    }
+    return render(request, "pricing/instance.html", context)

@@ -2,16 +2,16 @@
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)
-def _fast_hashing(settings: settings) -> None:  # type: ignore[valid-type]
+def _fast_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 

@@ -43,7 +43,9 @@ def on_demand_excess(demand_instances: np.ndarray, levels: np.ndarray) -> np.nda
 
 
 def replay_cost_usd(
-    demand_instances: np.ndarray, levels: Sequence[int], terms: Sequence[TermRate],
+    demand_instances: np.ndarray,
+    levels: Sequence[int],
+    terms: Sequence[TermRate],
     on_demand_usd_per_hour: float,
 ) -> float:
     """Replayed cost of fixed commitment levels over the hours of `demand_instances`."""
@@ -81,8 +83,10 @@ def solve_commitment(
         return CommitmentSolution((), float(on_demand_usd_per_hour * demand.sum()))
     order = np.argsort([term.usd_per_hour for term in terms], kind="stable")
     peak = float(np.ceil(demand.max()))
-    caps = np.array([peak if terms[i].max_instances is None else terms[i].max_instances
-                     for i in order], dtype=np.float64)
+    caps = np.array(
+        [peak if terms[i].max_instances is None else terms[i].max_instances for i in order],
+        dtype=np.float64,
+    )
     totals = np.arange(0.0, min(peak, caps.sum()) + 1.0)
     split = _split_levels(totals, caps)
     rates = np.array([terms[i].usd_per_hour for i in order])

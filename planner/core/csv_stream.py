@@ -138,7 +138,7 @@ def _unique_names(names: list[str]) -> tuple[str, ...]:
 
 
 def _split_header(first_chunk: bytes, delimiter: str | None) -> tuple[str, bytes, str]:
-    text = first_chunk[: SAMPLE_BYTES].decode("utf-8", errors="replace")
+    text = first_chunk[:SAMPLE_BYTES].decode("utf-8", errors="replace")
     chosen = delimiter or detect_delimiter(text)
     cut = first_chunk.find(b"\n")
     header_bytes = first_chunk if cut < 0 else first_chunk[:cut]

@@ -85,15 +85,18 @@ def bucket_gpu_seconds(
     spans = tail_idx > head_idx
     partial = np.bincount(
         np.concatenate([group * width + head_idx, group[spans] * width + tail_idx[spans]]),
-        weights=np.concatenate([
-            gpus * (head_end_s - start_s),
-            gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
-        ]),
+        weights=np.concatenate(
+            [
+                gpus * (head_end_s - start_s),
+                gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
+            ]
+        ),
         minlength=n_groups * width,
     )
     steps = np.bincount(
-        np.concatenate([group[spans] * width + head_idx[spans] + 1, group[spans] * width
-                        + tail_idx[spans]]),
+        np.concatenate(
+            [group[spans] * width + head_idx[spans] + 1, group[spans] * width + tail_idx[spans]]
+        ),
         weights=np.concatenate([gpus[spans], -gpus[spans]]),
         minlength=n_groups * width,
     )
@@ -110,8 +113,9 @@ def _hour_index(first_hour: int, n_hours: int) -> pd.DatetimeIndex:
 
 def _frame(first_hour: int, values: np.ndarray, gpu_types: tuple[str, ...]) -> pd.DataFrame:
     columns = pd.Index(list(gpu_types), name="gpu_type", dtype="str")
-    return pd.DataFrame(values.T / SECONDS_PER_HOUR, index=_hour_index(first_hour, values.shape[1]),
-                        columns=columns)
+    return pd.DataFrame(
+        values.T / SECONDS_PER_HOUR, index=_hour_index(first_hour, values.shape[1]), columns=columns
+    )
 
 
 def _job_split(history: JobHistory) -> HourlyDemand:
@@ -136,8 +140,11 @@ def _interruptible_job_gpus(jobs: pd.DataFrame, types: tuple[str, ...]) -> dict[
     gpu_hours = chosen["gpu_count"] * (chosen["end_epoch_s"] - chosen["start_epoch_s"])
     weighted = (gpu_hours * chosen["gpu_count"]).groupby(chosen["gpu_type"], observed=False).sum()
     totals = gpu_hours.groupby(chosen["gpu_type"], observed=False).sum()
-    return {str(name): float(weighted[name] / totals[name]) for name in types
-            if name in totals.index and totals[name] > 0}
+    return {
+        str(name): float(weighted[name] / totals[name])
+        for name in types
+        if name in totals.index and totals[name] > 0
+    }
 
 
 def _usage_split(history: UsageHistory) -> HourlyDemand:

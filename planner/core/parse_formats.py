@@ -150,28 +150,46 @@ def _line_ids(checks: RowChecks) -> pa.Array:
 
 
 def convert_jobs(
-    table: pa.Table, checks: RowChecks, *, columns: Mapping[str, str], time_spec: TimeSpec,
+    table: pa.Table,
+    checks: RowChecks,
+    *,
+    columns: Mapping[str, str],
+    time_spec: TimeSpec,
     default_gpu_type: str | None,
 ) -> ChunkRows:
     """Generic and mapped job rows."""
     get = _getter(table, columns)
     _drop_blank_rows(get, columns, checks)
-    start = _checked(checks, to_epoch_s(get("start"), time_spec), columns["start"],
-                     _time_message(time_spec))
+    start = _checked(
+        checks, to_epoch_s(get("start"), time_spec), columns["start"], _time_message(time_spec)
+    )
     end = _job_end(get, columns, start, checks, time_spec)
-    gpu_count = _checked(checks, to_gpu_count(get("gpu_count")), columns["gpu_count"],
-                         "not a whole number >= 0")
-    gpu_type = _gpu_type(_optional_text(get, columns, "gpu_type"), checks,
-                         columns.get("gpu_type", "gpu_type"), default_gpu_type)
+    gpu_count = _checked(
+        checks, to_gpu_count(get("gpu_count")), columns["gpu_count"], "not a whole number >= 0"
+    )
+    gpu_type = _gpu_type(
+        _optional_text(get, columns, "gpu_type"),
+        checks,
+        columns.get("gpu_type", "gpu_type"),
+        default_gpu_type,
+    )
     is_interruptible = np.zeros(len(start), dtype=bool)
     if "interruptible" in columns:
-        is_interruptible = _checked(checks, to_bool(get("interruptible")),
-                                    columns["interruptible"], "not a boolean (true/false/1/0)")
+        is_interruptible = _checked(
+            checks,
+            to_bool(get("interruptible")),
+            columns["interruptible"],
+            "not a boolean (true/false/1/0)",
+        )
     checks.ignore(gpu_count == 0, "no GPUs")
     job_id = get("job_id") if "job_id" in columns else _line_ids(checks)
     out: dict[str, Column] = {
-        "job_id": job_id, "start_epoch_s": start, "end_epoch_s": end, "gpu_count": gpu_count,
-        "gpu_type": gpu_type, "is_interruptible": is_interruptible,
+        "job_id": job_id,
+        "start_epoch_s": start,
+        "end_epoch_s": end,
+        "gpu_count": gpu_count,
+        "gpu_type": gpu_type,
+        "is_interruptible": is_interruptible,
     }
     for name in ("team", "user", "provider", "region"):
         text = _optional_text(get, columns, name)
@@ -181,20 +199,33 @@ def convert_jobs(
 
 
 def convert_usage(
-    table: pa.Table, checks: RowChecks, *, columns: Mapping[str, str], time_spec: TimeSpec,
+    table: pa.Table,
+    checks: RowChecks,
+    *,
+    columns: Mapping[str, str],
+    time_spec: TimeSpec,
     default_gpu_type: str | None,
 ) -> ChunkRows:
     """Usage series rows: timestamp, gpu_type, gpus_in_use."""
     get = _getter(table, columns)
     _drop_blank_rows(get, columns, checks)
-    stamp = _checked(checks, to_epoch_s(get("timestamp"), time_spec), columns["timestamp"],
-                     _time_message(time_spec))
+    stamp = _checked(
+        checks,
+        to_epoch_s(get("timestamp"), time_spec),
+        columns["timestamp"],
+        _time_message(time_spec),
+    )
     gpus, is_bad = to_float(get("gpus_in_use"))
     checks.flag(is_bad | (gpus < 0), columns["gpus_in_use"], "not a number >= 0")
-    gpu_type = _gpu_type(_optional_text(get, columns, "gpu_type"), checks,
-                         columns.get("gpu_type", "gpu_type"), default_gpu_type)
+    gpu_type = _gpu_type(
+        _optional_text(get, columns, "gpu_type"),
+        checks,
+        columns.get("gpu_type", "gpu_type"),
+        default_gpu_type,
+    )
     out: dict[str, Column] = {
-        "timestamp_epoch_s": stamp, "gpu_type": gpu_type,
+        "timestamp_epoch_s": stamp,
+        "gpu_type": gpu_type,
         "gpus_in_use": np.where(is_bad, 0.0, gpus).astype(np.float32),
     }
     return checks.finish(out)
@@ -244,8 +275,9 @@ def _is_unknown(values: pa.Array) -> np.ndarray:
     return np.asarray(unknown.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _slurm_end(get: Getter, columns: Mapping[str, str], start: np.ndarray,
-               checks: RowChecks) -> np.ndarray:
+def _slurm_end(
+    get: Getter, columns: Mapping[str, str], start: np.ndarray, checks: RowChecks
+) -> np.ndarray:
     n_rows = len(start)
     end = np.zeros(n_rows, dtype=np.int64)
     is_known = np.zeros(n_rows, dtype=bool)
@@ -269,15 +301,20 @@ def _slurm_end(get: Getter, columns: Mapping[str, str], start: np.ndarray,
 
 
 def convert_slurm(
-    table: pa.Table, checks: RowChecks, *, columns: Mapping[str, str], time_spec: TimeSpec,
+    table: pa.Table,
+    checks: RowChecks,
+    *,
+    columns: Mapping[str, str],
+    time_spec: TimeSpec,
     default_gpu_type: str | None,
 ) -> ChunkRows:
     """sacct --parsable2 rows: one per job; step rows (JobID with a dot) are ignored."""
     get = _getter(table, columns)
     _drop_blank_rows(get, columns, checks)
     job_id = get("JobID")
-    checks.ignore(np.asarray(pc.match_substring(job_id, ".").to_numpy(zero_copy_only=False)),
-                  "job step rows")
+    checks.ignore(
+        np.asarray(pc.match_substring(job_id, ".").to_numpy(zero_copy_only=False)), "job step rows"
+    )
     start_text = get("Start")
     checks.ignore(_is_unknown(start_text), "never started")
     start = _checked(checks, to_epoch_s(start_text, _ISO), "Start", "not a timestamp")
@@ -287,11 +324,17 @@ def convert_slurm(
     gpu_type = _gpu_type(typed, checks, "AllocTRES", default_gpu_type)
     state = get("State") if "State" in columns else pa.nulls(len(start), pa.string())
     is_interruptible = np.asarray(
-        pc.fill_null(pc.match_substring_regex(state, "^(PREEMPTED|REQUEUED)"), False)
-        .to_numpy(zero_copy_only=False), dtype=bool)
+        pc.fill_null(pc.match_substring_regex(state, "^(PREEMPTED|REQUEUED)"), False).to_numpy(
+            zero_copy_only=False
+        ),
+        dtype=bool,
+    )
     out: dict[str, Column] = {
-        "job_id": job_id, "start_epoch_s": start, "end_epoch_s": end,
-        "gpu_count": gpu_count.astype(np.int32), "gpu_type": gpu_type,
+        "job_id": job_id,
+        "start_epoch_s": start,
+        "end_epoch_s": end,
+        "gpu_count": gpu_count.astype(np.int32),
+        "gpu_type": gpu_type,
         "is_interruptible": is_interruptible,
     }
     for name, source in (("team", "Account"), ("user", "User")):

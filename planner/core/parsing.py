@@ -15,9 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-import numpy as np
-import pyarrow as pa
-
 from planner.core.csv_stream import CsvChunk, CsvLayout, read_csv_chunks
 from planner.core.jobs import ParseError, ParseResult
 from planner.core.parse_build import build_history
@@ -26,13 +23,30 @@ from planner.core.parse_values import make_time_spec
 
 FORMATS: tuple[str, ...] = ("generic", "slurm", "usage", "mapped")
 JOB_FIELDS: tuple[str, ...] = (
-    "job_id", "start", "end", "duration", "gpu_count", "gpu_type", "interruptible", "team",
+    "job_id",
+    "start",
+    "end",
+    "duration",
+    "gpu_count",
+    "gpu_type",
+    "interruptible",
+    "team",
 )
 EXTRA_JOB_FIELDS: tuple[str, ...] = ("user", "provider", "region")
 USAGE_FIELDS: tuple[str, ...] = ("timestamp", "gpu_type", "gpus_in_use")
 SLURM_COLUMNS: tuple[str, ...] = (
-    "JobID", "Start", "End", "Elapsed", "ElapsedRaw", "State", "Account", "User",
-    "AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES",
+    "JobID",
+    "Start",
+    "End",
+    "Elapsed",
+    "ElapsedRaw",
+    "State",
+    "Account",
+    "User",
+    "AllocTRES",
+    "ReqTRES",
+    "AllocGRES",
+    "ReqGRES",
 )
 DEFAULT_MAX_BYTES = 2 * 1024**3
 DEFAULT_MAX_ERRORS = 1000
@@ -76,7 +90,10 @@ def _required(fmt: str, columns: Mapping[str, str], default_gpu_type: str | None
 
 
 def resolve_columns(
-    header: tuple[str, ...], fmt: str, mapping: Mapping[str, str] | None, default_gpu_type: str | None
+    header: tuple[str, ...],
+    fmt: str,
+    mapping: Mapping[str, str] | None,
+    default_gpu_type: str | None,
 ) -> dict[str, str]:
     """Map canonical fields to header columns: mapping first, then case-insensitive names."""
     fields = _fields_for(fmt)
@@ -140,7 +157,10 @@ def _malformed_checks(chunk: CsvChunk, checks: RowChecks) -> int:
 
 
 def _scan(
-    chunks: Iterator[CsvChunk], layout: CsvLayout, fmt: str, convert_kwargs: dict[str, object],
+    chunks: Iterator[CsvChunk],
+    layout: CsvLayout,
+    fmt: str,
+    convert_kwargs: dict[str, object],
     collector: _Collector,
 ) -> None:
     converter = CONVERTERS[fmt]
@@ -187,7 +207,9 @@ def parse_job_history(
         layout, chunks = read_csv_chunks(stream, max_bytes=max_bytes, is_quoted=fmt != "slurm")
         columns = resolve_columns(layout.header, base_fmt, mapping, default_gpu_type)
         kwargs: dict[str, object] = {
-            "columns": columns, "time_spec": time_spec, "default_gpu_type": default_gpu_type,
+            "columns": columns,
+            "time_spec": time_spec,
+            "default_gpu_type": default_gpu_type,
         }
         _scan(chunks, layout, base_fmt, kwargs, collector)
     return _result(collector, layout, base_fmt)
@@ -209,6 +231,3 @@ def _result(collector: _Collector, layout: CsvLayout, fmt: str) -> ParseResult:
         encoding=layout.encoding,
         delimiter=layout.delimiter,
     )
-
-
-__all__ = ["parse_column_mapping", "parse_job_history", "FORMATS", "np", "pa"]

@@ -40,21 +40,25 @@ class SpotPlan:
         return dict(self.__dict__)
 
 
-def expected_overhead(
-    mtbf_hours: float, policy: CheckpointPolicy
-) -> tuple[float, float]:
+def expected_overhead(mtbf_hours: float, policy: CheckpointPolicy) -> tuple[float, float]:
     """(checkpoint interval hours, overhead fraction) for a given mean time between failures."""
     interval_hours = math.sqrt(2.0 * policy.checkpoint_write_hours * mtbf_hours)
     if interval_hours == 0.0:
         return 0.0, policy.restart_hours / mtbf_hours
-    overhead = (policy.checkpoint_write_hours / interval_hours
-                + (interval_hours / 2.0 + policy.restart_hours) / mtbf_hours)
+    overhead = (
+        policy.checkpoint_write_hours / interval_hours
+        + (interval_hours / 2.0 + policy.restart_hours) / mtbf_hours
+    )
     return interval_hours, overhead
 
 
 def plan_spot(
-    *, spot_usd_per_hour: float, interruptions_per_hour: float, on_demand_usd_per_hour: float,
-    instances_per_job: float, policy: CheckpointPolicy,
+    *,
+    spot_usd_per_hour: float,
+    interruptions_per_hour: float,
+    on_demand_usd_per_hour: float,
+    instances_per_job: float,
+    policy: CheckpointPolicy,
 ) -> SpotPlan:
     """Expected effective spot cost per useful instance-hour and whether it beats on-demand."""
     if spot_usd_per_hour < 0 or interruptions_per_hour < 0 or instances_per_job <= 0:
@@ -67,5 +71,15 @@ def plan_spot(
         mtbf_hours = 1.0 / job_hazard_per_hour
         interval_hours, overhead = expected_overhead(mtbf_hours, policy)
     effective = spot_usd_per_hour * (1.0 + overhead)
-    return SpotPlan(spot_usd_per_hour, instances_per_job, mtbf_hours, interval_hours, overhead,
-                    effective, effective < on_demand_usd_per_hour)
+    return SpotPlan(
+        spot_usd_per_hour,
+        instances_per_job,
+        mtbf_hours,
+        interval_hours,
+        overhead,
+        effective,
+        effective < on_demand_usd_per_hour,
+    )
+
+
+DEFAULT_CHECKPOINT_POLICY = CheckpointPolicy()

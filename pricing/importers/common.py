@@ -1,6 +1,7 @@
 """Shared pieces of the price-file parsers: the canonical frame, errors and cell checks."""
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -72,7 +73,7 @@ class PriceFileError:
         return f"{where}, field '{self.field}': {self.message}"
 
 
-class PriceFileErrors(ValueError):
+class PriceFileErrors(ValueError):  # noqa: N818 (a collection of errors)
     """Raised by a parser when a file cannot be imported; carries every error found."""
 
     def __init__(self, errors: list[PriceFileError]) -> None:
@@ -100,7 +101,7 @@ class RowChecker:
     def error(self, line: int | None, field_name: str, message: str) -> None:
         self.errors.append(PriceFileError(self.file, line, field_name, message))
 
-    def price(self, value: Any, line: int, field_name: str) -> float | None:
+    def price(self, value: Any, line: int | None, field_name: str) -> float | None:
         """A price cell as float; None when empty; an error when non-numeric or negative."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
@@ -120,7 +121,7 @@ class RowChecker:
             return None
         return number
 
-    def number(self, value: Any, line: int, field_name: str) -> float:
+    def number(self, value: Any, line: int | None, field_name: str) -> float:
         """An optional numeric spec cell; NaN when empty."""
         if value is None or str(value).strip() in ("", "nan", "NaN"):
             return math.nan
@@ -153,7 +154,10 @@ def read_csv_text(checker: RowChecker, path: Path | str) -> pd.DataFrame:
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        checker.error(None, "(file)", f"not a readable CSV file: {exc}")
+        # pandas names the offending line only in its message ("... in line 3, saw 12").
+        found = re.search(r"\bline (\d+)", str(exc))
+        checker.error(int(found.group(1)) if found else None, "(file)",
+                      f"not a readable CSV file: {exc}")
         checker.raise_if_any()
         raise AssertionError("unreachable") from exc
 

@@ -18,11 +18,13 @@ class Calibration:
     """Physical knobs of the time model; a handful, each with a meaning.
 
     - efficiency_*: best fraction of dense peak the GEMMs of a workload kind reach.
-    - gemm_size_half: GEMM size (harmonic mean of rows, K, N) at which GEMMs reach half of it.
+    - ridge_multiple: GEMMs reach half the ceiling when their arithmetic intensity (FLOPs per
+      byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
       forward and backward), priced at the GPU's memory bandwidth.
     - network_efficiency: achieved fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
+    - hop_latency_us: per-hop latency of ring collectives, microseconds.
     - simt_factor: efficiency multiplier for fp32 math on CUDA cores (no tensor cores).
     - run_overhead_seconds: fixed time per training run (evaluation, warm-up, first steps).
     - log_residual_p10/p90: quantiles of log(reported / predicted throughput) on the
@@ -32,10 +34,11 @@ class Calibration:
     efficiency_llm: float = 0.6
     efficiency_bert: float = 0.5
     efficiency_resnet: float = 0.5
-    gemm_size_half: float = 200.0
+    ridge_multiple: float = 1.0
     traffic_factor: float = 4.0
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
+    hop_latency_us: float = 5.0
     simt_factor: float = 1.5
     run_overhead_seconds: float = 10.0
     log_residual_p10: float = -0.2
@@ -73,10 +76,11 @@ class Calibration:
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Fraction of peak the GEMMs reach: kind ceiling × w/(w + w_half).
+    """Fraction of peak the GEMMs reach: kind ceiling × I/(I + ridge_multiple·ridge).
 
-    w is the harmonic mean-like size 1/(1/rows + 1/K + 1/N) of the per-GPU GEMM, with rows =
-    micro-batch tokens (or CNN output pixels), K = hidden, N = hidden/tp for transformers.
+    I = 1/(1/rows + 1/K + 1/N) is the 16-bit arithmetic intensity (FLOPs per byte) of the
+    per-GPU GEMM, with rows = micro-batch tokens (or CNN output pixels), K = hidden and
+    N = hidden/tp; ridge = peak FLOP/s / HBM bandwidth, so faster GPUs need bigger GEMMs.
     """
     rows = c.micro_batch * c.gemm_rows / c.cp
     is_tf = c.is_transformer > 0
@@ -85,5 +89,6 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     size = 1.0 / (1.0 / rows + inv_k + inv_n)
     ceiling = cal.kind_efficiencies()[c.kind_index.astype(np.intp)]
     simt = np.where(c.is_simt > 0, cal.simt_factor, 1.0)
-    efficiency = ceiling * size / (size + cal.gemm_size_half) * simt
+    ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
+    efficiency = ceiling * size / (size + cal.ridge_multiple * ridge) * simt
     return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)

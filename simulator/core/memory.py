@@ -53,7 +53,7 @@ def transformer_layer_activation_bytes(c: ConfigArrays) -> FloatArray:
     none: s·b·h·(34/t + 5·a·s/(h·t)) with sequence parallelism (the 5as/h score term is
     dropped with flash attention); selective: 34·s·b·h/t; full: 2·s·b·h (layer input only).
     """
-    s, b, h, t = c.seq_len / c.cp, c.micro_batch, c.hidden_size, c.tp
+    s, b, h, t = c.seq_len / c.cp, c.micro_batch, np.maximum(c.hidden_size, 1.0), c.tp
     scores = 5.0 * c.n_heads * s / h * (1.0 - c.is_flash_attention)
     sbh = s * b * h
     none = sbh * (34.0 + scores) / t

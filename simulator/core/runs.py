@@ -7,6 +7,7 @@ assumption made for a row is recorded in its note.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -28,6 +29,10 @@ from simulator.core.workloads import (
 
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_VOCAB = 51200
+# MLPerf BERT from round v1.0 on runs unpadded/packed sequences; about half of the 512
+# positions of the phase-2 Wikipedia data are padding (Krell et al. 2021, sequence packing).
+MLPERF_BERT_TOKEN_FILL = 0.5
+MLPERF_ROUND = re.compile(r"MLPerf Training v(\d+)\.")
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,15 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
     if kind == "llm_lora":
         workload = lora(workload)
         notes.append("LoRA rank 16 assumed")
+    if kind == "bert" and _is_unpadded_mlperf(str(row.get("source", ""))):
+        workload = replace(workload, token_fill=MLPERF_BERT_TOKEN_FILL)
+        notes.append(f"unpadded MLPerf BERT: token fill {MLPERF_BERT_TOKEN_FILL}")
     return workload, notes
+
+
+def _is_unpadded_mlperf(source: str) -> bool:
+    match = MLPERF_ROUND.search(source)
+    return match is not None and int(match.group(1)) >= 1
 
 
 def _transformer(row: Mapping[str, Any], kind: str, params: float, seq: int,

@@ -71,25 +71,47 @@ def pp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     return np.where(c.pp > 1, seconds, 0.0)
 
 
-def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Data-parallel traffic per step over N = dp·cp ranks.
+def group_gbytes_per_s(c: ConfigArrays, group: FloatArray, stride: FloatArray) -> FloatArray:
+    """Bus bandwidth (GB/s) of a collective over `group` ranks spaced `stride` apart.
+
+    Inside a node: the GPU's fabric. Across nodes, NCCL runs one ring per NIC, so the group's
+    members in one node (gpus_per_node/stride of them) share their NICs' bandwidth.
+    """
+    members_per_node = np.clip(c.gpus_per_node / stride, 1.0, group)
+    spans_nodes = group * stride > c.gpus_per_node
+    inter = np.minimum(c.inter_gbytes_per_s * members_per_node, c.intra_gbytes_per_s)
+    return np.where(spans_nodes, inter, c.intra_gbytes_per_s)
+
+
+def dp_volume_bytes(c: ConfigArrays) -> FloatArray:
+    """Bytes each rank moves per step in data-parallel collectives (before the (n-1)/n factor).
 
     ZeRO 0/1: one gradient all-reduce per step. ZeRO 2: a reduce-scatter per micro-batch plus
     an all-gather of updated weights. ZeRO 3: per micro-batch, two weight all-gathers
     (forward, backward) and one gradient reduce-scatter.
     """
-    n = c.dp * c.cp
-    fraction = (n - 1.0) / n
     shard = c.tp * c.pp
     weights = c.params / shard * c.weight_bytes
     trainable_w = c.trainable_params / shard * c.weight_bytes
     grads = c.trainable_params / shard * c.grad_bytes
     zero2 = c.grad_accum * grads + trainable_w
     zero3 = c.grad_accum * (2.0 * weights + grads)
-    volume = np.where(c.zero_stage <= 1, 2.0 * grads, np.where(c.zero_stage == 2, zero2, zero3))
-    spans_nodes = c.tp * c.cp * c.dp > c.gpus_per_node
-    bandwidth = np.where(spans_nodes, c.inter_gbytes_per_s, c.intra_gbytes_per_s)
-    return volume * fraction / (bandwidth * 1e9 * cal.network_efficiency)
+    return np.where(c.zero_stage <= 1, 2.0 * grads, np.where(c.zero_stage == 2, zero2, zero3))
+
+
+def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """Data-parallel traffic time per step over N = dp·cp ranks, plus ring latency.
+
+    Sharded stages issue per-layer collectives (3 per layer per micro-batch for ZeRO 3, 1 for
+    ZeRO 2); each ring all-gather/reduce-scatter pays (N-1) hop latencies.
+    """
+    n = c.dp * c.cp
+    bandwidth = group_gbytes_per_s(c, n, c.tp)
+    transfer = dp_volume_bytes(c) * (n - 1.0) / n / (bandwidth * 1e9 * cal.network_efficiency)
+    per_layer = np.where(c.zero_stage >= 3, 3.0, np.where(c.zero_stage == 2, 1.0, 0.0))
+    layers = np.maximum(np.ceil(c.n_layers / c.pp), 1.0)
+    latency = per_layer * layers * c.grad_accum * (n - 1.0) * cal.hop_latency_us * 1e-6
+    return transfer + latency
 
 
 def optimizer_seconds(c: ConfigArrays) -> FloatArray:

@@ -25,6 +25,8 @@ class Workload:
     are used only by non-transformer kinds; transformers derive both from their shape.
     `gemm_rows_per_sample` is the GEMM row count one sample contributes (tokens, or output
     pixels of a typical convolution), which sets how well small batches fill the GPU.
+    `token_fill` is the share of the seq_len positions that are real tokens when the
+    framework skips padding (packed or unpadded batches); compute and traffic scale with it.
     """
 
     name: str
@@ -42,6 +44,7 @@ class Workload:
     activation_bytes_per_sample: float = 0.0
     gemm_rows_per_sample: float = 1.0
     n_experts: int = 1
+    token_fill: float = 1.0
 
     def __post_init__(self) -> None:
         if self.kind not in WORKLOAD_KINDS:
@@ -52,6 +55,8 @@ class Workload:
             raise ValueError("need 0 < trainable_params <= params")
         if self.is_transformer and min(self.n_layers, self.hidden_size, self.seq_len) <= 0:
             raise ValueError("transformer workloads need n_layers, hidden_size and seq_len")
+        if not 0 < self.token_fill <= 1:
+            raise ValueError("token_fill must be in (0, 1]")
         if not self.is_transformer and self.forward_flops_per_sample <= 0:
             raise ValueError("non-transformer workloads need forward_flops_per_sample")
 
@@ -67,17 +72,17 @@ class Workload:
         """Forward FLOPs of all weight matmuls (incl. the LM head) for one sample."""
         if not self.is_transformer:
             return self.forward_flops_per_sample
-        return 2.0 * self.active_params * self.seq_len
+        return 2.0 * self.active_params * self.seq_len * self.token_fill
 
     def attention_forward_flops_per_sample(self) -> float:
         """Forward FLOPs of attention scores and weighted values (4·l·s²·h) for one sample."""
         if not self.is_transformer:
             return 0.0
-        return 4.0 * self.n_layers * self.seq_len**2 * self.hidden_size
+        return 4.0 * self.n_layers * self.seq_len**2 * self.hidden_size * self.token_fill
 
     def head_forward_flops_per_sample(self) -> float:
         """Forward FLOPs of the output projection, which recomputation never repeats."""
-        return 2.0 * self.vocab_size * self.hidden_size * self.seq_len
+        return 2.0 * self.vocab_size * self.hidden_size * self.seq_len * self.token_fill
 
     def model_flops_per_sample(self) -> float:
         """Model FLOPs per trained sample (PaLM MFU convention; no recomputation)."""
@@ -87,14 +92,15 @@ class Workload:
         """Forward plus backward matmul FLOPs; LoRA skips weight gradients of frozen weights."""
         linear = self.linear_forward_flops_per_sample()
         if self.kind == "llm_lora":
-            return 2.0 * linear + 4.0 * self.trainable_params * self.seq_len
+            return 2.0 * linear + 4.0 * self.trainable_params * self.seq_len * self.token_fill
         return 3.0 * linear
 
     def traffic_bytes_per_sample(self) -> float:
         """16-bit activation bytes written in a forward pass (drives the bandwidth term)."""
         if not self.is_transformer:
             return self.activation_bytes_per_sample
-        return ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * self.seq_len * self.hidden_size * self.n_layers
+        tokens = self.seq_len * self.token_fill
+        return ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * tokens * self.hidden_size * self.n_layers
 
 
 @dataclass(frozen=True)

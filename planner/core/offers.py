@@ -1,0 +1,60 @@
+"""Prices the caller passes in: one offer per GPU type (rates per instance-hour, USD)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOURS_PER_YEAR = 8760.0
+
+
+@dataclass(frozen=True)
+class CommitmentOption:
+    """A reserved/committed term. `usd_per_hour` is the effective per-instance hourly rate,
+    upfront payments amortized over the term. `max_instances` caps this term (None = no cap).
+    """
+
+    term: str
+    term_years: float
+    usd_per_hour: float
+    max_instances: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.term_years <= 0 or self.usd_per_hour <= 0:
+            raise ValueError(f"term {self.term}: term_years and usd_per_hour must be > 0")
+        if self.max_instances is not None and self.max_instances < 0:
+            raise ValueError(f"term {self.term}: max_instances must be >= 0")
+
+
+@dataclass(frozen=True)
+class GpuOffer:
+    """Where and at what prices one GPU type can be bought.
+
+    `spot_interruptions_per_hour` is the reclaim hazard per instance-hour (e.g. from the
+    provider's interruption band: -ln(1 - monthly fraction) / 730).
+    """
+
+    gpu_type: str
+    provider: str
+    region: str
+    instance_type: str
+    gpus_per_instance: int
+    on_demand_usd_per_hour: float
+    commitments: tuple[CommitmentOption, ...] = ()
+    spot_usd_per_hour: float | None = None
+    spot_interruptions_per_hour: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.gpus_per_instance <= 0:
+            raise ValueError(f"{self.gpu_type}: gpus_per_instance must be > 0")
+        if self.on_demand_usd_per_hour <= 0:
+            raise ValueError(f"{self.gpu_type}: on_demand_usd_per_hour must be > 0")
+        if self.spot_usd_per_hour is not None and self.spot_usd_per_hour <= 0:
+            raise ValueError(f"{self.gpu_type}: spot_usd_per_hour must be > 0")
+        if self.spot_interruptions_per_hour < 0:
+            raise ValueError(f"{self.gpu_type}: spot_interruptions_per_hour must be >= 0")
+        if len({option.term for option in self.commitments}) != len(self.commitments):
+            raise ValueError(f"{self.gpu_type}: duplicate commitment terms")
+
+    @property
+    def on_demand_usd_per_gpu_hour(self) -> float:
+        return self.on_demand_usd_per_hour / self.gpus_per_instance

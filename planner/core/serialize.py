@@ -1,0 +1,43 @@
+"""JSON-safe conversion of core results (dataclasses, frames, numpy values)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def frame_to_dict(frame: pd.DataFrame) -> dict[str, Any]:
+    """{"hours": [ISO-8601 UTC], "series": {column: [values]}} with NaN as null."""
+    hours = [stamp.isoformat() for stamp in frame.index]
+    series = {
+        str(name): [json_safe(value) for value in frame[name].to_numpy()] for name in frame.columns
+    }
+    return {"hours": hours, "series": series}
+
+
+def json_safe(value: Any) -> Any:
+    """Recursively turn a result into JSON-compatible builtins; non-finite floats become None."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            field.name: json_safe(getattr(value, field.name)) for field in dataclasses.fields(value)
+        }
+    if isinstance(value, pd.DataFrame):
+        return frame_to_dict(value)
+    if isinstance(value, pd.Series):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, Mapping):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [json_safe(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return value

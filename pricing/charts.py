@@ -1,0 +1,124 @@
+"""Plotly figures for the catalog and price pages, built from plain data (no requests, no ORM)."""
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from pricing.selectors import GpuPeaks, GpuPoint, RegionPrice, precision_unit
+
+_LAYOUT = {
+    "template": "plotly_white",
+    "margin": {"l": 70, "r": 20, "t": 50, "b": 70},
+    "height": 460,
+    "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13},
+}
+USD_PER_GPU_HOUR = "$/GPU-hour (USD)"
+
+
+def peak_title(points: Sequence[GpuPoint]) -> str:
+    """'Peak dense BF16 (TFLOPS)', naming the fp16 fallback when some GPUs use it."""
+    precisions = list(dict.fromkeys(p.precision for p in points)) or ["bf16"]
+    unit = precision_unit(precisions[0])
+    if len(precisions) == 1:
+        return f"Peak dense {precisions[0].upper()} ({unit})"
+    first, *rest = (p.upper() for p in precisions)
+    return f"Peak dense {first} ({', '.join(rest)} where no {first}) ({unit})"
+
+
+def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
+    """Peak throughput against the cheapest on-demand $/GPU-hour, one labelled point per GPU."""
+    unit = precision_unit(points[0].precision) if points else "TFLOPS"
+    figure = go.Figure(go.Scatter(
+        name="GPUs",
+        x=[p.usd_per_gpu_hour for p in points],
+        y=[p.peak_tflops for p in points],
+        text=[p.name for p in points],
+        customdata=[[p.precision.upper(), p.offer] for p in points],
+        mode="markers+text",
+        textposition="top center",
+        textfont={"size": 11},
+        marker={"size": 10, "color": "#2563eb"},
+        hovertemplate=(
+            "<b>%{text}</b><br>%{y:,.1f} " + unit + " %{customdata[0]}<br>"
+            "$%{x:.3f}/GPU-hour<br>%{customdata[1]}<extra></extra>"
+        ),
+    ))
+    figure.update_layout(
+        **_LAYOUT,
+        title={"text": "Peak throughput vs cheapest on-demand price"},
+        xaxis={"title": {"text": f"Cheapest on-demand price, {USD_PER_GPU_HOUR}"},
+               "rangemode": "tozero"},
+        yaxis={"title": {"text": peak_title(points)}, "rangemode": "tozero"},
+        showlegend=False,
+    )
+    return figure
+
+
+def tflops_per_dollar_bar(points: Sequence[GpuPoint]) -> go.Figure:
+    """Peak throughput per $/GPU-hour, best first."""
+    unit = precision_unit(points[0].precision) if points else "TFLOPS"
+    ranked = sorted(points, key=lambda p: p.peak_tflops / p.usd_per_gpu_hour, reverse=True)
+    figure = go.Figure(go.Bar(
+        name=f"{unit} per $/GPU-hour",
+        x=[p.name for p in ranked],
+        y=[p.peak_tflops / p.usd_per_gpu_hour for p in ranked],
+        customdata=[[p.precision.upper(), p.usd_per_gpu_hour] for p in ranked],
+        marker={"color": "#059669"},
+        hovertemplate=(
+            "<b>%{x}</b><br>%{y:,.0f} " + unit + " %{customdata[0]} per $/GPU-hour"
+            "<br>at $%{customdata[1]:.3f}/GPU-hour<extra></extra>"
+        ),
+    ))
+    figure.update_layout(
+        **_LAYOUT,
+        title={"text": f"{unit} per dollar (peak / cheapest on-demand $/GPU-hour)"},
+        xaxis={"title": {"text": "GPU"}, "tickangle": -35},
+        yaxis={"title": {"text": f"{peak_title(points)} per {USD_PER_GPU_HOUR}"}},
+        showlegend=False,
+    )
+    return figure
+
+
+def compare_peaks_bar(gpus: Sequence[GpuPeaks]) -> go.Figure:
+    """Dense peak per precision, one bar group per precision and one colour per GPU."""
+    keys = list(gpus[0].peaks) if gpus else []
+    labels = [f"{key.upper()} ({precision_unit(key)})" for key in keys]
+    figure = go.Figure([
+        go.Bar(
+            name=gpu.name, x=labels, y=[gpu.peaks[key] for key in keys],
+            hovertemplate="<b>" + gpu.name + "</b><br>%{x}: %{y:,.1f}<extra></extra>",
+        )
+        for gpu in gpus
+    ])
+    figure.update_layout(
+        **_LAYOUT,
+        barmode="group",
+        title={"text": "Peak dense throughput by precision"},
+        xaxis={"title": {"text": "Precision (unit)"}},
+        yaxis={"title": {"text": "Peak dense throughput (TFLOPS; INT8 in TOPS)"}},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return figure
+
+
+def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
+    """Current $/instance-hour per region, one bar per purchase option."""
+    options = list(dict.fromkeys(p.purchase_option for p in prices))
+    figure = go.Figure([
+        go.Bar(
+            name=option,
+            x=[p.region for p in prices if p.purchase_option == option],
+            y=[p.usd_per_hour for p in prices if p.purchase_option == option],
+            hovertemplate="%{x}<br>$%{y:,.3f}/hour<extra>" + option + "</extra>",
+        )
+        for option in options
+    ])
+    figure.update_layout(
+        **_LAYOUT,
+        barmode="group",
+        title={"text": "Current price per region and purchase option"},
+        xaxis={"title": {"text": "Region"}, "tickangle": -35},
+        yaxis={"title": {"text": "Price, $/instance-hour (USD)"}},
+        legend={"orientation": "h", "y": 1.12},
+    )
+    return figure

@@ -1,0 +1,370 @@
+"""Reads of the catalog and price tables for pages, charts and the API. Writes live in services."""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    FloatField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
+from django.db.models.functions import Cast
+from django.shortcuts import get_object_or_404
+
+from pricing.models import Accelerator, InstanceType, Price, PriceSource, PurchaseOption
+
+# Precision key -> Accelerator field holding its dense peak (TOPS for int8, TFLOPS otherwise).
+PRECISION_FIELDS = {
+    "fp32": "fp32_tflops",
+    "tf32": "tf32_tflops_dense",
+    "fp16": "fp16_tflops_dense",
+    "bf16": "bf16_tflops_dense",
+    "fp8": "fp8_tflops_dense",
+    "int8": "int8_tops_dense",
+}
+DEFAULT_PRECISION = "bf16"
+FALLBACK_PRECISION = "fp16"
+DISCOUNTED_OPTIONS = frozenset(PurchaseOption.values) - {PurchaseOption.ON_DEMAND}
+
+
+def precision_unit(precision: str) -> str:
+    return "TOPS" if precision == "int8" else "TFLOPS"
+
+
+def stale_cutoff(today: date) -> date:
+    """Prices with an as-of date before this day are stale."""
+    return today - timedelta(days=settings.PRICE_STALE_DAYS)
+
+
+def is_stale(as_of: date, today: date) -> bool:
+    return as_of < stale_cutoff(today)
+
+
+# --- prices -----------------------------------------------------------------------------------
+
+
+def price_queryset(*, today: date) -> QuerySet[Price]:
+    """Prices with their relations, `usd_per_gpu_hour_value` (float) and `is_stale_value`."""
+    # Cast both sides: SQLite stores whole-dollar decimals as integers and would divide integers.
+    per_gpu = Cast("usd_per_hour", FloatField()) / Cast("instance_type__gpu_count", FloatField())
+    return Price.objects.select_related(
+        "instance_type__provider", "instance_type__accelerator", "region", "source"
+    ).annotate(
+        usd_per_gpu_hour_value=ExpressionWrapper(per_gpu, output_field=FloatField()),
+        is_stale_value=ExpressionWrapper(
+            Q(as_of__lt=stale_cutoff(today)), output_field=BooleanField()
+        ),
+    )
+
+
+def price_list(
+    *,
+    today: date,
+    gpu: str = "",
+    provider: str = "",
+    region: str = "",
+    purchase_option: str = "",
+    include_history: bool = False,
+) -> QuerySet[Price]:
+    """Prices matching the filters (empty string = any); current prices only by default."""
+    prices = price_queryset(today=today)
+    if not include_history:
+        prices = prices.filter(is_current=True)
+    if gpu:
+        prices = prices.filter(instance_type__accelerator__slug=gpu)
+    if provider:
+        prices = prices.filter(instance_type__provider__slug=provider)
+    if region:
+        prices = prices.filter(region__code=region)
+    if purchase_option:
+        prices = prices.filter(purchase_option=purchase_option)
+    return prices.order_by(
+        "instance_type__provider__slug", "instance_type__name", "region__code",
+        "purchase_option", "-is_current", "-as_of",
+    )
+
+
+def cheapest_offers(
+    *, today: date, purchase_option: str = PurchaseOption.ON_DEMAND, gpu: str = "",
+    min_gpus: int | None = None,
+) -> QuerySet[Price]:
+    """Current prices of one purchase option, cheapest $/GPU-hour first."""
+    offers = price_list(today=today, gpu=gpu, purchase_option=purchase_option)
+    if min_gpus is not None:
+        offers = offers.filter(instance_type__gpu_count__gte=min_gpus)
+    return offers.order_by("usd_per_gpu_hour_value", "id")
+
+
+def cheapest_by_accelerator(
+    *, today: date, purchase_option: str = PurchaseOption.ON_DEMAND
+) -> dict[int, Price]:
+    """The cheapest current $/GPU-hour price of each accelerator, keyed by accelerator id."""
+    cheapest_id = Subquery(
+        cheapest_offers(today=today, purchase_option=purchase_option)
+        .filter(instance_type__accelerator=OuterRef("pk"))
+        .values("id")[:1]
+    )
+    pairs = Accelerator.objects.annotate(price_id=cheapest_id).values_list("id", "price_id")
+    prices = price_queryset(today=today).in_bulk([p for _, p in pairs if p is not None])
+    return {gpu_id: prices[price_id] for gpu_id, price_id in pairs if price_id is not None}
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    """One price with its discount against the current on-demand price of the same instance."""
+
+    price: Price
+    on_demand_usd_per_hour: float | None
+    discount_pct: float | None
+
+
+def _on_demand_prices(prices: Sequence[Price]) -> dict[tuple[int, int], float]:
+    keys = {(p.instance_type_id, p.region_id) for p in prices}
+    rows = Price.objects.filter(
+        is_current=True,
+        purchase_option=PurchaseOption.ON_DEMAND,
+        instance_type_id__in={k[0] for k in keys},
+        region_id__in={k[1] for k in keys},
+    ).values_list("instance_type_id", "region_id", "usd_per_hour")
+    return {(i, r): float(usd) for i, r, usd in rows}
+
+
+def price_rows(prices: Sequence[Price]) -> list[PriceRow]:
+    """Attach the discount vs on-demand to spot, reserved, committed and savings-plan prices."""
+    on_demand = _on_demand_prices([p for p in prices if p.purchase_option in DISCOUNTED_OPTIONS])
+    rows = []
+    for price in prices:
+        base = None
+        if price.purchase_option in DISCOUNTED_OPTIONS:
+            base = on_demand.get((price.instance_type_id, price.region_id))
+        discount = None
+        if base:
+            discount = 100.0 * (1.0 - float(price.usd_per_hour) / base)
+        rows.append(PriceRow(price, base, discount))
+    return rows
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    source: PriceSource
+    price_count: int
+    age_days: int
+    is_stale: bool
+
+
+def source_rows(*, today: date) -> list[SourceRow]:
+    """Every price source with its price count and staleness on `today`."""
+    sources = PriceSource.objects.annotate(price_count=Count("prices"))
+    return [
+        SourceRow(s, s.price_count, (today - s.snapshot_date).days,
+                  is_stale(s.snapshot_date, today))
+        for s in sources
+    ]
+
+
+def filter_choices() -> dict[str, list[tuple[str, str]]]:
+    """Choices for the price filters: GPUs, providers and region codes that have prices."""
+    gpus = Accelerator.objects.filter(instance_types__isnull=False).distinct()
+    providers = {it.provider.slug: it.provider.name for it in
+                 InstanceType.objects.select_related("provider")}
+    regions = Price.objects.values_list("region__code", flat=True).distinct()
+    return {
+        "gpu": [(g.slug, g.name) for g in gpus],
+        "provider": sorted(providers.items(), key=lambda p: p[1]),
+        "region": [(code, code) for code in sorted(set(regions))],
+    }
+
+
+# --- accelerators -----------------------------------------------------------------------------
+
+
+def accelerator_list(
+    *, vendor: str = "", min_memory_gb: float | None = None, precision: str = ""
+) -> QuerySet[Accelerator]:
+    """Accelerators by vendor, minimum memory (GB) and support for a precision."""
+    gpus = Accelerator.objects.all()
+    if vendor:
+        gpus = gpus.filter(vendor=vendor)
+    if min_memory_gb is not None:
+        gpus = gpus.filter(memory_gb__gte=min_memory_gb)
+    if precision:
+        gpus = gpus.filter(**{f"{PRECISION_FIELDS[precision]}__isnull": False})
+    return gpus
+
+
+def vendor_choices() -> list[str]:
+    return list(Accelerator.objects.order_by("vendor").values_list("vendor", flat=True).distinct())
+
+
+def interconnect_label(gpu: Accelerator) -> str:
+    """'NVLink 4' for a bare generation number, the stored text otherwise, '' for none."""
+    return f"NVLink {gpu.interconnect}" if gpu.interconnect.isdigit() else gpu.interconnect
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    """An accelerator, its peak at the chosen precision and its cheapest current offer."""
+
+    gpu: Accelerator
+    precision: str
+    peak_tflops: float | None
+    cheapest: Price | None
+    interconnect: str
+
+    @property
+    def usd_per_gpu_hour(self) -> float | None:
+        return self.cheapest.usd_per_gpu_hour if self.cheapest else None
+
+    @property
+    def tflops_per_usd_per_gpu_hour(self) -> float | None:
+        usd = self.usd_per_gpu_hour
+        return self.peak_tflops / usd if self.peak_tflops and usd else None
+
+
+def peak_for(gpu: Accelerator, precision: str) -> tuple[str, float | None]:
+    """The peak at `precision`; with no precision chosen, bf16 falling back to fp16."""
+    if precision:
+        return precision, gpu.peak_tflops(precision)
+    bf16 = gpu.peak_tflops(DEFAULT_PRECISION)
+    if bf16 is not None:
+        return DEFAULT_PRECISION, bf16
+    return FALLBACK_PRECISION, gpu.peak_tflops(FALLBACK_PRECISION)
+
+
+SORT_KEYS = {
+    "name": lambda r: r.gpu.name.lower(),
+    "vendor": lambda r: r.gpu.vendor.lower(),
+    "memory_gb": lambda r: r.gpu.memory_gb,
+    "memory_bandwidth_gbps": lambda r: r.gpu.memory_bandwidth_gbps,
+    "peak_tflops": lambda r: r.peak_tflops,
+    "tdp_watts": lambda r: r.gpu.tdp_watts,
+    "usd_per_gpu_hour": lambda r: r.usd_per_gpu_hour,
+    "tflops_per_usd": lambda r: r.tflops_per_usd_per_gpu_hour,
+}
+
+
+def sort_rows(rows: Iterable[CatalogRow], sort: str) -> list[CatalogRow]:
+    """Sort by a SORT_KEYS key, '-' prefix for descending; missing values always go last."""
+    key = SORT_KEYS[sort.lstrip("-")]
+    present = [r for r in rows if key(r) is not None]
+    missing = [r for r in rows if key(r) is None]
+    return sorted(present, key=key, reverse=sort.startswith("-")) + missing
+
+
+def catalog_rows(
+    *, today: date, vendor: str = "", min_memory_gb: float | None = None, precision: str = "",
+    sort: str = "vendor",
+) -> list[CatalogRow]:
+    """The catalog table: filtered accelerators with their cheapest current on-demand offer."""
+    cheapest = cheapest_by_accelerator(today=today)
+    rows = []
+    for gpu in accelerator_list(vendor=vendor, min_memory_gb=min_memory_gb, precision=precision):
+        used, peak = peak_for(gpu, precision)
+        rows.append(CatalogRow(gpu, used, peak, cheapest.get(gpu.id), interconnect_label(gpu)))
+    return sort_rows(rows, sort)
+
+
+def catalog_rows_for(*, today: date, slugs: Sequence[str]) -> list[CatalogRow]:
+    """Catalog rows for the given slugs, in the order given (the compare page)."""
+    rows = {r.gpu.slug: r for r in catalog_rows(today=today) if r.gpu.slug in slugs}
+    return [rows[slug] for slug in slugs if slug in rows]
+
+
+# --- instance types ---------------------------------------------------------------------------
+
+
+def instance_type_list(
+    *, gpu: str = "", provider: str = "", min_gpus: int | None = None
+) -> QuerySet[InstanceType]:
+    instances = InstanceType.objects.select_related("provider", "accelerator")
+    if gpu:
+        instances = instances.filter(accelerator__slug=gpu)
+    if provider:
+        instances = instances.filter(provider__slug=provider)
+    if min_gpus is not None:
+        instances = instances.filter(gpu_count__gte=min_gpus)
+    return instances.order_by("provider__slug", "name")
+
+
+@dataclass(frozen=True)
+class InstanceDetail:
+    instance: InstanceType
+    rows: list[PriceRow]
+
+
+def instance_detail(*, provider: str, name: str, today: date) -> InstanceDetail:
+    """One instance type (404 when unknown) with all its prices, current first within a key."""
+    instance = get_object_or_404(
+        InstanceType.objects.select_related("provider", "accelerator"),
+        provider__slug=provider, name=name,
+    )
+    prices = price_queryset(today=today).filter(instance_type=instance).order_by(
+        "region__code", "purchase_option", "-is_current", "-as_of"
+    )
+    return InstanceDetail(instance, price_rows(list(prices)))
+
+
+@dataclass(frozen=True)
+class RegionPrice:
+    region: str
+    purchase_option: str
+    usd_per_hour: float
+
+
+def current_region_prices(rows: Iterable[PriceRow]) -> list[RegionPrice]:
+    """The current prices of an instance as plain data for its chart (option = display label)."""
+    labels = dict(PurchaseOption.choices)
+    return [
+        RegionPrice(r.price.region.code, str(labels[r.price.purchase_option]),
+                    float(r.price.usd_per_hour))
+        for r in rows if r.price.is_current
+    ]
+
+
+# --- chart inputs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuPoint:
+    """One accelerator on the price/performance charts."""
+
+    name: str
+    precision: str
+    peak_tflops: float
+    usd_per_gpu_hour: float
+    offer: str
+
+
+def gpu_points(rows: Iterable[CatalogRow]) -> list[GpuPoint]:
+    """Catalog rows that have both a peak and a price, as plain chart data."""
+    points = []
+    for row in rows:
+        if row.peak_tflops is None or row.cheapest is None:
+            continue
+        offer, instance = row.cheapest, row.cheapest.instance_type
+        where = f"{instance.provider.name} {offer.region.code} {instance.name}"
+        points.append(GpuPoint(row.gpu.name, row.precision, row.peak_tflops,
+                               offer.usd_per_gpu_hour, where))
+    return points
+
+
+@dataclass(frozen=True)
+class GpuPeaks:
+    """Dense peaks of one accelerator by precision key (None where unsupported)."""
+
+    name: str
+    peaks: dict[str, float | None]
+
+
+def gpu_peaks(rows: Iterable[CatalogRow]) -> list[GpuPeaks]:
+    return [
+        GpuPeaks(r.gpu.name, {key: r.gpu.peak_tflops(key) for key in PRECISION_FIELDS})
+        for r in rows
+    ]
