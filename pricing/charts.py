@@ -8,21 +8,35 @@ from pricing.selectors import GpuPeaks, GpuPoint, RegionPrice, precision_unit
 
 _LAYOUT = {
     "template": "plotly_white",
-    "margin": {"l": 70, "r": 20, "t": 50, "b": 70},
+    "margin": {"l": 60, "r": 20, "t": 60, "b": 60},
     "height": 460,
-    "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13},
+    "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12},
+    "title": {"font": {"size": 14}, "x": 0.01},
 }
 USD_PER_GPU_HOUR = "$/GPU-hour (USD)"
 
 
+def _style(figure: go.Figure, title: str, **layout: object) -> go.Figure:
+    figure.update_layout(_LAYOUT)
+    figure.update_layout(title_text=title, **layout)
+    return figure
+
+
 def peak_title(points: Sequence[GpuPoint]) -> str:
-    """'Peak dense BF16 (TFLOPS)', naming the fp16 fallback when some GPUs use it."""
+    """'Peak dense BF16 (TFLOPS)', or 'Peak dense BF16 or FP16 (TFLOPS)' when some fall back."""
     precisions = list(dict.fromkeys(p.precision for p in points)) or ["bf16"]
     unit = precision_unit(precisions[0])
     if len(precisions) == 1:
         return f"Peak dense {precisions[0].upper()} ({unit})"
-    first, *rest = (p.upper() for p in precisions)
-    return f"Peak dense {first} ({', '.join(rest)} where no {first}) ({unit})"
+    return f"Peak dense {' or '.join(p.upper() for p in precisions)} ({unit})"
+
+
+def _alternating_positions(points: Sequence[GpuPoint]) -> list[str]:
+    order = sorted(range(len(points)), key=lambda i: points[i].usd_per_gpu_hour)
+    positions = ["top center"] * len(points)
+    for rank, index in enumerate(order):
+        positions[index] = ("top center", "bottom center")[rank % 2]
+    return positions
 
 
 def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
@@ -35,7 +49,8 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
         text=[p.name for p in points],
         customdata=[[p.precision.upper(), p.offer] for p in points],
         mode="markers+text",
-        textposition="top center",
+        # Alternate label sides so neighbouring cheap GPUs do not print over each other.
+        textposition=_alternating_positions(points),
         textfont={"size": 11},
         marker={"size": 10, "color": "#2563eb"},
         hovertemplate=(
@@ -43,15 +58,16 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
             "$%{x:.3f}/GPU-hour<br>%{customdata[1]}<extra></extra>"
         ),
     ))
-    figure.update_layout(
-        **_LAYOUT,
-        title={"text": "Peak throughput vs cheapest on-demand price"},
-        xaxis={"title": {"text": f"Cheapest on-demand price, {USD_PER_GPU_HOUR}"},
-               "rangemode": "tozero"},
-        yaxis={"title": {"text": peak_title(points)}, "rangemode": "tozero"},
+    return _style(
+        figure,
+        "Peak throughput vs cheapest on-demand price",
+        # Log axes: prices span 0.1-10 $/GPU-hour and peaks 60-2,500 TFLOPS.
+        xaxis={"title": {"text": f"Cheapest on-demand price, {USD_PER_GPU_HOUR} (log scale)"},
+               "type": "log", "automargin": True},
+        yaxis={"title": {"text": f"{peak_title(points)} (log scale)"}, "type": "log",
+               "automargin": True},
         showlegend=False,
     )
-    return figure
 
 
 def tflops_per_dollar_bar(points: Sequence[GpuPoint]) -> go.Figure:
@@ -69,14 +85,14 @@ def tflops_per_dollar_bar(points: Sequence[GpuPoint]) -> go.Figure:
             "<br>at $%{customdata[1]:.3f}/GPU-hour<extra></extra>"
         ),
     ))
-    figure.update_layout(
-        **_LAYOUT,
-        title={"text": f"{unit} per dollar (peak / cheapest on-demand $/GPU-hour)"},
-        xaxis={"title": {"text": "GPU"}, "tickangle": -35},
-        yaxis={"title": {"text": f"{peak_title(points)} per {USD_PER_GPU_HOUR}"}},
+    return _style(
+        figure,
+        "Peak throughput per dollar (cheapest on-demand)",
+        xaxis={"title": {"text": "GPU"}, "tickangle": -40, "automargin": True},
+        yaxis={"title": {"text": f"{peak_title(points)} per {USD_PER_GPU_HOUR}"},
+               "automargin": True},
         showlegend=False,
     )
-    return figure
 
 
 def compare_peaks_bar(gpus: Sequence[GpuPeaks]) -> go.Figure:
@@ -90,15 +106,15 @@ def compare_peaks_bar(gpus: Sequence[GpuPeaks]) -> go.Figure:
         )
         for gpu in gpus
     ])
-    figure.update_layout(
-        **_LAYOUT,
+    return _style(
+        figure,
+        "Peak dense throughput by precision",
         barmode="group",
-        title={"text": "Peak dense throughput by precision"},
-        xaxis={"title": {"text": "Precision (unit)"}},
-        yaxis={"title": {"text": "Peak dense throughput (TFLOPS; INT8 in TOPS)"}},
-        legend={"orientation": "h", "y": -0.2},
+        xaxis={"title": {"text": "Precision (unit)"}, "automargin": True},
+        yaxis={"title": {"text": "Peak dense throughput (TFLOPS; INT8 in TOPS)"},
+               "automargin": True},
+        legend={"orientation": "h", "y": -0.25},
     )
-    return figure
 
 
 def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
@@ -113,12 +129,11 @@ def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
         )
         for option in options
     ])
-    figure.update_layout(
-        **_LAYOUT,
+    return _style(
+        figure,
+        "Current price per region and purchase option",
         barmode="group",
-        title={"text": "Current price per region and purchase option"},
-        xaxis={"title": {"text": "Region"}, "tickangle": -35},
-        yaxis={"title": {"text": "Price, $/instance-hour (USD)"}},
-        legend={"orientation": "h", "y": 1.12},
+        xaxis={"title": {"text": "Region"}, "tickangle": -40, "automargin": True},
+        yaxis={"title": {"text": "Price, $/instance-hour (USD)"}, "automargin": True},
+        legend={"orientation": "h", "y": 1.1, "x": 0},
     )
-    return figure

@@ -116,6 +116,13 @@ def cheapest_by_accelerator(
     return {gpu_id: prices[price_id] for gpu_id, price_id in pairs if price_id is not None}
 
 
+def cheapest_per_option(*, today: date, gpu: str) -> list[Price]:
+    """For one accelerator, the cheapest current $/GPU-hour price of each purchase option."""
+    offers = (cheapest_offers(today=today, purchase_option=option, gpu=gpu).first()
+              for option in PurchaseOption.values)
+    return [offer for offer in offers if offer is not None]
+
+
 @dataclass(frozen=True)
 class PriceRow:
     """One price with its discount against the current on-demand price of the same instance."""

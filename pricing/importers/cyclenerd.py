@@ -70,6 +70,10 @@ def parse(
             key = f"accelerator not in catalog: {row['gpu_key']}"
             skipped[key] = skipped.get(key, 0) + 1
             continue
+        if count != int(count):
+            key = f"fractional GPU count ({row['gpu_key']})"
+            skipped[key] = skipped.get(key, 0) + 1
+            continue
         instance = {
             "provider": "gcp",
             "instance_type": row["machine_type"],

@@ -42,12 +42,6 @@ def require_keys(
     return not missing
 
 
-def line_of(text: str, pattern: str) -> int | None:
-    """1-based line of the first match of a regular expression in the file text."""
-    match = re.search(pattern, text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
-
-
 def object_key_lines(text: str) -> dict[str, int]:
     """Line where each key that opens a JSON object first appears, in one pass over the text."""
     lines: dict[str, int] = {}

@@ -74,17 +74,23 @@ class ConfigArrays:
 
     @classmethod
     def from_columns(cls, columns: Mapping[str, Any]) -> ConfigArrays:
-        """Build from a mapping (dict or DataFrame) with one entry per field; broadcasts."""
+        """Build from a mapping (dict or DataFrame) with one entry per field.
+
+        Scalars stay 0-d and broadcast in the formulas (no copies); arrays must share a shape.
+        """
         names = [f.name for f in fields(cls)]
         missing = [n for n in names if n not in columns]
         if missing:
             raise ValueError(f"missing configuration columns: {missing}")
-        arrays = np.broadcast_arrays(*[np.asarray(columns[n], dtype=np.float64) for n in names])
-        return cls(**{n: np.ascontiguousarray(a) for n, a in zip(names, arrays, strict=True)})
+        arrays = {n: np.asarray(columns[n], dtype=np.float64) for n in names}
+        shapes = {a.shape for a in arrays.values() if a.ndim}
+        if len(shapes) > 1:
+            raise ValueError(f"configuration arrays differ in shape: {sorted(shapes)}")
+        return cls(**arrays)
 
     def take(self, index: npt.NDArray[Any]) -> ConfigArrays:
-        """Subset every array by a boolean mask or integer index."""
-        return ConfigArrays(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+        """Subset every non-scalar array by a boolean mask or integer index."""
+        return ConfigArrays(**{f.name: _take(getattr(self, f.name), index) for f in fields(self)})
 
     @property
     def n_gpus(self) -> FloatArray:
@@ -93,6 +99,10 @@ class ConfigArrays:
     @property
     def global_batch(self) -> FloatArray:
         return self.micro_batch * self.dp * self.grad_accum
+
+
+def _take(values: FloatArray, index: npt.NDArray[Any]) -> FloatArray:
+    return values if values.ndim == 0 else values[index]
 
 
 def workload_columns(workload: Workload) -> dict[str, float]:

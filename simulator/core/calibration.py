@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -92,3 +93,16 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
     efficiency = ceiling * size / (size + cal.ridge_multiple * ridge) * simt
     return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
+
+
+def load_calibration(path: str) -> Calibration:
+    """Read a Calibration from the JSON file at `path` (e.g. simulator/data/calibration.json)."""
+    with open(path, encoding="utf-8") as handle:
+        return Calibration.from_dict(json.load(handle))
+
+
+def save_calibration(calibration: Calibration, path: str) -> None:
+    """Write `calibration` as indented JSON to `path`."""
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(calibration.to_dict(), handle, indent=2, sort_keys=True)
+        handle.write("\n")

@@ -18,7 +18,7 @@ from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
 from simulator.core.runs import RunInputs, run_inputs
 from simulator.core.search import best_layout
-from simulator.core.timing import TimeArrays, step_time
+from simulator.core.timing import step_time
 
 THROUGHPUT_METRICS: tuple[str, ...] = ("tokens_per_sec_per_gpu", "samples_per_sec",
                                        "tflops_per_gpu", "mfu_pct")
@@ -40,6 +40,26 @@ class PreparedRuns:
 
     info: pd.DataFrame
     arrays: ConfigArrays
+
+    @property
+    def is_predictable(self) -> np.ndarray:
+        return self.info["is_predictable"].to_numpy(dtype=bool)
+
+
+@dataclass(frozen=True)
+class RowTargets:
+    """Numpy views of the predictable rows' metric definitions (fast repeated prediction)."""
+
+    metric: np.ndarray
+    convention: np.ndarray
+    work_samples: FloatArray
+    reported: FloatArray
+
+    @classmethod
+    def of(cls, prepared: PreparedRuns) -> RowTargets:
+        sub = prepared.info.loc[prepared.is_predictable]
+        return cls(sub["metric"].to_numpy(), sub["convention"].fillna("").to_numpy(),
+                   sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float))
 
 
 def as_gpu_specs(gpus: pd.DataFrame | Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
@@ -85,51 +105,53 @@ def _empty_arrays() -> ConfigArrays:
     return ConfigArrays(**{f.name: np.zeros(0) for f in fields(ConfigArrays)})
 
 
-def _convention_flops(c: ConfigArrays, t: TimeArrays, convention: np.ndarray) -> FloatArray:
-    """FLOPs per sample as the source counted them: yes = full-recompute hardware FLOPs
-    (Megatron eq. 3), no = model FLOPs, blank = executed FLOPs of the chosen layout."""
+def metric_values(c: ConfigArrays, samples_per_second: FloatArray, executed_flops: FloatArray,
+                  targets: RowTargets, overhead_seconds: float) -> FloatArray:
+    """Predicted value of each row's metric from throughput (samples/s) per row."""
+    n_gpus, samples = c.n_gpus, samples_per_second
     full = c.linear_train_flops + c.linear_recompute_flops + 4.0 * c.attention_fwd_flops
-    return np.where(convention == "yes", full,
-                    np.where(convention == "no", c.model_flops, t.hardware_flops_per_sample))
-
-
-def metric_values(c: ConfigArrays, t: TimeArrays, info: pd.DataFrame,
-                  overhead_seconds: float) -> FloatArray:
-    """Predicted value of each row's metric, given evaluated arrays for those rows."""
-    metric = info["metric"].to_numpy()
-    n_gpus = c.n_gpus
-    samples = t.samples_per_second
-    flops = _convention_flops(c, t, info["convention"].fillna("").to_numpy()) * samples / n_gpus
-    minutes = (info["work_samples"].to_numpy(dtype=float) / samples + overhead_seconds) / 60.0
+    convention = targets.convention
+    # Blank convention: assume model FLOPs (PaLM/MFU style), the most common unstated count.
+    per_sample = np.where(convention == "yes", full,
+                          np.where(convention == "rule", executed_flops, c.model_flops))
+    flops = per_sample * samples / n_gpus
+    minutes = (targets.work_samples / samples + overhead_seconds) / 60.0
     choices = [samples * c.seq_len / n_gpus, samples, flops / 1e12,
                100.0 * flops / (c.peak_tflops * 1e12), minutes, minutes * n_gpus / 60.0]
-    return np.select([metric == m for m in METRICS], choices, default=np.nan)
+    return np.select([targets.metric == m for m in METRICS], choices, default=np.nan)
+
+
+def predict_targets(c: ConfigArrays, targets: RowTargets, calibration: Calibration) -> FloatArray:
+    """Predicted metric for arrays/targets of predictable rows (the fitting hot path)."""
+    times = step_time(c, calibration)
+    return metric_values(c, times.samples_per_second, times.hardware_flops_per_sample,
+                         targets, calibration.run_overhead_seconds)
 
 
 def predict_prepared(prepared: PreparedRuns, calibration: Calibration) -> FloatArray:
     """Predicted metric per input row (NaN where not predictable)."""
     out = np.full(len(prepared.info), np.nan)
-    ok = prepared.info["is_predictable"].to_numpy(dtype=bool)
+    ok = prepared.is_predictable
     if ok.any():
-        times = step_time(prepared.arrays, calibration)
-        sub = prepared.info.loc[ok]
-        out[ok] = metric_values(prepared.arrays, times, sub, calibration.run_overhead_seconds)
+        out[ok] = predict_targets(prepared.arrays, RowTargets.of(prepared), calibration)
     return out
 
 
 def baseline_prepared(prepared: PreparedRuns) -> FloatArray:
-    """Rule of thumb: 6·params·tokens (ResNet: 3x forward FLOPs) at 40% of dense peak."""
+    """Rule of thumb: 6·params·tokens (ResNet: 3x forward FLOPs) at 40% of dense peak.
+
+    Its FLOP rate is 40% of peak under any counting convention.
+    """
     out = np.full(len(prepared.info), np.nan)
-    ok = prepared.info["is_predictable"].to_numpy(dtype=bool)
+    ok = prepared.is_predictable
     if not ok.any():
         return out
-    c, sub = prepared.arrays, prepared.info.loc[ok]
-    per_sample = np.where(c.is_transformer > 0, 6.0 * c.params * c.seq_len,
-                          c.linear_train_flops)
+    c, targets = prepared.arrays, RowTargets.of(prepared)
+    per_sample = np.where(c.is_transformer > 0, 6.0 * c.params * c.seq_len, c.linear_train_flops)
     samples = RULE_OF_THUMB_EFFICIENCY * c.peak_tflops * 1e12 * c.n_gpus / per_sample
-    fake = TimeArrays(*([np.zeros_like(samples)] * 8), samples, per_sample)  # type: ignore[arg-type]
-    sub = sub.assign(convention="")
-    out[ok] = metric_values(c, fake, sub, 0.0)
+    plain = RowTargets(targets.metric, np.full(len(per_sample), "rule"), targets.work_samples,
+                       targets.reported)
+    out[ok] = metric_values(c, samples, per_sample, plain, 0.0)
     return out
 
 
@@ -169,8 +191,7 @@ def validate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
 
 def subset_prepared(prepared: PreparedRuns, mask: np.ndarray) -> PreparedRuns:
     """Rows of `prepared` selected by a boolean mask over its info rows."""
-    ok = prepared.info["is_predictable"].to_numpy(dtype=bool)
-    arrays_mask = mask[ok]
+    arrays_mask = mask[prepared.is_predictable]
     info = prepared.info.loc[mask].reset_index(drop=True)
     return PreparedRuns(info, prepared.arrays.take(arrays_mask))
 

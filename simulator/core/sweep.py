@@ -1,0 +1,203 @@
+"""Vectorized sweep of one workload over a hardware catalog × node counts × layouts.
+
+Three numpy stages, no per-configuration Python:
+1. validity of every (node count, layout) pair per GPUs-per-node value (divisibility, batch);
+2. memory per GPU of every valid pair (independent of the GPU model apart from capacity),
+   compared against every instance type's capacity at once;
+3. step time only for the configurations that fit.
+Time it with `time.perf_counter()` around `sweep(...)`; `SweepResult.n_configurations` is the
+number of (instance type, node count, layout) combinations examined.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
+from simulator.core.calibration import Calibration
+from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu
+from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value
+from simulator.core.memory import GIB, memory_breakdown
+from simulator.core.timing import step_time
+from simulator.core.workloads import TrainingGoal, Workload
+
+INSTANCE_COLUMNS = ("instance_key", "gpu", "gpus_per_node", "intra_node_gbytes_per_s",
+                    "inter_node_gbits_per_s")
+OUTPUT_COLUMNS = [
+    "instance_key", "gpu", "nodes", "gpus", "tp", "pp", "dp", "cp", "zero_stage", "recompute",
+    "micro_batch", "grad_accum", "precision", "step_seconds", "samples_per_second",
+    "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
+    "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu"]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Feasible configurations (OUTPUT_COLUMNS) and how many combinations were examined."""
+
+    configurations: pd.DataFrame
+    n_configurations: int
+    n_feasible: int
+
+
+def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
+                micro_batches: Sequence[int] = (1, 2, 4, 8)) -> pd.DataFrame:
+    """Candidate layouts without dp: columns tp, pp, cp, zero_stage, recompute, micro_batch.
+
+    Powers of two; TP divides the head count, PP the layer count. Non-transformers get
+    tp = pp = 1 and no selective recomputation.
+    """
+    tps = [t for t in (1, 2, 4, 8, 16) if t <= max_tp and _divides(t, workload.n_heads)]
+    pps = [p for p in (1, 2, 4, 8, 16, 32) if p <= max_pp and _divides(p, workload.n_layers)]
+    if not workload.is_transformer:
+        tps, pps = [1], [1]
+    modes = [i for i, m in enumerate(RECOMPUTE_MODES) if workload.is_transformer or m != "selective"]
+    rows = itertools.product(tps, pps, [1], range(4), modes, micro_batches)
+    return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch"])
+
+
+def _divides(d: int, n: int) -> bool:
+    return n > 0 and n % d == 0
+
+
+def _pairs(layouts: pd.DataFrame, node_counts: np.ndarray, gpus_per_node: int,
+           global_batch: int) -> dict[str, np.ndarray]:
+    """Valid (node count, layout) pairs for one GPUs-per-node value, with dp and grad_accum."""
+    nodes = np.repeat(node_counts, len(layouts))
+    cols = {k: np.tile(layouts[k].to_numpy(dtype=float), len(node_counts)) for k in layouts}
+    gpus = nodes * gpus_per_node
+    model = cols["tp"] * cols["pp"] * cols["cp"]
+    dp = gpus / model
+    ok = (np.mod(gpus, model) == 0) & (cols["tp"] <= gpus_per_node) & (dp <= global_batch)
+    ok &= (dp > 1) | (cols["zero_stage"] == 0)
+    per_replica = np.ceil(global_batch / np.maximum(dp, 1.0))
+    ok &= cols["micro_batch"] <= per_replica
+    out = {k: v[ok] for k, v in cols.items()}
+    out.update(nodes=nodes[ok], dp=dp[ok], grad_accum=np.ceil(per_replica[ok] / out["micro_batch"]))
+    return out
+
+
+def _layout_columns(pairs: dict[str, np.ndarray], precision: str) -> dict[str, object]:
+    act, weight, grad, optimizer = bytes_per_value(precision)
+    return {**{k: pairs[k] for k in ("tp", "pp", "dp", "cp", "zero_stage", "recompute",
+                                     "micro_batch", "grad_accum")},
+            "virtual_stages": 1.0, "is_flash_attention": 1.0, "activation_value_bytes": act,
+            "weight_bytes": weight, "grad_bytes": grad, "optimizer_bytes": optimizer}
+
+
+def _hardware_table(instances: pd.DataFrame, gpus: Mapping[str, GpuSpec],
+                    precision: str | None) -> pd.DataFrame:
+    """One row per instance with ConfigArrays hardware columns; unusable rows dropped."""
+    rows = []
+    for record in instances.to_dict("records"):
+        try:
+            gpu = lookup_gpu(dict(gpus), str(record["gpu"]))
+        except ValueError:
+            continue
+        chosen = precision or next((p for p in ("bf16", "fp16", "fp32") if gpu.supports(p)), "")
+        if not chosen or not gpu.supports(chosen):
+            continue
+        hardware = Hardware(gpu, int(record["gpus_per_node"]), 1, "unknown",
+                            float(record["intra_node_gbytes_per_s"]),
+                            float(record["inter_node_gbits_per_s"]))
+        rows.append({**record, **hardware_columns(hardware, chosen), "precision": chosen})
+    return pd.DataFrame(rows)
+
+
+HARDWARE_FIELDS = (
+    "peak_tflops", "gemm_peak_tflops", "peak_16bit_tflops", "is_simt",
+    "memory_bandwidth_gbytes_per_s", "memory_gib", "intra_gbytes_per_s", "inter_gbytes_per_s",
+    "gpus_per_node", "tdp_watts")
+
+
+def _fitting_pairs(workload: Workload, group: pd.DataFrame, pairs: dict[str, np.ndarray],
+                   precision: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(instance index, pair index, memory bytes) of every configuration that fits."""
+    first = {k: group[k].iloc[0] for k in HARDWARE_FIELDS}
+    layout = _layout_columns(pairs, precision)
+    total = memory_breakdown(ConfigArrays.from_columns(
+        {**workload_columns(workload), **first, **layout})).total
+    capacity = group["memory_gib"].to_numpy(dtype=float) * GIB
+    hw_index, pair_index = np.nonzero(total[None, :] <= capacity[:, None])
+    return hw_index, pair_index, total[pair_index]
+
+
+def _best_per_instance_and_nodes(hw_index: np.ndarray, nodes: np.ndarray,
+                                 step_seconds: np.ndarray) -> np.ndarray:
+    """Indices of the fastest configuration for each (instance, node count)."""
+    key = hw_index * (nodes.max() + 1.0) + nodes
+    best = pd.Series(step_seconds).groupby(key, sort=False).idxmin()
+    return best.to_numpy(dtype=np.intp)
+
+
+def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
+                 node_counts: np.ndarray, layouts: pd.DataFrame, calibration: Calibration,
+                 keep: str) -> pd.DataFrame:
+    gpus_per_node, precision = int(group["gpus_per_node"].iloc[0]), str(group["precision"].iloc[0])
+    pairs = _pairs(layouts, node_counts, gpus_per_node, goal.global_batch(workload))
+    hw_index, pair_index, memory = _fitting_pairs(workload, group, pairs, precision)
+    if len(hw_index) == 0:
+        return pd.DataFrame(columns=OUTPUT_COLUMNS)
+    columns = {**workload_columns(workload),
+               **{k: group[k].to_numpy(dtype=float)[hw_index] for k in HARDWARE_FIELDS},
+               **{k: np.asarray(v)[pair_index] if np.ndim(v) else v
+                  for k, v in _layout_columns(pairs, precision).items()}}
+    c = ConfigArrays.from_columns(columns)
+    times = step_time(c, calibration)
+    rows = np.arange(len(hw_index))
+    if keep == "best":
+        rows = _best_per_instance_and_nodes(hw_index, pairs["nodes"][pair_index], times.step)
+    return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
+                         c.take(rows), times.step[rows], memory[rows], precision)
+
+
+def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
+                  instances: pd.DataFrame, c: ConfigArrays, step: np.ndarray,
+                  memory: np.ndarray, precision: str) -> pd.DataFrame:
+    samples = c.global_batch / step
+    gpus = c.n_gpus
+    hours = (goal.total_samples(workload) / samples + cal.run_overhead_seconds) / 3600.0
+    return pd.DataFrame({
+        "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),
+        "nodes": gpus / c.gpus_per_node, "gpus": gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp,
+        "cp": c.cp, "zero_stage": c.zero_stage,
+        "recompute": np.asarray(RECOMPUTE_MODES)[c.recompute.astype(np.intp)],
+        "micro_batch": c.micro_batch, "grad_accum": c.grad_accum, "precision": precision,
+        "step_seconds": step, "samples_per_second": samples,
+        "tokens_per_second": samples * workload.tokens_per_sample,
+        "time_to_train_hours": hours,
+        "time_to_train_p10_hours": hours * math.exp(-cal.log_residual_p90),
+        "time_to_train_p90_hours": hours * math.exp(-cal.log_residual_p10),
+        "gpu_hours": hours * gpus, "energy_kwh": hours * gpus * c.tdp_watts / 1000.0,
+        "memory_per_gpu_gib": memory / GIB,
+        "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12)})
+
+
+def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
+          node_counts: Sequence[int], calibration: Calibration,
+          gpus: Mapping[str, GpuSpec], *, precision: str | None = None,
+          layouts: pd.DataFrame | None = None, keep: str = "best") -> SweepResult:
+    """Evaluate `workload` on every instance type × node count × layout, vectorized.
+
+    instances_df columns: instance_key, gpu ("<model> <variant>" key of `gpus`),
+    gpus_per_node, intra_node_gbytes_per_s (per GPU per direction, GB/s),
+    inter_node_gbits_per_s (per node, Gbit/s). `layouts` defaults to layout_grid(workload).
+    keep="best" returns the fastest fitting layout per (instance, nodes); "all" every fitting
+    configuration. Precision defaults to bf16, else fp16, else fp32 per GPU.
+    """
+    missing = [k for k in INSTANCE_COLUMNS if k not in instances_df]
+    if missing or keep not in ("best", "all") or not len(node_counts) or min(node_counts) < 1:
+        raise ValueError(f"bad sweep input (missing columns {missing}, keep={keep!r})")
+    grid = layouts if layouts is not None else layout_grid(workload)
+    nodes = np.unique(np.asarray(node_counts, dtype=float))
+    table = _hardware_table(instances_df, gpus, precision)
+    frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep)
+              for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
+    frames = [f for f in frames if len(f)]
+    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=OUTPUT_COLUMNS)
+    return SweepResult(result, len(instances_df) * len(nodes) * len(grid), len(result))

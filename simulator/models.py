@@ -1,0 +1,81 @@
+"""Stored simulation requests and results, and users' own measured runs."""
+
+from django.conf import settings
+from django.db import models
+
+
+class SimulationRun(models.Model):
+    """One simulation (a configuration) or sweep (the whole catalog) and its stored result.
+
+    `request` holds the JSON the service validated: workload, goal and hardware choice.
+    """
+
+    class Kind(models.TextChoices):
+        SINGLE = "single", "Single configuration"
+        SWEEP = "sweep", "Whole-catalog sweep"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="simulations"
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.SINGLE)
+    request = models.JSONField()
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    progress_pct = models.FloatField(default=0)
+    progress_message = models.CharField(max_length=200, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class MeasuredRun(models.Model):
+    """A training run a user measured, in the reference-runs schema, to check the model on."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="measured_runs"
+    )
+    run_id = models.CharField(max_length=200)
+    row = models.JSONField(help_text="The CSV row, reference_runs.csv columns")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "run_id"], name="measured_run_unique_id")
+        ]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+
+class UserCalibration(models.Model):
+    """A calibration refitted on the reference runs plus a user's own runs."""
+
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibration"
+    )
+    params = models.JSONField()
+    n_runs = models.PositiveIntegerField(help_text="rows the fit used")
+    is_active = models.BooleanField(default=True)
+    fitted_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"calibration of {self.owner} ({self.n_runs} runs)"
