@@ -12,3 +12,4 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 api.add_router("/", pricing_router)
+api.add_router("/histories", "planner.api_histories.router")

@@ -1,5 +1,6 @@
 """GPU Planner settings: one module, configured by environment variables (see .env.example)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -168,7 +169,7 @@ NINJA_PAGINATION_PER_PAGE = 50
 
 # Tests that run a real worker share the test database through a file.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
 
 
 def _plotly_bundle() -> str:

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.db import models
 
 from pricing.models import Accelerator, InstanceType, Price, PriceSource, Provider, Region
 
@@ -17,6 +18,8 @@ class AcceleratorAdmin(admin.ModelAdmin):
     ]
     list_filter = ["vendor", "architecture"]
     search_fields = ["slug", "model", "variant"]
+    # Django 5.x warns on URLField forms without a scheme choice (default changes in 6.0).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(Provider)

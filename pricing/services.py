@@ -213,15 +213,17 @@ def _write_prices(
                     derivation_basis=row["derivation_basis"],
                 )
             )
-        elif price.usd_per_hour != usd or price.zone != row["zone"]:
+        elif (price.usd_per_hour, price.zone, price.is_derived, price.derivation_basis) != (
+            usd, row["zone"], row["is_derived"], row["derivation_basis"]
+        ):
             price.usd_per_hour, price.zone = usd, row["zone"]
-            price.derivation_basis = row["derivation_basis"]
+            price.is_derived, price.derivation_basis = row["is_derived"], row["derivation_basis"]
             changed.append(price)
         else:
             summary.unchanged += 1
     Price.objects.bulk_create(new, batch_size=1000)
     Price.objects.bulk_update(
-        changed, ["usd_per_hour", "zone", "derivation_basis"], batch_size=1000
+        changed, ["usd_per_hour", "zone", "is_derived", "derivation_basis"], batch_size=1000
     )
     summary.created += len(new)
     summary.updated += len(changed)

@@ -15,6 +15,20 @@ def _fast_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _plain_static_storage(settings: Any) -> None:
+    """Serve and render static files without collectstatic.
+
+    Manifest storage needs staticfiles.json, and whitenoise warns (an error here) when
+    STATIC_ROOT does not exist yet.
+    """
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
 @pytest.fixture(scope="session")
 def loaded_catalog(
     django_db_setup: None, django_db_blocker: pytest.FixtureRequest

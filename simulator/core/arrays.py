@@ -135,7 +135,8 @@ def hardware_columns(hardware: Hardware, precision: str) -> dict[str, float]:
     gemm_peak = min(peak, FP8_SPEEDUP_OVER_16BIT * peak16) if precision == "fp8" else peak
     is_simt = precision == "fp32" or (precision == "tf32" and math.isnan(gpu.tf32_tflops))
     return {
-        "peak_tflops": peak, "gemm_peak_tflops": gemm_peak, "peak_16bit_tflops": peak if is_simt else peak16,
+        "peak_tflops": peak, "gemm_peak_tflops": gemm_peak,
+        "peak_16bit_tflops": peak if is_simt else peak16,
         "is_simt": float(is_simt),
         "memory_bandwidth_gbytes_per_s": gpu.memory_bandwidth_gbytes_per_s,
         "memory_gib": gpu.memory_gib,

@@ -19,7 +19,6 @@ from simulator.core.hardware import GpuSpec
 from simulator.core.validation import (
     PreparedRuns,
     RowTargets,
-    predict_prepared,
     predict_targets,
     prepare_runs,
     speed_ratio,

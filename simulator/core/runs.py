@@ -132,7 +132,8 @@ def row_hardware(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> tuple[H
     return hardware, notes
 
 
-def row_constraints(row: Mapping[str, Any], hardware: Hardware) -> tuple[LayoutConstraints, list[str]]:
+def row_constraints(row: Mapping[str, Any],
+                    hardware: Hardware) -> tuple[LayoutConstraints, list[str]]:
     """Given layout fields of a row; blank ones are left to the layout search."""
     precision = _str_or_none(row, "precision")
     notes = []

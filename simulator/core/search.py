@@ -60,7 +60,8 @@ def _tp_options(workload: Workload, hardware: Hardware, fixed: int | None) -> li
 def _cp_options(workload: Workload, fixed: int | None) -> list[int]:
     if fixed is not None:
         return [fixed]
-    return [1, 2, 4, 8] if workload.is_transformer and workload.seq_len >= LONG_SEQUENCE_TOKENS else [1]
+    is_long = workload.is_transformer and workload.seq_len >= LONG_SEQUENCE_TOKENS
+    return [1, 2, 4, 8] if is_long else [1]
 
 
 def _pp_options(workload: Workload, model_gpus: int, fixed: int | None) -> list[int]:
@@ -87,7 +88,8 @@ def candidate_layouts(workload: Workload, hardware: Hardware, global_batch: int,
     modes = [k.recompute] if k.recompute else [m for m in RECOMPUTE_MODES
                                                if workload.is_transformer or m != "selective"]
     layouts: list[Layout] = []
-    for tp, cp in itertools.product(_tp_options(workload, hardware, k.tp), _cp_options(workload, k.cp)):
+    tps, cps = _tp_options(workload, hardware, k.tp), _cp_options(workload, k.cp)
+    for tp, cp in itertools.product(tps, cps):
         if hardware.n_gpus % (tp * cp):
             continue
         for pp in _pp_options(workload, hardware.n_gpus // (tp * cp), k.pp):
@@ -103,7 +105,8 @@ def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, prec
         return []
     per_replica = math.ceil(global_batch / dp)
     out = []
-    for zero, mode, micro in itertools.product(zeros, modes, _micro_batches(per_replica, k.micro_batch)):
+    micros = _micro_batches(per_replica, k.micro_batch)
+    for zero, mode, micro in itertools.product(zeros, modes, micros):
         if dp == 1 and zero > 0 and k.zero_stage is None:
             continue
         out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro,
@@ -114,7 +117,8 @@ def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, prec
 def _arrays_for(workload: Workload, hardware: Hardware, layouts: list[Layout]) -> ConfigArrays:
     frame = pd.DataFrame([layout_columns(layout) for layout in layouts])
     precision = layouts[0].precision
-    for key, value in {**workload_columns(workload), **hardware_columns(hardware, precision)}.items():
+    fixed = {**workload_columns(workload), **hardware_columns(hardware, precision)}
+    for key, value in fixed.items():
         frame[key] = value
     return ConfigArrays.from_columns(frame)
 

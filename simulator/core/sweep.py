@@ -56,7 +56,8 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
     pps = [p for p in (1, 2, 4, 8, 16, 32) if p <= max_pp and _divides(p, workload.n_layers)]
     if not workload.is_transformer:
         tps, pps = [1], [1]
-    modes = [i for i, m in enumerate(RECOMPUTE_MODES) if workload.is_transformer or m != "selective"]
+    modes = [i for i, m in enumerate(RECOMPUTE_MODES)
+             if workload.is_transformer or m != "selective"]
     rows = itertools.product(tps, pps, [1], range(4), modes, micro_batches)
     return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch"])
 
@@ -199,5 +200,6 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep)
               for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
     frames = [f for f in frames if len(f)]
-    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=OUTPUT_COLUMNS)
+    empty = pd.DataFrame(columns=OUTPUT_COLUMNS)
+    result = pd.concat(frames, ignore_index=True) if frames else empty
     return SweepResult(result, len(instances_df) * len(nodes) * len(grid), len(result))

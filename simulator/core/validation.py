@@ -12,7 +12,13 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
-from simulator.core.arrays import ConfigArrays, FloatArray, hardware_columns, layout_columns, workload_columns
+from simulator.core.arrays import (
+    ConfigArrays,
+    FloatArray,
+    hardware_columns,
+    layout_columns,
+    workload_columns,
+)
 from simulator.core.calibration import Calibration
 from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
@@ -58,7 +64,8 @@ class RowTargets:
     @classmethod
     def of(cls, prepared: PreparedRuns) -> RowTargets:
         sub = prepared.info.loc[prepared.is_predictable]
-        return cls(sub["metric"].to_numpy(), sub["convention"].fillna("").to_numpy(),
+        convention = np.array([v if isinstance(v, str) else "" for v in sub["convention"]])
+        return cls(sub["metric"].to_numpy(), convention,
                    sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float))
 
 

@@ -86,7 +86,8 @@ class Workload:
 
     def model_flops_per_sample(self) -> float:
         """Model FLOPs per trained sample (PaLM MFU convention; no recomputation)."""
-        return self.linear_training_flops_per_sample() + 3.0 * self.attention_forward_flops_per_sample()
+        attention = 3.0 * self.attention_forward_flops_per_sample()
+        return self.linear_training_flops_per_sample() + attention
 
     def linear_training_flops_per_sample(self) -> float:
         """Forward plus backward matmul FLOPs; LoRA skips weight gradients of frozen weights."""

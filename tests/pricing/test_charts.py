@@ -1,0 +1,89 @@
+import json
+
+import pytest
+from plotly.utils import PlotlyJSONEncoder
+
+from pricing import charts
+from pricing.selectors import GpuPeaks, GpuPoint, RegionPrice
+
+POINTS = [
+    GpuPoint("H100 SXM5-80GB", "bf16", 989.5, 2.0, "Lambda us-east-1 gpu_8x_h100"),
+    GpuPoint("A100 SXM4-80GB", "bf16", 312.0, 1.2, "AWS us-east-1 p4de.24xlarge"),
+    GpuPoint("V100 SXM2-16GB", "fp16", 125.0, 0.5, "Vast.ai somewhere 1x-V100"),
+]
+
+
+def test_scatter_has_one_labelled_point_per_gpu() -> None:
+    figure = charts.price_performance_scatter(POINTS)
+    [trace] = figure.data
+    assert trace.type == "scatter"
+    assert list(trace.text) == [p.name for p in POINTS]
+    assert list(trace.x) == [2.0, 1.2, 0.5]
+    assert list(trace.y) == [989.5, 312.0, 125.0]
+    assert "text" in trace.mode
+
+
+def test_scatter_axis_titles_carry_units_and_the_fp16_fallback() -> None:
+    figure = charts.price_performance_scatter(POINTS)
+    assert "$/GPU-hour (USD)" in figure.layout.xaxis.title.text
+    assert "(TFLOPS)" in figure.layout.yaxis.title.text
+    assert "BF16 or FP16" in figure.layout.yaxis.title.text
+
+
+def test_scatter_labels_a_single_precision_plainly() -> None:
+    figure = charts.price_performance_scatter(POINTS[:2])
+    assert figure.layout.yaxis.title.text.startswith("Peak dense BF16 (TFLOPS)")
+
+
+def test_int8_is_labelled_in_tops() -> None:
+    points = [GpuPoint("H100 SXM5-80GB", "int8", 1979.0, 2.0, "x")]
+    figure = charts.price_performance_scatter(points)
+    assert "(TOPS)" in figure.layout.yaxis.title.text
+
+
+def test_tflops_per_dollar_bars_are_ranked_best_first() -> None:
+    figure = charts.tflops_per_dollar_bar(POINTS)
+    [trace] = figure.data
+    assert trace.type == "bar"
+    assert list(trace.x) == ["H100 SXM5-80GB", "A100 SXM4-80GB", "V100 SXM2-16GB"]
+    assert list(trace.y) == pytest.approx([494.75, 260.0, 250.0])
+    assert "per $/GPU-hour (USD)" in figure.layout.yaxis.title.text
+    assert "TFLOPS" in figure.layout.yaxis.title.text
+
+
+def test_empty_inputs_still_build_figures() -> None:
+    assert len(charts.price_performance_scatter([]).data) == 1
+    assert len(charts.tflops_per_dollar_bar([]).data) == 1
+
+
+def test_compare_chart_has_one_trace_per_gpu_and_a_group_per_precision() -> None:
+    gpus = [
+        GpuPeaks("H100", {"fp16": 989.5, "int8": 1979.0}),
+        GpuPeaks("A100", {"fp16": 312.0, "int8": 624.0}),
+    ]
+    figure = charts.compare_peaks_bar(gpus)
+    assert [t.name for t in figure.data] == ["H100", "A100"]
+    assert list(figure.data[0].x) == ["FP16 (TFLOPS)", "INT8 (TOPS)"]
+    assert figure.layout.barmode == "group"
+    assert "TFLOPS" in figure.layout.yaxis.title.text
+
+
+def test_instance_chart_groups_regions_by_purchase_option() -> None:
+    prices = [
+        RegionPrice("us-east-1", "On-demand", 32.77),
+        RegionPrice("us-west-2", "On-demand", 32.77),
+        RegionPrice("us-east-1", "Spot / preemptible", 12.0),
+    ]
+    figure = charts.instance_prices_bar(prices)
+    assert [t.name for t in figure.data] == ["On-demand", "Spot / preemptible"]
+    assert list(figure.data[0].x) == ["us-east-1", "us-west-2"]
+    assert list(figure.data[1].y) == [12.0]
+    assert figure.layout.barmode == "group"
+    assert figure.layout.yaxis.title.text == "Price, $/instance-hour (USD)"
+    assert figure.layout.xaxis.title.text == "Region"
+
+
+def test_figures_serialize_with_plotlys_encoder() -> None:
+    payload = json.loads(json.dumps(charts.price_performance_scatter(POINTS), cls=PlotlyJSONEncoder))
+    assert payload["data"][0]["type"] == "scatter"
+    assert payload["layout"]["xaxis"]["type"] == "log"

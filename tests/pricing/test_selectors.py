@@ -1,0 +1,169 @@
+from datetime import date
+
+import pytest
+from django.http import Http404
+
+from pricing import selectors
+from pricing.models import Accelerator, Price, PurchaseOption
+
+
+def test_per_gpu_hour_is_a_float_division_even_for_whole_dollar_prices(catalog: date) -> None:
+    prices = selectors.price_queryset(today=catalog)
+    for price in prices:
+        expected = float(price.usd_per_hour) / price.instance_type.gpu_count
+        assert price.usd_per_gpu_hour_value == pytest.approx(expected)
+
+
+def test_cheapest_by_accelerator_is_the_minimum_current_on_demand(catalog: date) -> None:
+    cheapest = selectors.cheapest_by_accelerator(today=catalog)
+    h100 = Accelerator.objects.get(slug="h100-sxm5-80gb")
+    offers = Price.objects.filter(
+        is_current=True, purchase_option="on_demand", instance_type__accelerator=h100
+    ).select_related("instance_type")
+    assert cheapest[h100.id].usd_per_gpu_hour == pytest.approx(
+        min(p.usd_per_gpu_hour for p in offers)
+    )
+    assert all(p.is_current and p.purchase_option == "on_demand" for p in cheapest.values())
+
+
+def test_cheapest_by_accelerator_skips_gpus_without_offers(catalog: date) -> None:
+    cheapest = selectors.cheapest_by_accelerator(today=catalog)
+    gaudi = Accelerator.objects.get(slug="gaudi2-oam-96gb")
+    assert gaudi.id not in cheapest
+
+
+def test_cheapest_by_accelerator_per_purchase_option(catalog: date) -> None:
+    spot = selectors.cheapest_by_accelerator(today=catalog, purchase_option=PurchaseOption.SPOT)
+    assert spot
+    assert {p.purchase_option for p in spot.values()} == {"spot"}
+
+
+def test_price_list_returns_current_prices_unless_history_is_asked(catalog: date) -> None:
+    current = selectors.price_list(today=catalog)
+    everything = selectors.price_list(today=catalog, include_history=True)
+    assert not current.filter(is_current=False).exists()
+    assert everything.filter(is_current=False).exists()
+    assert everything.count() == Price.objects.count()
+
+
+def test_price_list_filters(catalog: date) -> None:
+    prices = selectors.price_list(
+        today=catalog, gpu="a100-sxm4-80gb", provider="aws", region="us-east-1",
+        purchase_option="on_demand",
+    )
+    assert prices.exists()
+    for price in prices:
+        assert price.instance_type.accelerator.slug == "a100-sxm4-80gb"
+        assert price.instance_type.provider.slug == "aws"
+        assert price.region.code == "us-east-1"
+        assert price.purchase_option == "on_demand"
+
+
+def test_stale_flag_follows_the_as_of_date(catalog: date) -> None:
+    prices = selectors.price_list(today=catalog, include_history=True)
+    skypilot = prices.filter(source__slug="skypilot-aws-v7").first()
+    cyclenerd = prices.filter(source__slug="cyclenerd-gcp-2026-07").first()
+    assert skypilot is not None and skypilot.is_stale_value
+    assert cyclenerd is not None and not cyclenerd.is_stale_value
+
+
+def test_stale_cutoff_uses_the_setting(settings: object) -> None:
+    settings.PRICE_STALE_DAYS = 10  # type: ignore[attr-defined]
+    assert selectors.is_stale(date(2026, 11, 19), date(2026, 11, 30))
+    assert not selectors.is_stale(date(2026, 11, 20), date(2026, 11, 30))
+
+
+def test_price_rows_compute_discount_against_on_demand_of_same_instance_and_region(
+    catalog: date,
+) -> None:
+    spot = selectors.price_list(today=catalog, purchase_option="spot", provider="aws").first()
+    assert spot is not None
+    on_demand = Price.objects.get(
+        instance_type=spot.instance_type, region=spot.region, purchase_option="on_demand",
+        is_current=True,
+    )
+    [row] = selectors.price_rows([spot])
+    assert row.on_demand_usd_per_hour == pytest.approx(float(on_demand.usd_per_hour))
+    expected = 100 * (1 - float(spot.usd_per_hour) / float(on_demand.usd_per_hour))
+    assert row.discount_pct == pytest.approx(expected)
+
+
+def test_on_demand_rows_have_no_discount(catalog: date) -> None:
+    price = selectors.price_list(today=catalog, purchase_option="on_demand").first()
+    assert price is not None
+    [row] = selectors.price_rows([price])
+    assert row.discount_pct is None
+
+
+def test_source_rows_flag_stale_snapshots(catalog: date) -> None:
+    rows = {r.source.slug: r for r in selectors.source_rows(today=catalog)}
+    assert rows["skypilot-aws-v7"].is_stale
+    assert rows["skypilot-aws-v7"].age_days == (catalog - date(2025, 6, 1)).days
+    assert not rows["cyclenerd-gcp-2026-07"].is_stale
+    assert rows["skypilot-aws-v7"].price_count > 0
+
+
+def test_catalog_rows_filter_by_vendor_memory_and_precision(catalog: date) -> None:
+    amd = selectors.catalog_rows(today=catalog, vendor="AMD")
+    assert amd and {r.gpu.vendor for r in amd} == {"AMD"}
+    big = selectors.catalog_rows(today=catalog, min_memory_gb=100)
+    assert big and all(r.gpu.memory_gb >= 100 for r in big)
+    fp8 = selectors.catalog_rows(today=catalog, precision="fp8")
+    assert fp8 and all(r.gpu.fp8_tflops_dense is not None for r in fp8)
+    assert all(r.precision == "fp8" for r in fp8)
+
+
+def test_peak_defaults_to_bf16_and_falls_back_to_fp16(catalog: date) -> None:
+    rows = {r.gpu.slug: r for r in selectors.catalog_rows(today=catalog)}
+    assert (rows["h100-sxm5-80gb"].precision, rows["h100-sxm5-80gb"].peak_tflops) == ("bf16", 989.5)
+    assert (rows["v100-sxm2-16gb"].precision, rows["v100-sxm2-16gb"].peak_tflops) == ("fp16", 125)
+
+
+def test_catalog_rows_sort_descending_with_missing_values_last(catalog: date) -> None:
+    rows = selectors.catalog_rows(today=catalog, sort="-usd_per_gpu_hour")
+    prices = [r.usd_per_gpu_hour for r in rows]
+    present = [p for p in prices if p is not None]
+    assert present == sorted(present, reverse=True)
+    assert prices[len(present):] == [None] * (len(prices) - len(present))
+
+
+def test_tflops_per_dollar_is_peak_over_price(catalog: date) -> None:
+    row = next(r for r in selectors.catalog_rows(today=catalog) if r.gpu.slug == "h100-sxm5-80gb")
+    assert row.usd_per_gpu_hour is not None
+    assert row.tflops_per_usd_per_gpu_hour == pytest.approx(989.5 / row.usd_per_gpu_hour)
+
+
+def test_gpu_points_keep_only_gpus_with_peak_and_price(catalog: date) -> None:
+    rows = selectors.catalog_rows(today=catalog)
+    points = selectors.gpu_points(rows)
+    names = {p.name for p in points}
+    assert "H100 SXM5-80GB" in names
+    assert "Gaudi2 OAM-96GB" not in names  # no current price loaded
+    assert "A10G PCIe-24GB" not in names  # no peak published
+
+
+def test_catalog_rows_for_keeps_the_requested_order(catalog: date) -> None:
+    rows = selectors.catalog_rows_for(today=catalog, slugs=["l4-pcie-24gb", "a10-pcie-24gb"])
+    assert [r.gpu.slug for r in rows] == ["l4-pcie-24gb", "a10-pcie-24gb"]
+
+
+def test_instance_detail_includes_history_and_404s_unknown(catalog: date) -> None:
+    detail = selectors.instance_detail(provider="aws", name="p4d.24xlarge", today=catalog)
+    assert detail.instance.gpu_count == 8
+    assert any(not r.price.is_current for r in detail.rows)
+    with pytest.raises(Http404):
+        selectors.instance_detail(provider="aws", name="nope.xlarge", today=catalog)
+
+
+def test_current_region_prices_drop_history(catalog: date) -> None:
+    detail = selectors.instance_detail(provider="aws", name="p4d.24xlarge", today=catalog)
+    points = selectors.current_region_prices(detail.rows)
+    assert len(points) == sum(1 for r in detail.rows if r.price.is_current)
+    assert {p.purchase_option for p in points} <= {str(label) for label in PurchaseOption.labels}
+
+
+def test_interconnect_label() -> None:
+    assert selectors.interconnect_label(Accelerator(interconnect="4")) == "NVLink 4"
+    assert selectors.interconnect_label(Accelerator(interconnect="")) == ""
+    fabric = Accelerator(interconnect="Infinity Fabric (7 links)")
+    assert selectors.interconnect_label(fabric) == "Infinity Fabric (7 links)"

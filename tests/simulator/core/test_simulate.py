@@ -1,0 +1,86 @@
+"""simulate(): invariants, the Megatron GPT-3 worked example, input checks."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from simulator.core import PRESETS, Layout, TrainingGoal, best_layout, make_hardware, simulate
+
+GPT3_GOAL = TrainingGoal(tokens=300e9, global_batch_samples=1536)
+
+
+def _a100_cluster(gpu_specs, nodes):
+    return make_hardware(gpu_specs["A100 SXM4-80GB"], gpus_per_node=8, n_nodes=nodes,
+                         intra_node="nvswitch", inter_node_gbits_per_s=1600)
+
+
+def test_gpt3_on_1024_a100_band_contains_34_days(gpu_specs, calibration):
+    layout = Layout(tp=8, pp=8, dp=16, recompute="full", micro_batch=1, grad_accum=96)
+    result = simulate(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 128), layout, GPT3_GOAL,
+                      calibration)
+    assert result.time_to_train_p10_hours / 24 <= 34 <= result.time_to_train_p90_hours / 24
+    assert result.memory.is_fit
+
+
+def test_step_time_parts_add_up(gpu_specs, calibration):
+    layout = Layout(tp=8, pp=8, dp=16, recompute="full", micro_batch=1, grad_accum=96)
+    r = simulate(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 128), layout, GPT3_GOAL,
+                 calibration)
+    t = r.time
+    parts = (t.compute_seconds + t.tp_comm_seconds + t.pp_comm_seconds + t.dp_comm_seconds
+             + t.bubble_seconds + t.optimizer_seconds)
+    assert t.step_seconds == pytest.approx(parts)
+    assert r.samples_per_second == pytest.approx(1536 / t.step_seconds)
+    assert r.hfu > r.mfu  # full recompute executes an extra forward pass
+    assert r.gpu_hours == pytest.approx(r.time_to_train_hours * 1024)
+    assert r.energy_kwh == pytest.approx(r.gpu_hours * 0.4)
+
+
+def test_result_is_json_safe(gpu_specs, calibration):
+    r = simulate(PRESETS["llama2-7b"], _a100_cluster(gpu_specs, 1),
+                 Layout(dp=8, zero_stage=3, recompute="full", micro_batch=1, grad_accum=128),
+                 TrainingGoal(tokens=2e12), calibration)
+    data = json.loads(json.dumps(r.to_dict()))
+    assert data["layout"]["zero_stage"] == 3
+    assert math.isclose(data["time_to_train_days"], r.time_to_train_days)
+
+
+@pytest.mark.parametrize(("layout", "gpu"), [
+    (Layout(dp=4), "A100 SXM4-80GB"),                    # GPU count mismatch
+    (Layout(dp=8, precision="bf16"), "V100 SXM2-32GB"),  # no bf16 on V100
+    (Layout(dp=8, precision="fp8"), "A100 SXM4-80GB"),   # no fp8 on A100
+])
+def test_bad_configurations_raise(gpu_specs, calibration, layout, gpu):
+    hardware = make_hardware(gpu_specs[gpu], gpus_per_node=8, n_nodes=1)
+    with pytest.raises(ValueError):
+        simulate(PRESETS["llama2-7b"], hardware, layout, TrainingGoal(tokens=1e9), calibration)
+
+
+def test_more_bandwidth_never_slows_a_step(gpu_specs, calibration):
+    layout = Layout(dp=64, zero_stage=3, recompute="full", micro_batch=1, grad_accum=16)
+    times = []
+    for gbits in (100, 400, 1600, 3200):
+        hardware = make_hardware(gpu_specs["A100 SXM4-80GB"], gpus_per_node=8, n_nodes=8,
+                                 inter_node_gbits_per_s=gbits)
+        r = simulate(PRESETS["llama2-13b"], hardware, layout, TrainingGoal(tokens=1e9), calibration)
+        times.append(r.time.step_seconds)
+    assert times == sorted(times, reverse=True)
+
+
+def test_best_layout_keeps_tp_in_node_and_fits(gpu_specs, calibration):
+    choice = best_layout(PRESETS["llama2-70b"], _a100_cluster(gpu_specs, 8),
+                         TrainingGoal(tokens=2e12, global_batch_samples=1024), calibration)
+    layout = choice.result.layout
+    assert choice.is_fit and choice.result.memory.is_fit
+    assert layout.tp <= 8 and layout.n_gpus == 64
+    assert layout.global_batch >= 1024
+
+
+def test_best_layout_reports_when_nothing_fits(gpu_specs, calibration):
+    hardware = make_hardware(gpu_specs["A100 SXM4-40GB"], gpus_per_node=1, n_nodes=1)
+    choice = best_layout(PRESETS["llama2-70b"], hardware, TrainingGoal(tokens=1e9), calibration)
+    assert not choice.is_fit
+    assert "does not fit" in choice.result.memory.overflow_message

@@ -1,0 +1,64 @@
+"""Vectorized catalog sweep."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from simulator.core import (
+    PRESETS,
+    Layout,
+    TrainingGoal,
+    layout_grid,
+    make_hardware,
+    simulate,
+    sweep,
+)
+from simulator.core.sweep import OUTPUT_COLUMNS
+
+GOAL = TrainingGoal(tokens=2e12, global_batch_samples=1024)
+
+
+def _instances() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"instance_key": "a100x8", "gpu": "A100 SXM4-80GB", "gpus_per_node": 8,
+         "intra_node_gbytes_per_s": 300.0, "inter_node_gbits_per_s": 1600.0},
+        {"instance_key": "h100x8", "gpu": "H100 SXM5-80GB", "gpus_per_node": 8,
+         "intra_node_gbytes_per_s": 450.0, "inter_node_gbits_per_s": 3200.0},
+        {"instance_key": "l4x1", "gpu": "L4 PCIe-24GB", "gpus_per_node": 1,
+         "intra_node_gbytes_per_s": 32.0, "inter_node_gbits_per_s": 100.0},
+        {"instance_key": "mystery", "gpu": "Z9000", "gpus_per_node": 8,
+         "intra_node_gbytes_per_s": 1.0, "inter_node_gbits_per_s": 1.0},
+    ])
+
+
+def test_sweep_returns_best_feasible_configuration_per_instance_and_nodes(gpu_specs, calibration):
+    result = sweep(PRESETS["llama2-70b"], GOAL, _instances(), [1, 2, 4, 8], calibration,
+                   gpu_specs)
+    frame = result.configurations
+    assert list(frame.columns) == OUTPUT_COLUMNS
+    assert not frame.duplicated(["instance_key", "nodes"]).any()
+    assert set(frame["instance_key"]) <= {"a100x8", "h100x8", "l4x1"}
+    assert (frame["memory_per_gpu_gib"] <= 80.0).all()
+    assert result.n_configurations == 4 * 4 * len(layout_grid(PRESETS["llama2-70b"]))
+
+
+def test_sweep_matches_simulate_for_the_same_configuration(gpu_specs, calibration):
+    result = sweep(PRESETS["llama2-70b"], GOAL, _instances().head(1), [4], calibration,
+                   gpu_specs, keep="all")
+    row = result.configurations.iloc[0]
+    layout = Layout(tp=int(row.tp), pp=int(row.pp), dp=int(row.dp), zero_stage=int(row.zero_stage),
+                    recompute=row.recompute, micro_batch=int(row.micro_batch),
+                    grad_accum=int(row.grad_accum))
+    hardware = make_hardware(gpu_specs["A100 SXM4-80GB"], gpus_per_node=8, n_nodes=4,
+                             intra_node_gbytes_per_s=300.0, inter_node_gbits_per_s=1600.0)
+    single = simulate(PRESETS["llama2-70b"], hardware, layout, GOAL, calibration)
+    assert row.step_seconds == pytest.approx(single.time.step_seconds)
+    assert row.memory_per_gpu_gib == pytest.approx(single.memory.total_gib)
+    assert row.mfu == pytest.approx(single.mfu)
+
+
+def test_sweep_rejects_missing_columns(gpu_specs, calibration):
+    with pytest.raises(ValueError):
+        sweep(PRESETS["mpt-7b"], GOAL, _instances().drop(columns="gpu"), [1], calibration,
+              gpu_specs)
