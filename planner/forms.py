@@ -105,7 +105,7 @@ class RunForm(forms.Form):
         bands = [(band, f"{band} per month") for band in selectors.SPOT_BANDS]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
-                label=f"{provider} spot interruptions", choices=bands,
+                label=f"{provider} spot interruptions", choices=bands, required=False,
                 initial=selectors.spot_band_for(provider, {}),
             )
 
@@ -118,7 +118,9 @@ class RunForm(forms.Form):
 
     def run_options(self) -> RunOptions:
         data = self.cleaned_data
-        bands = {name[5:]: value for name, value in data.items() if name.startswith("spot_")}
+        bands = {
+            name[5:]: value for name, value in data.items() if name.startswith("spot_") and value
+        }
         return RunOptions(
             provider=data["provider"],
             region=data["region"],

@@ -17,7 +17,7 @@ PHILLY = TRACES / "chronus_philly_MIX1_rows1-5000.csv"
 HELIOS_FIELDS = {
     "fmt": "usage",
     "column_map": "timestamp=time,gpus_in_use=running_gpu_num",
-    "default_gpu_type": "V100",
+    "default_gpu_type": "A100",
 }
 PHILLY_MAP = "start=submit_time,duration=duration,gpu_count=num_gpu,interruptible=best_effort,team=user"
 GENERIC_CSV = (

@@ -40,12 +40,12 @@ def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
 
 def test_offers_small_demand_prefers_small_nodes_and_gcp_commitments(loaded_catalog, db):
     offer_set = selectors.gpu_offers(
-        sizes=[selectors.GpuDemandSize("a100-80gb", 1.0)],
-        provider="gcp", region="", spot_bands={"gcp": ">20%"}, accelerator_map={},
+        sizes=[selectors.GpuDemandSize("A100-40GB", 1.0)],
+        provider="gcp", region="us-central1", spot_bands={"gcp": ">20%"}, accelerator_map={},
     )
     (offer,) = offer_set.offers
     assert offer.gpus_per_instance == 1
-    assert offer_set.accelerators["a100-80gb"].startswith("a100-")
+    assert offer_set.accelerators["A100-40GB"] == "a100-sxm4-40gb"
     assert {c.term for c in offer.commitments} == {"committed_1y", "committed_3y"}
     if offer.spot_usd_per_hour is not None:
         assert offer.spot_interruptions_per_hour == pytest.approx(

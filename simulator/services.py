@@ -1,0 +1,208 @@
+"""Simulation services: validate and store requests, run them, calibrations, validation files."""
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from django.db import transaction
+from django.utils import timezone
+
+from pricing.models import InstanceType
+from simulator.core import (
+    Calibration,
+    best_layout,
+    gpu_specs_from_frame,
+    leave_one_source_out,
+    load_reference_runs,
+    load_calibration,
+    summarize_errors,
+    sweep,
+    validate,
+)
+from simulator.core.hardware import GpuSpec
+from simulator.hardware_adapter import hardware, is_simulatable
+from simulator.models import SimulationRun, UserCalibration
+from simulator.specs import SimulationInputs, inputs_from_request
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+GPUS_CSV = Path(__file__).resolve().parents[1] / "pricing" / "data" / "gpus.csv"
+SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
+MAX_NODES = 512
+
+
+@cache
+def shipped_calibration() -> Calibration:
+    return load_calibration(str(DATA_DIR / "calibration.json"))
+
+
+@cache
+def catalog_gpu_specs() -> dict[str, GpuSpec]:
+    """GPU specs keyed "<model> <variant>", from the shipped gpus.csv (plus core extras)."""
+    return gpu_specs_from_frame(pd.read_csv(GPUS_CSV))
+
+
+def calibration_for(owner_id: int | None) -> Calibration:
+    """The owner's own active calibration, else the shipped one."""
+    if owner_id is not None:
+        own = UserCalibration.objects.filter(owner_id=owner_id, is_active=True).first()
+        if own is not None:
+            return Calibration.from_dict(own.params)
+    return shipped_calibration()
+
+
+def _checked_request(kind: str, request: dict[str, Any]) -> SimulationInputs:
+    inputs = inputs_from_request(request)
+    if kind == SimulationRun.Kind.SINGLE:
+        instance = _instance(request)
+        nodes = int(request.get("nodes") or 1)
+        if not 1 <= nodes <= MAX_NODES:
+            raise ValueError(f"nodes: must be between 1 and {MAX_NODES}")
+        if not is_simulatable(instance.accelerator):
+            raise ValueError(f"instance_type: {instance.accelerator} has no published peak")
+    return inputs
+
+
+def _instance(request: dict[str, Any]) -> InstanceType:
+    try:
+        return InstanceType.objects.select_related("accelerator", "provider").get(
+            pk=int(request.get("instance_type_id") or 0)
+        )
+    except (InstanceType.DoesNotExist, ValueError):
+        raise ValueError("instance_type_id: no such instance type") from None
+
+
+def simulation_create(*, owner_id: int, kind: str, request: dict[str, Any]) -> SimulationRun:
+    """Validate, store and enqueue a simulation; ValueError names the bad field."""
+    from simulator.tasks import run_simulation_task
+
+    if kind not in SimulationRun.Kind.values:
+        raise ValueError(f"kind: must be one of {', '.join(SimulationRun.Kind.values)}")
+    _checked_request(kind, request)
+    with transaction.atomic():
+        run = SimulationRun.objects.create(owner_id=owner_id, kind=kind, request=request)
+        run_simulation_task.delay_on_commit(run.id)
+    return run
+
+
+def _progress(run_id: int, pct: float, message: str) -> None:
+    SimulationRun.objects.filter(pk=run_id).update(progress_pct=pct, progress_message=message)
+
+
+def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
+    instance = _instance(run.request)
+    nodes = int(run.request.get("nodes") or 1)
+    choice = best_layout(inputs.workload, hardware(instance, nodes), inputs.goal, cal,
+                         inputs.constraints)
+    counts = sorted({n for n in SWEEP_NODE_COUNTS if n <= max(4 * nodes, 8)} | {nodes})
+    scaling = []
+    for index, count in enumerate(counts):
+        _progress(run.id, 10 + 85 * index / len(counts), f"scaling point {count} node(s)")
+        point = best_layout(inputs.workload, hardware(instance, count), inputs.goal, cal,
+                            inputs.constraints)
+        scaling.append(_scaling_point(count * instance.gpu_count, point))
+    return {
+        "instance_type": {"id": instance.id, "name": instance.name,
+                          "provider": instance.provider.slug, "gpu": instance.accelerator.name,
+                          "gpus_per_node": instance.gpu_count,
+                          "network_gbps": instance.network_gbps},
+        "nodes": nodes, "is_fit": choice.is_fit, "n_candidates": choice.n_candidates,
+        "simulation": choice.result.to_dict(), "scaling": scaling,
+    }
+
+
+def _scaling_point(gpus: int, choice: Any) -> dict[str, Any]:
+    result = choice.result
+    return {"gpus": gpus, "is_fit": choice.is_fit,
+            "tokens_per_second": result.tokens_per_second,
+            "samples_per_second": result.samples_per_second,
+            "time_to_train_hours": result.time_to_train_hours, "mfu": result.mfu}
+
+
+def catalog_instances_frame() -> pd.DataFrame:
+    """Every simulatable instance type, in the core sweep's instance columns."""
+    rows = []
+    specs = catalog_gpu_specs()
+    for instance in InstanceType.objects.select_related("accelerator", "provider"):
+        if instance.accelerator.name not in specs:
+            continue
+        hw = hardware(instance, 1)
+        rows.append({
+            "instance_key": instance.id, "gpu": instance.accelerator.name,
+            "gpus_per_node": instance.gpu_count,
+            "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
+            "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
+        })
+    return pd.DataFrame(rows)
+
+
+def catalog_sweep(inputs: SimulationInputs, cal: Calibration,
+                  node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS) -> pd.DataFrame:
+    """Fastest fitting layout per catalog instance type and node count."""
+    result = sweep(inputs.workload, inputs.goal, catalog_instances_frame(), list(node_counts),
+                   cal, catalog_gpu_specs())
+    return result.configurations
+
+
+def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
+    _progress(run.id, 20, "sweeping every instance type x node count x layout")
+    frame = catalog_sweep(inputs, cal).sort_values("time_to_train_hours")
+    names = dict(InstanceType.objects.values_list("id", "name"))
+    frame = frame.assign(instance_type=frame["instance_key"].map(names))
+    return {"n_feasible": int(len(frame)),
+            "configurations": frame.head(200).to_dict("records")}
+
+
+def _claim(run_id: int) -> SimulationRun | None:
+    """Queued -> running with a conditional update: only one worker gets the run."""
+    claimed = SimulationRun.objects.filter(pk=run_id, status=SimulationRun.Status.QUEUED).update(
+        status=SimulationRun.Status.RUNNING, started_at=timezone.now(), progress_pct=5,
+        progress_message="started")
+    return SimulationRun.objects.get(pk=run_id) if claimed else None
+
+
+def simulation_execute(*, run_id: int) -> None:
+    """Run a stored simulation once; a second call on a claimed or finished run does nothing."""
+    run = _claim(run_id)
+    if run is None:
+        return
+    try:
+        inputs = inputs_from_request(run.request)
+        cal = calibration_for(run.owner_id)
+        compute = _single if run.kind == SimulationRun.Kind.SINGLE else _sweep
+        result = compute(run, inputs, cal)
+    except ValueError as exc:
+        simulation_fail(run_id=run_id, message=str(exc))
+        return
+    except Exception as exc:
+        simulation_fail(run_id=run_id, message=f"internal error: {exc.__class__.__name__}")
+        raise
+    run.result, run.status = result, SimulationRun.Status.DONE
+    run.progress_pct, run.progress_message = 100, "done"
+    run.finished_at = timezone.now()
+    run.save(update_fields=["result", "status", "progress_pct", "progress_message",
+                            "finished_at"])
+
+
+def simulation_fail(*, run_id: int, message: str) -> None:
+    SimulationRun.objects.filter(pk=run_id).update(
+        status=SimulationRun.Status.FAILED, error=message[:2000], finished_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    predictions: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def simulator_validate_file(*, path: Path, loso: bool, calibration: Calibration | None = None
+                            ) -> ValidationReport:
+    """Predict every row of a reference-runs CSV; with `loso`, refit leaving out each source."""
+    runs = load_reference_runs(str(path))
+    specs = catalog_gpu_specs()
+    if loso:
+        predictions = leave_one_source_out(runs, specs)
+    else:
+        predictions = validate(runs, specs, calibration or shipped_calibration())
+    return ValidationReport(predictions, summarize_errors(predictions))

@@ -1,0 +1,73 @@
+"""Browser fixtures: headless Chromium through Playwright against pytest-django's live_server."""
+
+import os
+import runpy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.core.management import call_command
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run",
+]
+
+
+@pytest.fixture(autouse=True)
+def _allow_orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Playwright's sync API runs an event loop in the test thread; the ORM calls are still sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True)
+def _plain_static_files(settings: Any) -> None:
+    """Unhashed static URLs: DEBUG is off in tests and no collectstatic manifest exists."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(scope="session")
+def vendored_plotly() -> str:
+    """The local Plotly bundle, copied from the pinned package if `make install` has not."""
+    if finders.find(settings.PLOTLY_JS) is None:
+        runpy.run_path(str(ROOT / "scripts" / "vendor_static.py"), run_name="__main__")
+    assert finders.find(settings.PLOTLY_JS), f"static/{settings.PLOTLY_JS} is missing"
+    return str(settings.PLOTLY_JS)
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    path = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+    if not Path(path).exists():
+        if os.environ.get("REQUIRE_INTEGRATION") == "1":
+            pytest.fail(f"Chromium is required (REQUIRE_INTEGRATION=1) but {path} is missing")
+        pytest.skip(f"no Chromium at {path} (set CHROMIUM_PATH)")
+    return path
+
+
+@pytest.fixture
+def browser_catalog(live_server: Any) -> None:
+    """The shipped catalog, committed so the live server thread sees it.
+
+    live_server forces transactional_db, which empties every table after the test, so the
+    session-wide `loaded_catalog` must not be used here.
+    """
+    call_command("load_catalog", verbosity=0)
+
+
+@pytest.fixture
+def chromium_page(chromium_path: str, vendored_plotly: str, browser_catalog: None) -> Iterator[Page]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        yield context.new_page()
+        context.close()
+        browser.close()
