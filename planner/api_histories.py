@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Schema
 from ninja.files import UploadedFile
+from ninja.responses import Status
 from ninja.security import HttpBasicAuth, django_auth
 
 from planner import selectors, services
@@ -80,13 +81,13 @@ def _options(**fields: Any) -> services.ParseOptions:
 def create_history(
     request: HttpRequest,
     file: File[UploadedFile],
-    format: Form[Literal["generic", "slurm", "usage", "mapped"]] = "generic",  # noqa: A002
-    map: Form[str] = "",  # noqa: A002
+    format: Form[Literal["generic", "slurm", "usage", "mapped"]] = "generic",
+    map: Form[str] = "",
     time_unit: Form[Literal["", "s", "min", "h"]] = "",
     origin: Form[str] = "",
     gpu_type: Form[str] = "",
     skip_bad_rows: Form[bool] = False,
-) -> tuple[int, Any]:
+) -> Status[Any]:
     """Parse the file; 400 lists row errors by line (nothing stored), 201 queues the analysis."""
     try:
         options = _options(format=format, map=map, time_unit=time_unit, origin=origin,
@@ -96,22 +97,22 @@ def create_history(
             size_bytes=file.size or 0, options=options,
         )
     except services.UploadTooLargeError as error:
-        return 413, {"detail": str(error)}
+        return Status(413, {"detail": str(error)})
     except ValueError as error:
-        return 400, {"detail": str(error)}
+        return Status(400, {"detail": str(error)})
     if outcome.history is None or outcome.run is None:
         parse = outcome.parse
-        return 400, {
+        return Status(400, {
             "detail": outcome.error, "errors": outcome.errors,
             "error_count": parse.error_count if parse else 0,
             "rows_read": parse.rows_read if parse else 0,
-        }
+        })
     history = outcome.history
-    return 201, {
+    return Status(201, {
         "id": history.pk, "run_id": outcome.run.pk, "status": outcome.run.status,
         "status_url": f"/api/histories/{history.pk}", "records": history.records,
         "rows_read": history.rows_read, "rows_skipped": history.rows_skipped,
-    }
+    })
 
 
 @router.get("/{history_id}", summary="Status, progress and (when done) the recommendation")

@@ -8,5 +8,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", api.urls),
     path("", include("planner.history_urls")),
+    path("", include("simulator.urls")),
     path("", include("pricing.urls")),
 ]

@@ -56,8 +56,8 @@ def _checked_request(kind: str, request: dict[str, Any]) -> SimulationInputs:
     inputs = inputs_from_request(request)
     if kind == SimulationRun.Kind.SINGLE:
         instance = _instance(request)
-        nodes = int(request.get("nodes") or 1)
-        if not 1 <= nodes <= MAX_NODES:
+        nodes = request.get("nodes", 1)
+        if not isinstance(nodes, int) or not 1 <= nodes <= MAX_NODES:
             raise ValueError(f"nodes: must be between 1 and {MAX_NODES}")
         if not is_simulatable(instance.accelerator):
             raise ValueError(f"instance_type: {instance.accelerator} has no published peak")

@@ -25,15 +25,6 @@ def _allow_orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(autouse=True)
-def _plain_static_files(settings: Any) -> None:
-    """Unhashed static URLs: DEBUG is off in tests and no collectstatic manifest exists."""
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture(scope="session")
 def vendored_plotly() -> str:
     """The local Plotly bundle, copied from the pinned package if `make install` has not."""
@@ -64,7 +55,9 @@ def browser_catalog(live_server: Any) -> None:
 
 
 @pytest.fixture
-def chromium_page(chromium_path: str, vendored_plotly: str, browser_catalog: None) -> Iterator[Page]:
+def chromium_page(
+    chromium_path: str, vendored_plotly: str, browser_catalog: None
+) -> Iterator[Page]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})

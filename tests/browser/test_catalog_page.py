@@ -23,9 +23,10 @@ def _record(page: Page) -> list[str]:
 
 def _external(urls: list[str]) -> list[str]:
     # data: and blob: URLs are generated in the page and never touch the network.
+    parsed = [(url, urlparse(url)) for url in urls]
     return [
-        url for url in urls
-        if urlparse(url).scheme not in {"data", "blob"} and urlparse(url).hostname not in LOCAL_HOSTS
+        url for url, parts in parsed
+        if parts.scheme not in {"data", "blob"} and parts.hostname not in LOCAL_HOSTS
     ]
 
 

@@ -1,4 +1,5 @@
 import io
+import math
 from pathlib import Path
 
 import pytest
@@ -64,12 +65,14 @@ def test_offers_cheapest_where_offered_uses_accelerator_map(loaded_catalog, db):
 
 
 def test_spot_hazard_from_band():
-    assert selectors.spot_hazard_per_hour("<5%") == pytest.approx(-__import__("math").log(0.975) / 730)
+    assert selectors.spot_hazard_per_hour("<5%") == pytest.approx(-math.log(0.975) / 730)
     with pytest.raises(ValueError, match="spot band"):
         selectors.spot_hazard_per_hour("sometimes")
 
 
-def test_history_create_stores_files_and_queues_a_run(user, settings, django_capture_on_commit_callbacks):
+def test_history_create_stores_files_and_queues_a_run(
+    user, settings, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as callbacks:
         outcome = _create(user.pk, GENERIC_CSV)
     assert outcome.history is not None and outcome.run is not None

@@ -102,7 +102,11 @@ def test_instance_types_page_size(client: Client, catalog: date) -> None:
 
 @pytest.mark.parametrize(
     ("params", "field"),
-    [({"gpu": "tpu-v5"}, "gpu"), ({"provider": "oracle"}, "provider"), ({"min_gpus": 0}, "min_gpus")],
+    [
+        ({"gpu": "tpu-v5"}, "gpu"),
+        ({"provider": "oracle"}, "provider"),
+        ({"min_gpus": 0}, "min_gpus"),
+    ],
 )
 def test_instance_types_reject_bad_filters(
     client: Client, catalog: date, params: dict, field: str
@@ -139,7 +143,8 @@ def test_prices_filters(client: Client, catalog: date) -> None:
     items = _get(client, "/api/prices", **params)["items"]
     assert items
     for p in items:
-        assert (p["gpu"], p["provider"], p["region"], p["purchase_option"]) == tuple(params.values())
+        found = (p["gpu"], p["provider"], p["region"], p["purchase_option"])
+        assert found == tuple(params.values())
 
 
 def test_prices_flag_the_stale_skypilot_snapshot(client: Client, catalog: date) -> None:

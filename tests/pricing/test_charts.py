@@ -84,6 +84,7 @@ def test_instance_chart_groups_regions_by_purchase_option() -> None:
 
 
 def test_figures_serialize_with_plotlys_encoder() -> None:
-    payload = json.loads(json.dumps(charts.price_performance_scatter(POINTS), cls=PlotlyJSONEncoder))
+    figure = charts.price_performance_scatter(POINTS)
+    payload = json.loads(json.dumps(figure, cls=PlotlyJSONEncoder))
     assert payload["data"][0]["type"] == "scatter"
     assert payload["layout"]["xaxis"]["type"] == "log"

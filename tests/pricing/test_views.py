@@ -20,7 +20,8 @@ def _row(html: str, row_id: str) -> str:
 
 
 def _figure(html: str, element_id: str) -> dict:
-    match = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', html, re.S)
+    pattern = rf'<script id="{element_id}" type="application/json">(.*?)</script>'
+    match = re.search(pattern, html, re.S)
     assert match, f"no json_script {element_id}"
     return json.loads(match.group(1))
 
@@ -152,7 +153,9 @@ def test_compare_rejects_unknown_gpu(client: Client, catalog: date) -> None:
 # --- price explorer ---------------------------------------------------------------------------
 
 
-def test_prices_show_current_only_by_default_paginated_by_100(client: Client, catalog: date) -> None:
+def test_prices_show_current_only_by_default_paginated_by_100(
+    client: Client, catalog: date
+) -> None:
     response = client.get(reverse("pricing:prices"))
     assert response.status_code == 200
     page = response.context["page"]

@@ -1,0 +1,57 @@
+"""Simulation API: create a run from JSON, read its status and result."""
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Router, Schema, Status
+from ninja.errors import HttpError
+from ninja.security import django_auth
+
+from simulator import services
+from simulator.models import SimulationRun
+
+router = Router(tags=["simulations"], auth=django_auth)
+
+
+class SimulationIn(Schema):
+    kind: str = "single"
+    workload: dict[str, Any]
+    goal: dict[str, Any]
+    instance_type_id: int | None = None
+    nodes: int = 1
+    layout: dict[str, Any] = {}
+
+
+class SimulationCreated(Schema):
+    id: int
+    status: str
+
+
+class SimulationOut(Schema):
+    id: int
+    kind: str
+    status: str
+    progress_pct: float
+    progress_message: str
+    error: str
+    request: dict[str, Any]
+    result: dict[str, Any] | None
+
+
+@router.post("", response={201: SimulationCreated})
+def create_simulation(request: HttpRequest, payload: SimulationIn) -> Status[Any]:
+    """Validate and enqueue; 400 names the bad field. Poll GET /api/simulations/{id}."""
+    body = payload.dict()
+    kind = body.pop("kind")
+    try:
+        run = services.simulation_create(owner_id=request.user.id, kind=kind, request=body)
+    except ValueError as exc:
+        raise HttpError(400, str(exc)) from None
+    return Status(201, {"id": run.id, "status": run.status})
+
+
+@router.get("/{run_id}", response=SimulationOut)
+def get_simulation(request: HttpRequest, run_id: int) -> SimulationRun:
+    """Status, progress and, when done, the full breakdown (memory GiB, seconds, tokens/s)."""
+    return get_object_or_404(SimulationRun, pk=run_id, owner=request.user)

@@ -1,0 +1,92 @@
+import base64
+
+import pytest
+
+from planner.models import History
+from tests.planner.conftest import (
+    BAD_CSV,
+    GENERIC_CSV,
+    HELIOS,
+    PHILLY,
+    PHILLY_MAP,
+    csv_upload,
+    file_upload,
+)
+
+URL = "/api/histories"
+
+
+def _basic(username: str, password: str) -> dict[str, str]:
+    token = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return {"HTTP_AUTHORIZATION": f"Basic {token}"}
+
+
+def test_anonymous_is_401(client, db):
+    assert client.post(URL, {"file": csv_upload(GENERIC_CSV)}).status_code == 401
+    assert client.get(f"{URL}/1").status_code == 401
+
+
+def test_post_multipart_then_get_document(
+    client, user, loaded_catalog, eager_celery, django_capture_on_commit_callbacks
+):
+    fields = {"file": file_upload(HELIOS), "format": "usage",
+              "map": "timestamp=time,gpus_in_use=running_gpu_num", "gpu_type": "A100"}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(URL, fields, **_basic("ada", "pw-ada-123"))
+    assert response.status_code == 201, response.content
+    created = response.json()
+    assert created["records"] == 5000 and created["status"] == "queued"
+    payload = client.get(created["status_url"], **_basic("ada", "pw-ada-123")).json()
+    assert payload["status"] == "done" and payload["progress_pct"] == 100
+    document = payload["document"]
+    assert len(document["hourly_demand"]["firm"]["series"]["A100"]) == 84
+    assert document["prices"] and all("as_of" in row for row in document["prices"])
+    assert "total" in document["recommendation"]
+
+
+def test_session_auth_and_mapped_philly(
+    user_client, loaded_catalog, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks():
+        response = user_client.post(URL, {
+            "file": file_upload(PHILLY), "map": PHILLY_MAP, "time_unit": "min",
+            "origin": "2017-10-01", "gpu_type": "V100",
+        })
+    assert response.status_code == 201, response.content
+    history = History.objects.get()
+    assert history.fmt == "mapped"
+    payload = user_client.get(f"{URL}/{history.pk}").json()
+    assert payload["status"] == "queued" and payload["document"] is None
+
+
+def test_bad_file_is_400_with_row_errors(user_client):
+    response = user_client.post(URL, {"file": csv_upload(BAD_CSV), "format": "generic"})
+    assert response.status_code == 400
+    body = response.json()
+    assert body["errors"] == [
+        {"line": 3, "field": "start", "message": "not an ISO-8601 timestamp"},
+        {"line": 4, "field": "gpu_count", "message": "not a whole number >= 0"},
+    ]
+    assert body["error_count"] == 2 and History.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [({"map": "start"}, "FIELD=COLUMN"), ({"format": "mapped"}, "mapping")],
+)
+def test_bad_options_are_400(user_client, fields, message):
+    response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV), **fields})
+    assert response.status_code == 400 and message in response.json()["detail"]
+
+
+def test_size_limit_is_413(user_client, settings):
+    settings.UPLOAD_MAX_BYTES = 20
+    response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV)})
+    assert response.status_code == 413 and "limit" in response.json()["detail"]
+
+
+def test_other_user_gets_404(user_client, other_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        created = user_client.post(URL, {"file": csv_upload(GENERIC_CSV)}).json()
+    assert other_client.get(f"{URL}/{created['id']}").status_code == 404
+    assert user_client.get(f"{URL}/{created['id']}").status_code == 200

@@ -1,0 +1,152 @@
+"""Simulation service, task, views, API and validate_simulator command, on the loaded catalog."""
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from pricing.models import InstanceType
+from simulator import services
+from simulator.models import SimulationRun
+
+pytestmark = pytest.mark.django_db
+RUNS_CSV = Path(__file__).resolve().parents[2] / "simulator" / "data" / "reference_runs.csv"
+
+
+@pytest.fixture
+def user(loaded_catalog: None) -> User:
+    return User.objects.create_user("ana", password="pw-ana-123")
+
+
+@pytest.fixture
+def p4de() -> InstanceType:
+    return InstanceType.objects.get(provider__slug="aws", name="p4de.24xlarge")
+
+
+def _request(instance: InstanceType, nodes: int = 2, **goal: float) -> dict:
+    return {"workload": {"preset": "llama2-7b"}, "goal": goal or {"tokens": 1e11},
+            "instance_type_id": instance.id, "nodes": nodes, "layout": {}}
+
+
+def test_task_runs_once_and_stores_a_fitting_result(
+    user: User, p4de: InstanceType, settings: object
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
+    run = services.simulation_create(owner_id=user.id, kind="single", request=_request(p4de))
+    services.simulation_execute(run_id=run.id)  # second call: already claimed, no change
+    run.refresh_from_db()
+    assert run.status == "done" and run.progress_pct == 100
+    sim = run.result["simulation"]
+    assert sim["n_gpus"] == 16 and sim["memory"]["is_fit"]
+    assert sim["time_to_train_p10_hours"] <= sim["time_to_train_hours"]
+    assert sim["time_to_train_hours"] <= sim["time_to_train_p90_hours"]
+    assert [p["gpus"] for p in run.result["scaling"]][:3] == [8, 16, 32]
+    assert SimulationRun.objects.count() == 1
+
+
+def test_more_gpus_train_faster(user: User, p4de: InstanceType) -> None:
+    times = []
+    for nodes in (1, 4):
+        run = services.simulation_create(owner_id=user.id, kind="single",
+                                         request=_request(p4de, nodes))
+        services.simulation_execute(run_id=run.id)
+        run.refresh_from_db()
+        times.append(run.result["simulation"]["time_to_train_hours"])
+    assert times[1] < times[0] / 2.5
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"workload": {"preset": "gpt-9"}}, "workload.preset"),
+    ({"goal": {"tokens": 0}}, "goal"),
+    ({"nodes": 0}, "nodes"),
+    ({"instance_type_id": 10**9}, "instance_type_id"),
+])
+def test_bad_requests_are_refused_and_nothing_is_stored(
+    user: User, p4de: InstanceType, change: dict, field: str
+) -> None:
+    with pytest.raises(ValueError, match=field.split(".")[0]):
+        services.simulation_create(owner_id=user.id, kind="single",
+                                   request={**_request(p4de), **change})
+    assert not SimulationRun.objects.exists()
+
+
+def test_page_flow_and_privacy(user: User, p4de: InstanceType, settings: object,
+                               django_capture_on_commit_callbacks: Any) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
+    client = Client()
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/simulations/new", {
+            "kind": "single", "preset": "llama2-7b", "tokens": "1e11",
+            "instance_type": p4de.id, "nodes": 1})
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    assert b"Time to train" in page.content and b"GiB" in page.content
+    assert b"figure-2" in page.content
+    other = Client()
+    other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
+    assert other.get(response["Location"]).status_code == 404
+
+
+def test_form_without_goal_is_a_400_with_a_message(user: User) -> None:
+    client = Client()
+    client.force_login(user)
+    response = client.post("/simulations/new", {"kind": "sweep", "preset": "llama2-7b",
+                                                 "nodes": 1})
+    assert response.status_code == 400
+    assert b"training goal" in response.content
+
+
+def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, settings: object,
+                                              django_capture_on_commit_callbacks: Any) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
+    client = Client()
+    client.force_login(user)
+    body = {"kind": "single", **_request(p4de, 1)}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client.post("/api/simulations", json.dumps(body),
+                              content_type="application/json")
+    assert created.status_code == 201
+    run_id = created.json()["id"]
+    shown = client.get(f"/api/simulations/{run_id}").json()
+    assert shown["status"] == "done"
+    assert shown["result"]["simulation"]["memory"]["is_fit"] is True
+    bad = client.post("/api/simulations", json.dumps({**body, "nodes": 0}),
+                      content_type="application/json")
+    assert bad.status_code == 400 and "nodes" in bad.json()["detail"]
+
+
+def test_validate_simulator_writes_predictions_and_beats_the_rule(tmp_path: Path) -> None:
+    out = tmp_path / "pred.csv"
+    stdout = StringIO()
+    call_command("validate_simulator", str(RUNS_CSV), "--out", str(out), stdout=stdout)
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == ["run_id", "metric", "reported", "predicted", "predicted_p10",
+                                   "predicted_p90", "abs_pct_error", "note"]
+    assert frame["predicted"].notna().mean() >= 0.95
+    text = stdout.getvalue()
+    assert "rule median APE %" in text and "tokens_per_sec_per_gpu" in text
+
+
+def test_validate_simulator_notes_rows_it_cannot_predict(tmp_path: Path) -> None:
+    runs = pd.read_csv(RUNS_CSV).head(3)
+    runs.loc[0, "gpu"] = "Imaginary GPU 1TB"
+    path = tmp_path / "runs.csv"
+    runs.to_csv(path, index=False)
+    out = tmp_path / "pred.csv"
+    call_command("validate_simulator", str(path), "--out", str(out), stdout=StringIO())
+    frame = pd.read_csv(out)
+    assert pd.isna(frame.loc[0, "predicted"]) and isinstance(frame.loc[0, "note"], str)
+    assert frame["predicted"].iloc[1:].notna().all()
+
+
+def test_validate_simulator_missing_file_is_a_command_error() -> None:
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("validate_simulator", "/nonexistent.csv")
