@@ -139,7 +139,7 @@ def savings_waterfall(steps: SavingsSteps) -> go.Figure:
         x=["All on-demand", "Commitments", "Spot", "Recommended mix"],
         y=[steps.all_on_demand_cost_usd, -steps.commitment_savings_usd, -steps.spot_savings_usd,
            steps.cost_usd],
-        texttemplate="$%{y:,.0f}", textposition="outside",
+        texttemplate="%{y:$,.0f}", textposition="outside",
     ))
     figure.update_layout(
         **_LAYOUT, title={"text": "Savings vs all on-demand"}, showlegend=False,

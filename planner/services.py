@@ -481,6 +481,12 @@ def offers_from_document(document: Mapping[str, Any]) -> list[GpuOffer]:
     return offers
 
 
+def trend_horizon_days(demand: HourlyDemand) -> int:
+    """Project as far ahead as the history reaches back (30 to 365 days): a short history
+    says little about next year, and a year-long axis would squash it."""
+    return min(TREND_HORIZON_DAYS, max(30, -(-demand.n_hours // 24)))
+
+
 def run_report(
     *, history: History, run: AnalysisRun, growth_per_year: float | None
 ) -> HistoryReport:
@@ -494,7 +500,7 @@ def run_report(
     trend = fit_trend(
         demand.total_gpus.sum(axis=1),
         growth_per_year=growth_per_year,
-        horizon_days=TREND_HORIZON_DAYS,
+        horizon_days=trend_horizon_days(demand),
     )
     return HistoryReport(
         document=document,

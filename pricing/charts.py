@@ -1,5 +1,6 @@
 """Plotly figures for the catalog and price pages, built from plain data (no requests, no ORM)."""
 
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -39,6 +40,14 @@ def _alternating_positions(points: Sequence[GpuPoint]) -> list[str]:
     return positions
 
 
+def _log_range(values: Sequence[float], pad: float = 1.6) -> list[float] | None:
+    """Axis range in log10 units with room for the point labels at both ends."""
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return None
+    return [math.log10(min(positive) / pad), math.log10(max(positive) * pad)]
+
+
 def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
     """Peak throughput against the cheapest on-demand $/GPU-hour, one labelled point per GPU."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
@@ -53,6 +62,7 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
         textposition=_alternating_positions(points),
         textfont={"size": 11},
         marker={"size": 10, "color": "#2563eb"},
+        cliponaxis=False,
         hovertemplate=(
             "<b>%{text}</b><br>%{y:,.1f} " + unit + " %{customdata[0]}<br>"
             "$%{x:.3f}/GPU-hour<br>%{customdata[1]}<extra></extra>"
@@ -63,34 +73,36 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
         "Peak throughput vs cheapest on-demand price",
         # Log axes: prices span 0.1-10 $/GPU-hour and peaks 60-2,500 TFLOPS.
         xaxis={"title": {"text": f"Cheapest on-demand price, {USD_PER_GPU_HOUR} (log scale)"},
-               "type": "log", "automargin": True},
+               "type": "log", "automargin": True,
+               "range": _log_range([p.usd_per_gpu_hour for p in points])},
         yaxis={"title": {"text": f"{peak_title(points)} (log scale)"}, "type": "log",
-               "automargin": True},
+               "automargin": True, "range": _log_range([p.peak_tflops for p in points], 1.3)},
         showlegend=False,
     )
 
 
 def tflops_per_dollar_bar(points: Sequence[GpuPoint]) -> go.Figure:
-    """Peak throughput per $/GPU-hour, best first."""
+    """Peak throughput per $/GPU-hour as horizontal bars, best at the top."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
     ranked = sorted(points, key=lambda p: p.peak_tflops / p.usd_per_gpu_hour, reverse=True)
     figure = go.Figure(go.Bar(
         name=f"{unit} per $/GPU-hour",
-        x=[p.name for p in ranked],
-        y=[p.peak_tflops / p.usd_per_gpu_hour for p in ranked],
+        orientation="h",
+        y=[p.name for p in ranked],
+        x=[p.peak_tflops / p.usd_per_gpu_hour for p in ranked],
         customdata=[[p.precision.upper(), p.usd_per_gpu_hour] for p in ranked],
         marker={"color": "#059669"},
         hovertemplate=(
-            "<b>%{x}</b><br>%{y:,.0f} " + unit + " %{customdata[0]} per $/GPU-hour"
+            "<b>%{y}</b><br>%{x:,.0f} " + unit + " %{customdata[0]} per $/GPU-hour"
             "<br>at $%{customdata[1]:.3f}/GPU-hour<extra></extra>"
         ),
     ))
     return _style(
         figure,
-        "Peak throughput per dollar (cheapest on-demand)",
-        xaxis={"title": {"text": "GPU"}, "tickangle": -40, "automargin": True},
-        yaxis={"title": {"text": f"{peak_title(points)} per {USD_PER_GPU_HOUR}"},
-               "automargin": True},
+        f"{peak_title(points)} per cheapest on-demand $/GPU-hour",
+        xaxis={"title": {"text": f"{unit} per {USD_PER_GPU_HOUR}"}, "automargin": True},
+        yaxis={"title": {"text": "GPU"}, "autorange": "reversed", "automargin": True},
+        height=max(460, 60 + 24 * len(ranked)),
         showlegend=False,
     )
 
@@ -135,5 +147,5 @@ def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
         barmode="group",
         xaxis={"title": {"text": "Region"}, "tickangle": -40, "automargin": True},
         yaxis={"title": {"text": "Price, $/instance-hour (USD)"}, "automargin": True},
-        legend={"orientation": "h", "y": 1.1, "x": 0},
+        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
     )

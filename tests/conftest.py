@@ -42,3 +42,14 @@ def loaded_catalog(
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def eager_celery() -> Iterator[None]:
+    """Run tasks in-process (unit tests only; the integration tests use a real worker)."""
+    from planner.celery import app
+
+    old = (app.conf.task_always_eager, app.conf.task_eager_propagates)
+    app.conf.update(task_always_eager=True, task_eager_propagates=True)
+    yield
+    app.conf.update(task_always_eager=old[0], task_eager_propagates=old[1])

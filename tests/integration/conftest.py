@@ -82,6 +82,8 @@ def _reset_pool(app: Any) -> None:
     """Drop pooled broker connections so the next call uses the current broker_url."""
     app._pool = None
     app.amqp._producer_pool = None
+    app._backend_cache = None
+    app._local.__dict__.pop("backend", None)
 
 
 def _wait_ready(app: Any, worker: subprocess.Popen[bytes], log: Path) -> None:

@@ -19,7 +19,9 @@ HELIOS_FIELDS = {
     "column_map": "timestamp=time,gpus_in_use=running_gpu_num",
     "default_gpu_type": "A100",
 }
-PHILLY_MAP = "start=submit_time,duration=duration,gpu_count=num_gpu,interruptible=best_effort,team=user"
+PHILLY_MAP = (
+    "start=submit_time,duration=duration,gpu_count=num_gpu,interruptible=best_effort,team=user"
+)
 GENERIC_CSV = (
     "job_id,start,end,gpu_type,gpu_count,interruptible,team\n"
     "a,2024-01-01T00:00:00Z,2024-01-01T05:00:00Z,A100-80GB,8,false,ml\n"

@@ -23,6 +23,13 @@ def test_scatter_has_one_labelled_point_per_gpu() -> None:
     assert "text" in trace.mode
 
 
+def test_scatter_uses_padded_log_axes() -> None:
+    figure = charts.price_performance_scatter(POINTS)
+    assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
+    low, high = figure.layout.xaxis.range
+    assert 10**low < 0.5 and 10**high > 2.0
+
+
 def test_scatter_axis_titles_carry_units_and_the_fp16_fallback() -> None:
     figure = charts.price_performance_scatter(POINTS)
     assert "$/GPU-hour (USD)" in figure.layout.xaxis.title.text
@@ -44,11 +51,11 @@ def test_int8_is_labelled_in_tops() -> None:
 def test_tflops_per_dollar_bars_are_ranked_best_first() -> None:
     figure = charts.tflops_per_dollar_bar(POINTS)
     [trace] = figure.data
-    assert trace.type == "bar"
-    assert list(trace.x) == ["H100 SXM5-80GB", "A100 SXM4-80GB", "V100 SXM2-16GB"]
-    assert list(trace.y) == pytest.approx([494.75, 260.0, 250.0])
-    assert "per $/GPU-hour (USD)" in figure.layout.yaxis.title.text
-    assert "TFLOPS" in figure.layout.yaxis.title.text
+    assert trace.type == "bar" and trace.orientation == "h"
+    assert list(trace.y) == ["H100 SXM5-80GB", "A100 SXM4-80GB", "V100 SXM2-16GB"]
+    assert list(trace.x) == pytest.approx([494.75, 260.0, 250.0])
+    assert figure.layout.xaxis.title.text == "TFLOPS per $/GPU-hour (USD)"
+    assert figure.layout.yaxis.title.text == "GPU"
 
 
 def test_empty_inputs_still_build_figures() -> None:

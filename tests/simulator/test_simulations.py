@@ -34,10 +34,7 @@ def _request(instance: InstanceType, nodes: int = 2, **goal: float) -> dict:
             "instance_type_id": instance.id, "nodes": nodes, "layout": {}}
 
 
-def test_task_runs_once_and_stores_a_fitting_result(
-    user: User, p4de: InstanceType, settings: object
-) -> None:
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
+def test_task_runs_once_and_stores_a_fitting_result(user: User, p4de: InstanceType) -> None:
     run = services.simulation_create(owner_id=user.id, kind="single", request=_request(p4de))
     services.simulation_execute(run_id=run.id)  # second call: already claimed, no change
     run.refresh_from_db()
@@ -76,9 +73,8 @@ def test_bad_requests_are_refused_and_nothing_is_stored(
     assert not SimulationRun.objects.exists()
 
 
-def test_page_flow_and_privacy(user: User, p4de: InstanceType, settings: object,
+def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: None,
                                django_capture_on_commit_callbacks: Any) -> None:
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
     client = Client()
     client.force_login(user)
     with django_capture_on_commit_callbacks(execute=True):
@@ -104,9 +100,8 @@ def test_form_without_goal_is_a_400_with_a_message(user: User) -> None:
     assert b"training goal" in response.content
 
 
-def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, settings: object,
+def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, eager_celery: None,
                                               django_capture_on_commit_callbacks: Any) -> None:
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
     client = Client()
     client.force_login(user)
     body = {"kind": "single", **_request(p4de, 1)}

@@ -1,0 +1,82 @@
+"""Main journey: log in, upload the Helios demand trace, watch the progress, see every chart."""
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Page
+
+from planner.models import AnalysisRun
+from planner.tasks import analyze_run_task
+
+pytestmark = pytest.mark.browser
+
+HELIOS = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+    / "helios_earth_vcvlY_sequence_first5000.csv"
+)
+ALL_CHARTS = ("chart-demand", "chart-trend", "chart-mix", "chart-waterfall", "chart-cost")
+
+
+@pytest.fixture
+def queued_runs(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> list[int]:
+    """Run ids the app enqueued; the test plays the worker so the page's polling is real."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    queued: list[int] = []
+    monkeypatch.setattr(analyze_run_task, "delay_on_commit", queued.append)
+    return queued
+
+
+def _work(queued: list[int]) -> None:
+    while queued:
+        analyze_run_task(queued.pop(0))
+
+
+def _wait_for_charts(page: Page, ids: tuple[str, ...]) -> None:
+    for element_id in ids:
+        page.wait_for_selector(f'[data-figure="{element_id}"][data-drawn="true"] .main-svg')
+
+
+def test_upload_helios_and_see_the_charts(
+    chromium_page: Page, live_server: Any, queued_runs: list[int]
+) -> None:
+    User.objects.create_user("ada", password="pw-ada-123")
+    page = chromium_page
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    page.goto(f"{live_server.url}/history/upload")
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "pw-ada-123")
+    page.click("#login-form button[type=submit]")
+    page.wait_for_url("**/history/upload")
+
+    page.set_input_files("#id_file", str(HELIOS))
+    page.select_option("#id_fmt", "usage")
+    page.fill("#id_column_map", "timestamp=time,gpus_in_use=running_gpu_num")
+    page.fill("#id_default_gpu_type", "A100")
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector("#run-progress")
+    assert len(queued_runs) == 1
+
+    _work(queued_runs)  # the page polls the status view and reloads when the run is done
+    _wait_for_charts(page, ("chart-demand", "chart-trend", "chart-mix", "chart-waterfall"))
+
+    page.click("#run-form >> xpath=ancestor::details/summary")
+    page.select_option("#id_provider", "aws")
+    page.select_option("#id_region", "us-east-1")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_selector("#run-progress")
+    _work(queued_runs)
+    _wait_for_charts(page, ALL_CHARTS)
+
+    assert "(GPUs)" in (page.text_content("#chart-demand-plot .ytitle") or "")
+    assert "(USD)" in (page.text_content("#chart-cost-plot .ytitle") or "")
+    assert "p4" in page.inner_text("#plans")
+    assert AnalysisRun.objects.filter(status="done").count() == 2
+    external = [u for u in urls if urlparse(u).hostname not in {"localhost", "127.0.0.1", None}]
+    assert external == [] and errors == []
