@@ -48,6 +48,7 @@ lint: install
 	$(BIN)/ruff check .
 
 bench: catalog
+	SECRET_KEY_FILE=.secret_key $(BIN)/python manage.py collectstatic --noinput -v0
 	SECRET_KEY_FILE=.secret_key $(BIN)/python benchmarks/run.py
 
 clean:

@@ -13,9 +13,12 @@ def main() -> None:
     import django
 
     django.setup()
-    from benchmarks import bench_pricing
+    from benchmarks import bench_pricing, bench_simulator
 
-    sections = [("Catalog and pricing pages", bench_pricing.run)]
+    sections = [
+        ("Catalog and pricing pages", bench_pricing.run),
+        ("Simulator sweep", bench_simulator.run),
+    ]
     for title, run in sections:
         print(f"\n== {title}")
         for line in run():
