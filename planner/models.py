@@ -88,3 +88,38 @@ class AnalysisRun(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class PlanScenario(models.Model):
+    """A training scenario and its ranked, costed configurations (the plan)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="plan_scenarios"
+    )
+    name = models.CharField(max_length=200)
+    inputs = models.JSONField(help_text="The normalised scenario (planner.plans.specs)")
+    is_saved = models.BooleanField(default=False)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    progress_pct = models.FloatField(default=0)
+    progress_message = models.CharField(max_length=200, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

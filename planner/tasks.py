@@ -42,3 +42,17 @@ def analyze_run_task(self: Task[Any, Any], run_id: int) -> None:
     except Exception as error:
         services.run_fail(run_id=run_id, message=f"Unexpected error: {error}")
         raise
+
+
+@shared_task(
+    name="planner.run_plan",
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=3,
+)
+def run_plan_task(scenario_id: int) -> None:
+    """Compute the plan of a stored scenario; a second delivery of a claimed one does nothing."""
+    from planner.plans.services import scenario_execute
+
+    scenario_execute(scenario_id=scenario_id)

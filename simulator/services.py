@@ -120,11 +120,17 @@ def _scaling_point(gpus: int, choice: Any) -> dict[str, Any]:
             "time_to_train_hours": result.time_to_train_hours, "mfu": result.mfu}
 
 
-def catalog_instances_frame() -> pd.DataFrame:
-    """Every simulatable instance type, in the core sweep's instance columns."""
+def catalog_instances_frame(*, gpus: list[str] | None = None,
+                            providers: list[str] | None = None) -> pd.DataFrame:
+    """Simulatable instance types (optionally of some GPU slugs / providers), sweep columns."""
     rows = []
     specs = catalog_gpu_specs()
-    for instance in InstanceType.objects.select_related("accelerator", "provider"):
+    instances = InstanceType.objects.select_related("accelerator", "provider")
+    if gpus:
+        instances = instances.filter(accelerator__slug__in=gpus)
+    if providers:
+        instances = instances.filter(provider__slug__in=providers)
+    for instance in instances:
         if instance.accelerator.name not in specs:
             continue
         hw = hardware(instance, 1)
@@ -133,15 +139,22 @@ def catalog_instances_frame() -> pd.DataFrame:
             "gpus_per_node": instance.gpu_count,
             "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
             "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
+            "memory_capacity_gib": float(instance.accelerator.memory_gb),
         })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[
+        "instance_key", "gpu", "gpus_per_node", "intra_node_gbytes_per_s",
+        "inter_node_gbits_per_s", "memory_capacity_gib"])
 
 
 def catalog_sweep(inputs: SimulationInputs, cal: Calibration,
-                  node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS) -> pd.DataFrame:
-    """Fastest fitting layout per catalog instance type and node count."""
-    result = sweep(inputs.workload, inputs.goal, catalog_instances_frame(), list(node_counts),
-                   cal, catalog_gpu_specs())
+                  node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS,
+                  instances: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Fastest fitting layout per instance type and node count (whole catalog by default)."""
+    frame = catalog_instances_frame() if instances is None else instances
+    if frame.empty:
+        return pd.DataFrame()
+    result = sweep(inputs.workload, inputs.goal, frame, list(node_counts), cal,
+                   catalog_gpu_specs())
     return result.configurations
 
 

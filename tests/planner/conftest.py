@@ -1,6 +1,8 @@
-"""Fixtures for the planner's Django-side tests: users, media in a temp dir, eager Celery."""
+"""Fixtures for the planner's Django-side tests: users and media in a temp dir.
 
-from collections.abc import Iterator
+`eager_celery` comes from tests/conftest.py.
+"""
+
 from pathlib import Path
 from typing import Any
 
@@ -8,8 +10,6 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-
-from planner.celery import app
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 HELIOS = TRACES / "helios_earth_vcvlY_sequence_first5000.csv"
@@ -39,14 +39,6 @@ BAD_CSV = (
 @pytest.fixture(autouse=True)
 def _media_root(settings: Any, tmp_path: Path) -> None:
     settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture
-def eager_celery() -> Iterator[None]:
-    old = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = old
 
 
 @pytest.fixture

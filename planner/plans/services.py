@@ -1,0 +1,152 @@
+"""Plan services: sweep the catalog for a scenario, price every option, rank and store it."""
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pandas as pd
+from django.db import transaction
+from django.utils import timezone
+
+from planner.core.plan import PlanAssumptions, PlanConstraints, PlanResult, plan
+from planner.models import PlanScenario
+from planner.plans.specs import Scenario, scenario_from_input, simulation_request
+from pricing.models import Price
+from simulator.services import calibration_for, catalog_instances_frame, catalog_sweep
+from simulator.specs import inputs_from_request
+
+NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+_ASSUMPTION_FIELDS = ("restart_overhead_hours", "checkpoint_write_gbytes_per_s",
+                      "commitment_reuse_fraction", "dataset_gb", "checkpoint_gb",
+                      "storage_months", "egress_gb")
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    configs: pd.DataFrame
+    prices: pd.DataFrame
+    n_instance_types: int
+
+
+def _node_counts(scenario: Scenario) -> tuple[int, ...]:
+    return tuple(n for n in NODE_COUNTS if n <= scenario.data.get("max_nodes", 128))
+
+
+def plan_configurations(*, scenario: Scenario, owner_id: int | None) -> PlanInputs:
+    """The simulator's fastest fitting layout per allowed instance type and node count."""
+    instances = catalog_instances_frame(gpus=scenario.data.get("gpus"),
+                                        providers=scenario.data.get("providers"))
+    inputs = inputs_from_request(simulation_request(scenario))
+    configs = catalog_sweep(inputs, calibration_for(owner_id), _node_counts(scenario), instances)
+    if not configs.empty:
+        capacity = instances.set_index("instance_key")["memory_capacity_gib"]
+        configs = configs.assign(memory_capacity_gib=configs["instance_key"].map(capacity))
+    return PlanInputs(configs, pd.DataFrame(), len(instances))
+
+
+def plan_prices(*, scenario: Scenario, instance_keys: list[int]) -> pd.DataFrame:
+    """Current prices of the allowed instance types, regions and purchase options."""
+    data = scenario.data
+    prices = Price.objects.filter(is_current=True, instance_type_id__in=instance_keys,
+                                  purchase_option__in=data["purchase_options"])
+    if data.get("regions"):
+        prices = prices.filter(region__code__in=data["regions"])
+    rows = prices.values_list(
+        "instance_type_id", "instance_type__provider__slug", "region__code",
+        "instance_type__name", "purchase_option", "usd_per_hour", "as_of", "source__name",
+        "is_derived")
+    frame = pd.DataFrame(list(rows), columns=[
+        "instance_key", "provider", "region", "instance_type", "purchase_option",
+        "usd_per_hour", "as_of", "source", "is_derived"])
+    frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
+    return frame
+
+
+def _assumptions(scenario: Scenario) -> PlanAssumptions:
+    overrides = {k: scenario.data[k] for k in _ASSUMPTION_FIELDS if k in scenario.data}
+    return replace(PlanAssumptions(), **overrides)
+
+
+def _constraints(scenario: Scenario) -> PlanConstraints:
+    data = scenario.data
+    return PlanConstraints(deadline_hours=scenario.deadline_hours,
+                           budget_usd=data.get("budget_usd"))
+
+
+def plan_compute(*, scenario: Scenario, owner_id: int | None) -> PlanResult:
+    """Sweep, price and rank; ValueError when nothing can train the model."""
+    found = plan_configurations(scenario=scenario, owner_id=owner_id)
+    if found.configs.empty:
+        raise ValueError("gpus: no allowed GPU configuration fits the model in memory "
+                         f"(checked {found.n_instance_types} instance types up to "
+                         f"{scenario.data.get('max_nodes', 128):.0f} nodes)")
+    keys = sorted({int(k) for k in found.configs["instance_key"]})
+    prices = plan_prices(scenario=scenario, instance_keys=keys)
+    if prices.empty:
+        raise ValueError("providers: no current price for any configuration that fits "
+                         "(widen providers, regions or purchase options)")
+    return plan(found.configs, prices, _assumptions(scenario), _constraints(scenario))
+
+
+def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
+    """Check the scenario (and that some GPU fits) before storing it, then enqueue the plan."""
+    from planner.tasks import run_plan_task
+
+    scenario = scenario_from_input(raw, today=timezone.now().date())
+    if plan_configurations(scenario=scenario, owner_id=owner_id).configs.empty:
+        raise ValueError("gpus: no allowed GPU configuration fits the model in memory")
+    with transaction.atomic():
+        stored = PlanScenario.objects.create(
+            owner_id=owner_id, name=scenario.data.get("name") or _default_name(scenario),
+            inputs=scenario.data)
+        run_plan_task.delay_on_commit(stored.id)
+    return stored
+
+
+def _default_name(scenario: Scenario) -> str:
+    data = scenario.data
+    goal = (f"{data['tokens']:.3g} tokens" if data.get("tokens") else
+            f"{data.get('samples') or data.get('epochs')} samples/epochs")
+    return f"{data.get('workload') or str(data.get('params_billion')) + 'B'} on {goal}"
+
+
+def _progress(scenario_id: int, pct: float, message: str) -> None:
+    PlanScenario.objects.filter(pk=scenario_id).update(progress_pct=pct,
+                                                       progress_message=message)
+
+
+def scenario_execute(*, scenario_id: int) -> None:
+    """Claim a queued scenario, compute its plan and store it; a second call does nothing."""
+    claimed = PlanScenario.objects.filter(pk=scenario_id, status=PlanScenario.Status.QUEUED)
+    if not claimed.update(status=PlanScenario.Status.RUNNING, progress_pct=10,
+                          progress_message="simulating every configuration"):
+        return
+    stored = PlanScenario.objects.get(pk=scenario_id)
+    try:
+        result = plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
+        _progress(scenario_id, 90, "ranking and storing")
+    except ValueError as exc:
+        _finish(scenario_id, PlanScenario.Status.FAILED, error=str(exc))
+        return
+    except Exception as exc:
+        _finish(scenario_id, PlanScenario.Status.FAILED,
+                error=f"internal error: {exc.__class__.__name__}")
+        raise
+    _finish(scenario_id, PlanScenario.Status.DONE, result=result.to_dict())
+
+
+def _finish(scenario_id: int, status: str, *, error: str = "",
+            result: dict[str, Any] | None = None) -> None:
+    PlanScenario.objects.filter(pk=scenario_id).update(
+        status=status, error=error[:2000], result=result, progress_pct=100,
+        progress_message=status, finished_at=timezone.now())
+
+
+def scenario_duplicate(*, scenario_id: int, owner_id: int) -> PlanScenario:
+    original = PlanScenario.objects.get(pk=scenario_id, owner_id=owner_id)
+    return scenario_create(owner_id=owner_id,
+                           raw={**original.inputs, "name": f"{original.name} (copy)"})
+
+
+def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> None:
+    PlanScenario.objects.filter(pk=scenario_id, owner_id=owner_id).update(
+        is_saved=True, name=name.strip()[:200] or "Untitled scenario")
