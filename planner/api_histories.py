@@ -7,28 +7,17 @@ Histories are private: another user's id answers 404.
 
 from typing import Any, Literal
 
-from django.contrib.auth import authenticate
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Schema
 from ninja.files import UploadedFile
 from ninja.responses import Status
-from ninja.security import HttpBasicAuth, django_auth
 
 from planner import selectors, services
+from planner.api_auth import API_AUTH
 from planner.core.parsing import parse_column_mapping
 
-
-class BasicAuth(HttpBasicAuth):
-    def authenticate(self, request: HttpRequest, username: str, password: str) -> Any:
-        user = authenticate(request, username=username, password=password)
-        if user is not None and user.is_active:
-            request.user = user
-            return user
-        return None
-
-
-router = Router(tags=["job histories"], auth=[BasicAuth(), django_auth])
+router = Router(tags=["job histories"], auth=API_AUTH)
 
 
 class RowErrorOut(Schema):

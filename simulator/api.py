@@ -6,12 +6,12 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
-from ninja.security import django_auth
 
+from planner.api_auth import API_AUTH
 from simulator import services
 from simulator.models import SimulationRun
 
-router = Router(tags=["simulations"], auth=django_auth)
+router = Router(tags=["simulations"], auth=API_AUTH)
 
 
 class SimulationIn(Schema):

@@ -8,8 +8,13 @@ from simulator.core.hardware import GpuSpec, Hardware
 # Scale-out bandwidth assumed when a provider publishes none for an instance (Gbit/s per node):
 # the "up to 25 Gigabit" class of general GPU instances.
 ASSUMED_NETWORK_GBITS_PER_S = 25.0
-_INTRA = {"nvswitch": "nvswitch", "nvlink": "nvlink", "xgmi": "xgmi", "pcie": "pcie",
-          "none": "pcie"}
+_INTRA = {
+    "nvswitch": "nvswitch",
+    "nvlink": "nvlink",
+    "xgmi": "xgmi",
+    "pcie": "pcie",
+    "none": "pcie",
+}
 
 
 def _nan(value: float | None) -> float:

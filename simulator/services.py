@@ -15,13 +15,15 @@ from simulator.core import (
     best_layout,
     gpu_specs_from_frame,
     leave_one_source_out,
-    load_reference_runs,
     load_calibration,
+    layout_grid,
+    load_reference_runs,
     summarize_errors,
     sweep,
     validate,
 )
 from simulator.core.hardware import GpuSpec
+from simulator.core.layout import RECOMPUTE_MODES
 from simulator.hardware_adapter import hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
 from simulator.specs import SimulationInputs, inputs_from_request
@@ -93,35 +95,49 @@ def _progress(run_id: int, pct: float, message: str) -> None:
 def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
     instance = _instance(run.request)
     nodes = int(run.request.get("nodes") or 1)
-    choice = best_layout(inputs.workload, hardware(instance, nodes), inputs.goal, cal,
-                         inputs.constraints)
+    choice = best_layout(
+        inputs.workload, hardware(instance, nodes), inputs.goal, cal, inputs.constraints
+    )
     counts = sorted({n for n in SWEEP_NODE_COUNTS if n <= max(4 * nodes, 8)} | {nodes})
     scaling = []
     for index, count in enumerate(counts):
         _progress(run.id, 10 + 85 * index / len(counts), f"scaling point {count} node(s)")
-        point = best_layout(inputs.workload, hardware(instance, count), inputs.goal, cal,
-                            inputs.constraints)
+        point = best_layout(
+            inputs.workload, hardware(instance, count), inputs.goal, cal, inputs.constraints
+        )
         scaling.append(_scaling_point(count * instance.gpu_count, point))
     return {
-        "instance_type": {"id": instance.id, "name": instance.name,
-                          "provider": instance.provider.slug, "gpu": instance.accelerator.name,
-                          "gpus_per_node": instance.gpu_count,
-                          "network_gbps": instance.network_gbps},
-        "nodes": nodes, "is_fit": choice.is_fit, "n_candidates": choice.n_candidates,
-        "simulation": choice.result.to_dict(), "scaling": scaling,
+        "instance_type": {
+            "id": instance.id,
+            "name": instance.name,
+            "provider": instance.provider.slug,
+            "gpu": instance.accelerator.name,
+            "gpus_per_node": instance.gpu_count,
+            "network_gbps": instance.network_gbps,
+        },
+        "nodes": nodes,
+        "is_fit": choice.is_fit,
+        "n_candidates": choice.n_candidates,
+        "simulation": choice.result.to_dict(),
+        "scaling": scaling,
     }
 
 
 def _scaling_point(gpus: int, choice: Any) -> dict[str, Any]:
     result = choice.result
-    return {"gpus": gpus, "is_fit": choice.is_fit,
-            "tokens_per_second": result.tokens_per_second,
-            "samples_per_second": result.samples_per_second,
-            "time_to_train_hours": result.time_to_train_hours, "mfu": result.mfu}
+    return {
+        "gpus": gpus,
+        "is_fit": choice.is_fit,
+        "tokens_per_second": result.tokens_per_second,
+        "samples_per_second": result.samples_per_second,
+        "time_to_train_hours": result.time_to_train_hours,
+        "mfu": result.mfu,
+    }
 
 
-def catalog_instances_frame(*, gpus: list[str] | None = None,
-                            providers: list[str] | None = None) -> pd.DataFrame:
+def catalog_instances_frame(
+    *, gpus: list[str] | None = None, providers: list[str] | None = None
+) -> pd.DataFrame:
     """Simulatable instance types (optionally of some GPU slugs / providers), sweep columns."""
     rows = []
     specs = catalog_gpu_specs()
@@ -134,28 +150,58 @@ def catalog_instances_frame(*, gpus: list[str] | None = None,
         if instance.accelerator.name not in specs:
             continue
         hw = hardware(instance, 1)
-        rows.append({
-            "instance_key": instance.id, "gpu": instance.accelerator.name,
-            "gpus_per_node": instance.gpu_count,
-            "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
-            "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
-            "memory_capacity_gib": float(instance.accelerator.memory_gb),
-        })
-    return pd.DataFrame(rows, columns=[
-        "instance_key", "gpu", "gpus_per_node", "intra_node_gbytes_per_s",
-        "inter_node_gbits_per_s", "memory_capacity_gib"])
+        rows.append(
+            {
+                "instance_key": instance.id,
+                "gpu": instance.accelerator.name,
+                "gpus_per_node": instance.gpu_count,
+                "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
+                "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
+                "memory_capacity_gib": float(instance.accelerator.memory_gb),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "instance_key",
+            "gpu",
+            "gpus_per_node",
+            "intra_node_gbytes_per_s",
+            "inter_node_gbits_per_s",
+            "memory_capacity_gib",
+        ],
+    )
 
 
-def catalog_sweep(inputs: SimulationInputs, cal: Calibration,
-                  node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS,
-                  instances: pd.DataFrame | None = None) -> pd.DataFrame:
+def catalog_sweep(
+    inputs: SimulationInputs,
+    cal: Calibration,
+    node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS,
+    instances: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Fastest fitting layout per instance type and node count (whole catalog by default)."""
     frame = catalog_instances_frame() if instances is None else instances
-    if frame.empty:
+    grid = constrained_grid(inputs)
+    if frame.empty or grid.empty:
         return pd.DataFrame()
-    result = sweep(inputs.workload, inputs.goal, frame, list(node_counts), cal,
-                   catalog_gpu_specs())
+    result = sweep(
+        inputs.workload, inputs.goal, frame, list(node_counts), cal, catalog_gpu_specs(),
+        precision=inputs.constraints.precision, layouts=grid,
+    )
     return result.configurations
+
+
+def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
+    """The sweep's layout grid with the user's fixed layout fields applied."""
+    grid = layout_grid(inputs.workload)
+    fixed = inputs.constraints
+    for name in ("tp", "pp", "cp", "zero_stage", "micro_batch"):
+        value = getattr(fixed, name)
+        if value is not None:
+            grid = grid[grid[name] == value]
+    if fixed.recompute is not None:
+        grid = grid[grid["recompute"] == RECOMPUTE_MODES.index(fixed.recompute)]
+    return grid.reset_index(drop=True)
 
 
 def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
@@ -163,15 +209,17 @@ def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> di
     frame = catalog_sweep(inputs, cal).sort_values("time_to_train_hours")
     names = dict(InstanceType.objects.values_list("id", "name"))
     frame = frame.assign(instance_type=frame["instance_key"].map(names))
-    return {"n_feasible": int(len(frame)),
-            "configurations": frame.head(200).to_dict("records")}
+    return {"n_feasible": int(len(frame)), "configurations": frame.head(200).to_dict("records")}
 
 
 def _claim(run_id: int) -> SimulationRun | None:
     """Queued -> running with a conditional update: only one worker gets the run."""
     claimed = SimulationRun.objects.filter(pk=run_id, status=SimulationRun.Status.QUEUED).update(
-        status=SimulationRun.Status.RUNNING, started_at=timezone.now(), progress_pct=5,
-        progress_message="started")
+        status=SimulationRun.Status.RUNNING,
+        started_at=timezone.now(),
+        progress_pct=5,
+        progress_message="started",
+    )
     return SimulationRun.objects.get(pk=run_id) if claimed else None
 
 
@@ -194,13 +242,13 @@ def simulation_execute(*, run_id: int) -> None:
     run.result, run.status = result, SimulationRun.Status.DONE
     run.progress_pct, run.progress_message = 100, "done"
     run.finished_at = timezone.now()
-    run.save(update_fields=["result", "status", "progress_pct", "progress_message",
-                            "finished_at"])
+    run.save(update_fields=["result", "status", "progress_pct", "progress_message", "finished_at"])
 
 
 def simulation_fail(*, run_id: int, message: str) -> None:
     SimulationRun.objects.filter(pk=run_id).update(
-        status=SimulationRun.Status.FAILED, error=message[:2000], finished_at=timezone.now())
+        status=SimulationRun.Status.FAILED, error=message[:2000], finished_at=timezone.now()
+    )
 
 
 @dataclass(frozen=True)
@@ -209,8 +257,9 @@ class ValidationReport:
     summary: pd.DataFrame
 
 
-def simulator_validate_file(*, path: Path, loso: bool, calibration: Calibration | None = None
-                            ) -> ValidationReport:
+def simulator_validate_file(
+    *, path: Path, loso: bool, calibration: Calibration | None = None
+) -> ValidationReport:
     """Predict every row of a reference-runs CSV; with `loso`, refit leaving out each source."""
     runs = load_reference_runs(str(path))
     specs = catalog_gpu_specs()

@@ -71,8 +71,10 @@ def goal_from_spec(spec: dict[str, Any]) -> TrainingGoal:
     numbers = {k: float(v) for k, v in values.items() if v not in (None, "")}
     batch = spec.get("global_batch_samples")
     return TrainingGoal(
-        tokens=numbers.get("tokens"), samples=numbers.get("samples"),
-        epochs=numbers.get("epochs"), dataset_samples=numbers.get("dataset_samples"),
+        tokens=numbers.get("tokens"),
+        samples=numbers.get("samples"),
+        epochs=numbers.get("epochs"),
+        dataset_samples=numbers.get("dataset_samples"),
         global_batch_samples=int(batch) if batch not in (None, "") else None,
     )
 

@@ -16,9 +16,9 @@ def simulation_new(request: HttpRequest) -> HttpResponse:
     form = SimulationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            run = services.simulation_create(owner_id=request.user.id,
-                                             kind=form.cleaned_data["kind"],
-                                             request=form.to_request())
+            run = services.simulation_create(
+                owner_id=request.user.id, kind=form.cleaned_data["kind"], request=form.to_request()
+            )
         except ValueError as exc:
             form.add_error(None, str(exc))
         else:
@@ -32,10 +32,15 @@ def _figures(run: SimulationRun) -> list:
     if run.status != SimulationRun.Status.DONE or run.kind != SimulationRun.Kind.SINGLE:
         return []
     sim = run.result["simulation"]
-    figures = [charts.time_figure(sim["time"]), charts.memory_figure(sim["memory"]),
-               charts.scaling_figure(run.result["scaling"])]
-    return [json_script(f.to_plotly_json(), f"figure-{i}", encoder=PlotlyJSONEncoder)
-            for i, f in enumerate(figures)]
+    figures = [
+        charts.time_figure(sim["time"]),
+        charts.memory_figure(sim["memory"]),
+        charts.scaling_figure(run.result["scaling"]),
+    ]
+    return [
+        json_script(f.to_plotly_json(), f"figure-{i}", encoder=PlotlyJSONEncoder)
+        for i, f in enumerate(figures)
+    ]
 
 
 @login_required
@@ -47,5 +52,11 @@ def simulation_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def simulation_status(request: HttpRequest, run_id: int) -> JsonResponse:
     run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
-    return JsonResponse({"status": run.status, "progress_pct": run.progress_pct,
-                         "message": run.progress_message, "error": run.error})
+    return JsonResponse(
+        {
+            "status": run.status,
+            "progress_pct": run.progress_pct,
+            "message": run.progress_message,
+            "error": run.error,
+        }
+    )
