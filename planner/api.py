@@ -14,3 +14,4 @@ api = NinjaAPI(
 api.add_router("/", pricing_router)
 api.add_router("/histories", "planner.api_histories.router")
 api.add_router("/simulations", "simulator.api.router")
+api.add_router("/plans", "planner.plans.api.router")

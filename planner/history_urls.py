@@ -3,6 +3,7 @@
 from django.urls import path
 
 from planner import views
+from planner.plans.urls import urlpatterns as plan_urlpatterns
 
 app_name = "planner"
 urlpatterns = [
@@ -13,3 +14,5 @@ urlpatterns = [
     path("history/<int:pk>/runs", views.history_run_create, name="history_run_create"),
     path("history/<int:pk>/status", views.history_status, name="history_status"),
 ]
+
+urlpatterns += plan_urlpatterns

@@ -1,5 +1,12 @@
-"""Shared fixtures. Speed-ups only: the settings module is the production one."""
+"""Shared fixtures. Speed-ups only: the settings module is the production one.
 
+Integration fixtures: a real Redis (TEST_REDIS_URL) and a Celery worker subprocess.
+"""
+
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,3 +60,90 @@ def eager_celery() -> Iterator[None]:
     app.conf.update(task_always_eager=True, task_eager_propagates=True)
     yield
     app.conf.update(task_always_eager=old[0], task_eager_propagates=old[1])
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _redis_url() -> str:
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means no usable Redis
+        if os.environ.get("REQUIRE_INTEGRATION") == "1":
+            pytest.fail(f"Redis at {url} is required (REQUIRE_INTEGRATION=1): {exc}")
+        pytest.skip(f"no Redis at {url}: {exc}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return _redis_url()
+
+
+@pytest.fixture
+def celery_worker_process(redis_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `celery worker` on Redis, sharing the test database file; the app points at it."""
+    from django.db import connection
+
+    from planner.celery import app
+
+    env = dict(
+        os.environ,
+        REDIS_URL=redis_url,
+        SECRET_KEY="test-only-secret",
+        DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}",
+    )
+    log = (tmp_path / "worker.log").open("wb")
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "planner",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    old = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_ignore_result")}
+    app.conf.update(broker_url=redis_url, result_backend=redis_url, task_ignore_result=False)
+    _reset_pool(app)
+    try:
+        _wait_ready(app, worker, tmp_path / "worker.log")
+        yield worker
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)
+        log.close()
+        app.conf.update(old)
+        _reset_pool(app)
+
+
+def _reset_pool(app: Any) -> None:
+    """Drop pooled broker connections so the next call uses the current broker_url."""
+    app._pool = None
+    app.amqp._producer_pool = None
+    app._backend_cache = None
+    app._local.__dict__.pop("backend", None)
+
+
+def _wait_ready(app: Any, worker: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            output = log.read_text()
+            pytest.fail(f"celery worker exited early:\n{output}")
+        if app.control.ping(timeout=0.5):
+            return
+    pytest.fail("celery worker did not answer a ping within 30 s")

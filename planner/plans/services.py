@@ -10,14 +10,24 @@ from django.utils import timezone
 from planner.core.plan import PlanAssumptions, PlanConstraints, PlanResult, plan
 from planner.models import PlanScenario
 from planner.plans.specs import Scenario, scenario_from_input, simulation_request
-from pricing.models import Price
+from pricing.models import InstanceType, Price
+from simulator.core import LayoutConstraints, best_layout
+from simulator.hardware_adapter import hardware
 from simulator.services import calibration_for, catalog_instances_frame, catalog_sweep
 from simulator.specs import inputs_from_request
 
+# Options stored per plan: the cheapest ones plus every recommended and Pareto option.
+OPTIONS_KEPT = 500
 NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-_ASSUMPTION_FIELDS = ("restart_overhead_hours", "checkpoint_write_gbytes_per_s",
-                      "commitment_reuse_fraction", "dataset_gb", "checkpoint_gb",
-                      "storage_months", "egress_gb")
+_ASSUMPTION_FIELDS = (
+    "restart_overhead_hours",
+    "checkpoint_write_gbytes_per_s",
+    "commitment_reuse_fraction",
+    "dataset_gb",
+    "checkpoint_gb",
+    "storage_months",
+    "egress_gb",
+)
 
 
 @dataclass(frozen=True)
@@ -33,8 +43,9 @@ def _node_counts(scenario: Scenario) -> tuple[int, ...]:
 
 def plan_configurations(*, scenario: Scenario, owner_id: int | None) -> PlanInputs:
     """The simulator's fastest fitting layout per allowed instance type and node count."""
-    instances = catalog_instances_frame(gpus=scenario.data.get("gpus"),
-                                        providers=scenario.data.get("providers"))
+    instances = catalog_instances_frame(
+        gpus=scenario.data.get("gpus"), providers=scenario.data.get("providers")
+    )
     inputs = inputs_from_request(simulation_request(scenario))
     configs = catalog_sweep(inputs, calibration_for(owner_id), _node_counts(scenario), instances)
     if not configs.empty:
@@ -46,17 +57,38 @@ def plan_configurations(*, scenario: Scenario, owner_id: int | None) -> PlanInpu
 def plan_prices(*, scenario: Scenario, instance_keys: list[int]) -> pd.DataFrame:
     """Current prices of the allowed instance types, regions and purchase options."""
     data = scenario.data
-    prices = Price.objects.filter(is_current=True, instance_type_id__in=instance_keys,
-                                  purchase_option__in=data["purchase_options"])
+    prices = Price.objects.filter(
+        is_current=True,
+        instance_type_id__in=instance_keys,
+        purchase_option__in=data["purchase_options"],
+    )
     if data.get("regions"):
         prices = prices.filter(region__code__in=data["regions"])
     rows = prices.values_list(
-        "instance_type_id", "instance_type__provider__slug", "region__code",
-        "instance_type__name", "purchase_option", "usd_per_hour", "as_of", "source__name",
-        "is_derived")
-    frame = pd.DataFrame(list(rows), columns=[
-        "instance_key", "provider", "region", "instance_type", "purchase_option",
-        "usd_per_hour", "as_of", "source", "is_derived"])
+        "instance_type_id",
+        "instance_type__provider__slug",
+        "region__code",
+        "instance_type__name",
+        "purchase_option",
+        "usd_per_hour",
+        "as_of",
+        "source__name",
+        "is_derived",
+    )
+    frame = pd.DataFrame(
+        list(rows),
+        columns=[
+            "instance_key",
+            "provider",
+            "region",
+            "instance_type",
+            "purchase_option",
+            "usd_per_hour",
+            "as_of",
+            "source",
+            "is_derived",
+        ],
+    )
     frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
     return frame
 
@@ -68,23 +100,73 @@ def _assumptions(scenario: Scenario) -> PlanAssumptions:
 
 def _constraints(scenario: Scenario) -> PlanConstraints:
     data = scenario.data
-    return PlanConstraints(deadline_hours=scenario.deadline_hours,
-                           budget_usd=data.get("budget_usd"))
+    return PlanConstraints(
+        deadline_hours=scenario.deadline_hours, budget_usd=data.get("budget_usd")
+    )
 
 
-def plan_compute(*, scenario: Scenario, owner_id: int | None) -> PlanResult:
-    """Sweep, price and rank; ValueError when nothing can train the model."""
+def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
+    """Sweep, price and rank: the plan document. ValueError when nothing can train the model."""
     found = plan_configurations(scenario=scenario, owner_id=owner_id)
     if found.configs.empty:
-        raise ValueError("gpus: no allowed GPU configuration fits the model in memory "
-                         f"(checked {found.n_instance_types} instance types up to "
-                         f"{scenario.data.get('max_nodes', 128):.0f} nodes)")
+        raise ValueError(
+            "gpus: no allowed GPU configuration fits the model in memory "
+            f"(checked {found.n_instance_types} instance types up to "
+            f"{scenario.data.get('max_nodes', 128):.0f} nodes)"
+        )
     keys = sorted({int(k) for k in found.configs["instance_key"]})
     prices = plan_prices(scenario=scenario, instance_keys=keys)
     if prices.empty:
-        raise ValueError("providers: no current price for any configuration that fits "
-                         "(widen providers, regions or purchase options)")
-    return plan(found.configs, prices, _assumptions(scenario), _constraints(scenario))
+        raise ValueError(
+            "providers: no current price for any configuration that fits "
+            "(widen providers, regions or purchase options)"
+        )
+    result = plan(found.configs, prices, _assumptions(scenario), _constraints(scenario))
+    document = result.to_dict(limit=OPTIONS_KEPT)
+    document["scaling"] = _scaling(result)
+    document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
+    return document
+
+
+def _scaling(result: PlanResult) -> list[dict[str, Any]]:
+    """Best throughput per GPU model and GPU count, over every simulated configuration."""
+    table = result.table
+    best = table.groupby(["gpu", "gpus"], as_index=False)["tokens_per_second"].max()
+    return [
+        {"gpu": str(r.gpu), "gpus": float(r.gpus), "tokens_per_second": float(r.tokens_per_second)}
+        for r in best.itertuples()
+    ]
+
+
+def _chosen_memory(
+    scenario: Scenario, result: PlanResult, owner_id: int | None
+) -> dict[str, Any] | None:
+    """Memory breakdown (GiB per GPU) of the top-ranked option, for its chart."""
+    ranked = result.table[result.table["rank"].notna()].sort_values("rank")
+    if ranked.empty:
+        return None
+    row = ranked.iloc[0]
+    instance = InstanceType.objects.select_related("accelerator").get(pk=int(row["instance_key"]))
+    inputs = inputs_from_request(simulation_request(scenario))
+    fixed = LayoutConstraints(
+        tp=int(row["tp"]),
+        pp=int(row["pp"]),
+        dp=int(row["dp"]),
+        cp=int(row["cp"]),
+        zero_stage=int(row["zero_stage"]),
+        recompute=str(row["recompute"]),
+        precision=str(row["precision"]),
+        micro_batch=int(row["micro_batch"]),
+    )
+    choice = best_layout(
+        inputs.workload,
+        hardware(instance, int(row["nodes"])),
+        inputs.goal,
+        calibration_for(owner_id),
+        fixed,
+    )
+    memory: dict[str, Any] = choice.result.to_dict()["memory"]
+    return memory
 
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
@@ -96,57 +178,75 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
         raise ValueError("gpus: no allowed GPU configuration fits the model in memory")
     with transaction.atomic():
         stored = PlanScenario.objects.create(
-            owner_id=owner_id, name=scenario.data.get("name") or _default_name(scenario),
-            inputs=scenario.data)
+            owner_id=owner_id,
+            name=scenario.data.get("name") or _default_name(scenario),
+            inputs=scenario.data,
+        )
         run_plan_task.delay_on_commit(stored.id)
     return stored
 
 
 def _default_name(scenario: Scenario) -> str:
     data = scenario.data
-    goal = (f"{data['tokens']:.3g} tokens" if data.get("tokens") else
-            f"{data.get('samples') or data.get('epochs')} samples/epochs")
+    goal = (
+        f"{data['tokens']:.3g} tokens"
+        if data.get("tokens")
+        else f"{data.get('samples') or data.get('epochs')} samples/epochs"
+    )
     return f"{data.get('workload') or str(data.get('params_billion')) + 'B'} on {goal}"
 
 
 def _progress(scenario_id: int, pct: float, message: str) -> None:
-    PlanScenario.objects.filter(pk=scenario_id).update(progress_pct=pct,
-                                                       progress_message=message)
+    PlanScenario.objects.filter(pk=scenario_id).update(progress_pct=pct, progress_message=message)
 
 
 def scenario_execute(*, scenario_id: int) -> None:
     """Claim a queued scenario, compute its plan and store it; a second call does nothing."""
     claimed = PlanScenario.objects.filter(pk=scenario_id, status=PlanScenario.Status.QUEUED)
-    if not claimed.update(status=PlanScenario.Status.RUNNING, progress_pct=10,
-                          progress_message="simulating every configuration"):
+    if not claimed.update(
+        status=PlanScenario.Status.RUNNING,
+        progress_pct=10,
+        progress_message="simulating every configuration",
+    ):
         return
     stored = PlanScenario.objects.get(pk=scenario_id)
     try:
-        result = plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
+        document = plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
         _progress(scenario_id, 90, "ranking and storing")
     except ValueError as exc:
         _finish(scenario_id, PlanScenario.Status.FAILED, error=str(exc))
         return
     except Exception as exc:
-        _finish(scenario_id, PlanScenario.Status.FAILED,
-                error=f"internal error: {exc.__class__.__name__}")
+        _finish(
+            scenario_id,
+            PlanScenario.Status.FAILED,
+            error=f"internal error: {exc.__class__.__name__}",
+        )
         raise
-    _finish(scenario_id, PlanScenario.Status.DONE, result=result.to_dict())
+    _finish(scenario_id, PlanScenario.Status.DONE, result=document)
 
 
-def _finish(scenario_id: int, status: str, *, error: str = "",
-            result: dict[str, Any] | None = None) -> None:
+def _finish(
+    scenario_id: int, status: str, *, error: str = "", result: dict[str, Any] | None = None
+) -> None:
     PlanScenario.objects.filter(pk=scenario_id).update(
-        status=status, error=error[:2000], result=result, progress_pct=100,
-        progress_message=status, finished_at=timezone.now())
+        status=status,
+        error=error[:2000],
+        result=result,
+        progress_pct=100,
+        progress_message=status,
+        finished_at=timezone.now(),
+    )
 
 
 def scenario_duplicate(*, scenario_id: int, owner_id: int) -> PlanScenario:
     original = PlanScenario.objects.get(pk=scenario_id, owner_id=owner_id)
-    return scenario_create(owner_id=owner_id,
-                           raw={**original.inputs, "name": f"{original.name} (copy)"})
+    return scenario_create(
+        owner_id=owner_id, raw={**original.inputs, "name": f"{original.name} (copy)"}
+    )
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> None:
     PlanScenario.objects.filter(pk=scenario_id, owner_id=owner_id).update(
-        is_saved=True, name=name.strip()[:200] or "Untitled scenario")
+        is_saved=True, name=name.strip()[:200] or "Untitled scenario"
+    )

@@ -15,14 +15,29 @@ PURCHASE_OPTIONS = tuple(PurchaseOption.values)
 DEFAULT_PURCHASE = ("on_demand", "spot")
 LIST_FIELDS = ("providers", "regions", "gpus", "purchase_options")
 NUMBER_FIELDS = (
-    "tokens", "samples", "epochs", "dataset_samples", "params_billion", "seq_len",
-    "deadline_days", "budget_usd", "dataset_gb", "checkpoint_gb", "storage_months", "egress_gb",
-    "restart_overhead_hours", "checkpoint_write_gbytes_per_s", "commitment_reuse_fraction",
+    "tokens",
+    "samples",
+    "epochs",
+    "dataset_samples",
+    "params_billion",
+    "seq_len",
+    "deadline_days",
+    "budget_usd",
+    "dataset_gb",
+    "checkpoint_gb",
+    "storage_months",
+    "egress_gb",
+    "restart_overhead_hours",
+    "checkpoint_write_gbytes_per_s",
+    "commitment_reuse_fraction",
     "max_nodes",
 )
 LAYOUT_FIELDS = ("recompute", "zero_stage", "tp", "pp", "precision")
 DEFAULTS: dict[str, Any] = {
-    "dataset_gb": 0.0, "checkpoint_gb": 0.0, "storage_months": 1.0, "egress_gb": 0.0,
+    "dataset_gb": 0.0,
+    "checkpoint_gb": 0.0,
+    "storage_months": 1.0,
+    "egress_gb": 0.0,
     "max_nodes": 128,
 }
 
@@ -76,8 +91,9 @@ def _deadline_days(raw: dict[str, Any], today: date) -> float | None:
 def _check_goal(data: dict[str, Any]) -> None:
     goals = [k for k in ("tokens", "samples", "epochs") if data.get(k)]
     if len(goals) != 1:
-        raise ValueError("tokens: give exactly one positive training goal (tokens, samples or "
-                         "epochs)")
+        raise ValueError(
+            "tokens: give exactly one positive training goal (tokens, samples or epochs)"
+        )
     if "epochs" in goals and not data.get("dataset_samples"):
         raise ValueError("dataset_samples: an epoch goal needs the dataset size in samples")
 
@@ -85,8 +101,7 @@ def _check_goal(data: dict[str, Any]) -> None:
 def _check_workload(data: dict[str, Any]) -> None:
     preset = data.get("workload") or ""
     if preset and preset not in PRESETS:
-        raise ValueError(f"workload: unknown preset {preset!r}; choose one of "
-                         f"{', '.join(PRESETS)}")
+        raise ValueError(f"workload: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     if not preset and not data.get("params_billion"):
         raise ValueError("workload: choose a preset or give params_billion")
 
@@ -114,14 +129,19 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     _check_goal(data)
     if data.get("budget_usd") == 0:
         raise ValueError("budget_usd: must be more than zero")
-    return Scenario({k: v for k, v in data.items() if v not in (None, [], {})} | {
-        "purchase_options": data["purchase_options"]})
+    return Scenario(
+        {k: v for k, v in data.items() if v not in (None, [], {})}
+        | {"purchase_options": data["purchase_options"]}
+    )
 
 
 def simulation_request(scenario: Scenario) -> dict[str, Any]:
     """The simulator's request dict (see simulator.specs) for this scenario."""
     data = scenario.data
-    workload = ({"preset": data["workload"]} if data.get("workload") else
-                {"params_billion": data["params_billion"], "seq_len": data.get("seq_len")})
+    workload = (
+        {"preset": data["workload"]}
+        if data.get("workload")
+        else {"params_billion": data["params_billion"], "seq_len": data.get("seq_len")}
+    )
     goal = {k: data.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples")}
     return {"workload": workload, "goal": goal, "layout": data.get("layout", {})}

@@ -64,3 +64,43 @@ def chromium_page(
         yield context.new_page()
         context.close()
         browser.close()
+
+
+@pytest.fixture
+def app_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    """`manage.py runserver` in its own process on the test database and Redis, as in production.
+
+    Unlike live_server (a thread of the test process), it publishes tasks exactly as a real
+    deployment does; pair it with `celery_worker_process`.
+    """
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from django.db import connection
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, REDIS_URL=redis_url, SECRET_KEY="test-only-secret", DEBUG="1",
+               DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}")
+    log = (tmp_path / "server.log").open("wb")
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{url}/accounts/login/", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()

@@ -1,0 +1,155 @@
+"""Run time of a training job: the simulator's uncertainty band and spot interruptions.
+
+Work hours W (time to train with no interruption) are lognormal, fitted to the simulator's
+P10 and P90 (mu = mean of the two logs, sigma = half their distance / z90).
+On spot, a job on N instances with hazard lambda per instance-hour sees interruptions at rate
+N*lambda (MTBF M = 1/(N*lambda)). It checkpoints every tau = sqrt(2*C*M) hours of work (Young
+1974, the rule of planner.core.spot.expected_overhead; capped at W so a short job writes at
+least one checkpoint), C = checkpoint write hours. Then
+    T_base = W * (1 + C/tau)                       (work plus checkpoint writes)
+    K ~ Poisson(N*lambda * T_base)                 (interruptions)
+    T = T_base + K*R + tau * sum_{i<=K} U_i        (restart R each, rework U ~ U(0, 1) of tau)
+    E[T] = E[W] * (1 + C/tau) * (1 + N*lambda*(R + tau/2)),
+the first-order overhead C/tau + (tau/2 + R)/M of spot.expected_overhead plus its cross term.
+Zero hazard means no checkpoints and T = W exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+Z90 = 1.2815515655446004  # standard normal 90th percentile
+EXACT_REWORK_TERMS = 3  # sum of up to 3 uniforms drawn exactly; more: moment-matched normal
+
+
+def lognormal_from_p10_p90(p10_hours: np.ndarray, p90_hours: np.ndarray) -> tuple[np.ndarray,
+                                                                                   np.ndarray]:
+    """(mu, sigma) of the lognormal whose 10th and 90th percentiles are the given hours."""
+    log10, log90 = np.log(p10_hours), np.log(p90_hours)
+    return (log10 + log90) / 2.0, (log90 - log10) / (2.0 * Z90)
+
+
+def lognormal_exceed_probability(
+    mu: np.ndarray, sigma: np.ndarray, threshold_hours: np.ndarray
+) -> np.ndarray:
+    """P(W > threshold) for lognormal W; thresholds may be <= 0 (probability 1) or inf (0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_t = np.log(np.maximum(threshold_hours, 0.0))
+        z = np.where(sigma > 0, (log_t - mu) / (sigma * math.sqrt(2.0)), np.inf)
+    # a point mass (P10 = P90) exceeds only thresholds clearly below it (float round trip)
+    z = np.where(sigma > 0, z, np.where(mu > log_t + 1e-12, -np.inf, np.inf))
+    return np.asarray(0.5 * erfc(z), dtype=np.float64)
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """Complementary error function, fractional error < 1.2e-7 (Numerical Recipes erfcc)."""
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+            -0.82215223 + t * 0.17087277))))))))
+    with np.errstate(invalid="ignore"):
+        value = t * np.exp(-z * z + poly)
+    value = np.where(np.isinf(z), 0.0, value)
+    return np.asarray(np.where(x >= 0, value, 2.0 - value), dtype=np.float64)
+
+
+def checkpoint_interval_hours(
+    checkpoint_hours: np.ndarray, job_hazard_per_hour: np.ndarray, work_hours: np.ndarray
+) -> np.ndarray:
+    """Young's interval sqrt(2*C/(N*lambda)) capped at the work; inf with no hazard."""
+    with np.errstate(divide="ignore"):
+        young = np.sqrt(2.0 * checkpoint_hours / job_hazard_per_hour)
+    return np.where(job_hazard_per_hour > 0, np.minimum(young, work_hours), np.inf)
+
+
+@dataclass(frozen=True)
+class SpotRuns:
+    """One entry per distinct (configuration, hazard); arrays of equal length, hours."""
+
+    work_hours: np.ndarray  # the simulator's point estimate, taken as E[W]
+    log_mu: np.ndarray
+    log_sigma: np.ndarray
+    checkpoint_hours: np.ndarray  # C, one checkpoint write
+    job_hazard_per_hour: np.ndarray  # N * lambda
+    restart_hours: float  # R, re-acquire capacity and reload
+
+    def interval_hours(self) -> np.ndarray:
+        return checkpoint_interval_hours(
+            self.checkpoint_hours, self.job_hazard_per_hour, self.work_hours
+        )
+
+    def checkpoint_factor(self) -> np.ndarray:
+        """1 + C/tau; 1 when nothing is checkpointed (no hazard or free checkpoints)."""
+        tau = self.interval_hours()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(tau > 0, self.checkpoint_hours / tau, 0.0)
+        return np.asarray(1.0 + np.where(np.isfinite(tau), ratio, 0.0), dtype=np.float64)
+
+    def rework_interval_hours(self) -> np.ndarray:
+        """tau where interruptions happen, 0 otherwise (so 0 * inf never appears)."""
+        tau = self.interval_hours()
+        return np.where(np.isfinite(tau), tau, 0.0)
+
+    def expected_hours(self) -> np.ndarray:
+        """E[T] = E[W] (1 + C/tau) (1 + N lambda (R + tau/2))."""
+        per_interruption = self.restart_hours + self.rework_interval_hours() / 2.0
+        return np.asarray(
+            self.work_hours
+            * self.checkpoint_factor()
+            * (1.0 + self.job_hazard_per_hour * per_interruption),
+            dtype=np.float64,
+        )
+
+    def sample_hours(self, rng: np.random.Generator, n_samples: int) -> np.ndarray:
+        """Monte Carlo run hours, shape (runs, n_samples)."""
+        shape = (len(self.work_hours), n_samples)
+        work = np.exp(self.log_mu[:, None] + self.log_sigma[:, None] * rng.standard_normal(shape))
+        base = work * self.checkpoint_factor()[:, None]
+        counts = rng.poisson(base * self.job_hazard_per_hour[:, None])
+        rework = self.rework_interval_hours()[:, None] * sum_of_uniforms(rng, counts)
+        return np.asarray(base + counts * self.restart_hours + rework, dtype=np.float64)
+
+
+def sum_of_uniforms(rng: np.random.Generator, counts: np.ndarray) -> np.ndarray:
+    """Sum of `counts` U(0, 1) draws per element: exact up to EXACT_REWORK_TERMS, above that
+    a normal with the same mean k/2 and variance k/12, clipped to [0, k]."""
+    uniforms = rng.random((EXACT_REWORK_TERMS, *counts.shape), dtype=np.float32)
+    total = np.zeros(counts.shape, dtype=np.float64)
+    for term in range(EXACT_REWORK_TERMS):
+        total += np.where(counts > term, uniforms[term], 0.0)
+    many = counts > EXACT_REWORK_TERMS
+    if many.any():
+        k = counts[many].astype(np.float64)
+        normal = k / 2.0 + np.sqrt(k / 12.0) * rng.standard_normal(k.size)
+        total[many] = np.clip(normal, 0.0, k)
+    return total
+
+
+def sorted_quantile(sorted_samples: np.ndarray, q: float) -> np.ndarray:
+    """Linear-interpolated quantile of each row of an already sorted (runs, samples) array."""
+    position = q * (sorted_samples.shape[1] - 1)
+    low = int(math.floor(position))
+    high = min(low + 1, sorted_samples.shape[1] - 1)
+    weight = position - low
+    return np.asarray(
+        sorted_samples[:, low] * (1.0 - weight) + sorted_samples[:, high] * weight,
+        dtype=np.float64,
+    )
+
+
+def sample_exceed_probability(
+    sorted_samples: np.ndarray, run_index: np.ndarray, threshold_hours: np.ndarray
+) -> np.ndarray:
+    """P(T > threshold) per option row from its run's sorted samples (one searchsorted call:
+    each run's samples are shifted into their own disjoint band of the number line)."""
+    n_runs, n_samples = sorted_samples.shape
+    top = float(sorted_samples[:, -1].max())
+    span = top + 2.0
+    flat = (sorted_samples + span * np.arange(n_runs)[:, None]).ravel()
+    thresholds = np.clip(threshold_hours, -0.5, top + 1.0)
+    below = np.searchsorted(flat, run_index * span + thresholds, side="right")
+    return np.asarray(1.0 - (below - run_index * n_samples) / n_samples, dtype=np.float64)

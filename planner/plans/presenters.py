@@ -1,0 +1,75 @@
+"""Turn a stored plan document into what the result page shows (no requests, no ORM)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
+from plotly.utils import PlotlyJSONEncoder
+
+from planner.plans import charts
+
+SORT_KEYS = {
+    "rank",
+    "time_to_train_hours",
+    "total_usd",
+    "compute_usd",
+    "mfu",
+    "gpus",
+    "usd_per_hour",
+    "memory_headroom_gib",
+    "deadline_miss_probability",
+}
+TABLE_ROWS = 50
+
+
+@dataclass(frozen=True)
+class PlanView:
+    cards: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    infeasible: dict[str, int]
+    figures: list[SafeString]
+    n_options: int
+    n_feasible: int
+
+
+def _figures(document: dict[str, Any]) -> list[SafeString]:
+    options = document["options"]
+    figures = [
+        charts.pareto_figure(options),
+        charts.cost_breakdown_figure(options),
+        charts.scaling_figure(document["scaling"]),
+    ]
+    if document.get("chosen_memory"):
+        figures.append(charts.memory_figure(document["chosen_memory"], "per GPU"))
+    return [
+        json_script(f.to_plotly_json(), f"plan-figure-{i}", encoder=PlotlyJSONEncoder)
+        for i, f in enumerate(figures)
+    ]
+
+
+def _sorted_rows(options: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
+    feasible = [o for o in options if not o["infeasible_reason"]]
+    key = sort.lstrip("-")
+    if key not in SORT_KEYS:
+        key = "rank"
+    rows = sorted(
+        feasible, key=lambda o: (o.get(key) is None, o.get(key) or 0), reverse=sort.startswith("-")
+    )
+    return rows[:TABLE_ROWS]
+
+
+def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
+    options = document["options"]
+    by_index = {o["row_index"]: o for o in options}
+    cards = [
+        {**card, "option": by_index[card["row_index"]]} for card in document["recommendations"]
+    ]
+    return PlanView(
+        cards,
+        _sorted_rows(options, sort),
+        document.get("infeasible", {}),
+        _figures(document),
+        document["n_options"],
+        document["n_feasible"],
+    )

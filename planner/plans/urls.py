@@ -1,0 +1,14 @@
+from django.urls import path
+
+from planner.plans import views
+
+urlpatterns = [
+    path("plans/", views.plan_list, name="plan_list"),
+    path("plans/new", views.plan_new, name="plan_new"),
+    path("plans/whatif", views.plan_whatif, name="plan_whatif"),
+    path("plans/compare", views.plan_compare, name="plan_compare"),
+    path("plans/<int:scenario_id>", views.plan_detail, name="plan_detail"),
+    path("plans/<int:scenario_id>/status", views.plan_status, name="plan_status"),
+    path("plans/<int:scenario_id>/save", views.plan_save, name="plan_save"),
+    path("plans/<int:scenario_id>/duplicate", views.plan_duplicate, name="plan_duplicate"),
+]

@@ -1,0 +1,142 @@
+"""Plan pages: scenario form, result (stored or what-if), status JSON, save, duplicate, compare."""
+
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from planner.models import PlanScenario
+from planner.plans import services
+from planner.plans.forms import PlanForm, initial_from_scenario
+from planner.plans.presenters import plan_view
+from planner.plans.specs import scenario_from_input
+
+
+def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
+    return get_object_or_404(PlanScenario, pk=scenario_id, owner_id=request.user.pk)
+
+
+@login_required
+def plan_list(request: HttpRequest) -> HttpResponse:
+    scenarios = PlanScenario.objects.filter(owner_id=request.user.pk)[:100]
+    return render(request, "planner/plan_list.html", {"scenarios": scenarios})
+
+
+@login_required
+def plan_new(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        form = PlanForm(
+            initial=request.GET.dict()
+            | {
+                k: request.GET.getlist(k)
+                for k in ("providers", "gpus", "purchase_options")
+                if k in request.GET
+            }
+        )
+        return render(request, "planner/plan_new.html", {"form": form})
+    form = PlanForm(request.POST)
+    if form.is_valid():
+        try:
+            stored = services.scenario_create(owner_id=request.user.pk, raw=form.to_raw())
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("planner:plan_detail", scenario_id=stored.id)
+    return render(request, "planner/plan_new.html", {"form": form}, status=400)
+
+
+@login_required
+def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _owned(request, scenario_id)
+    view = None
+    if scenario.status == PlanScenario.Status.DONE:
+        view = plan_view(scenario.result, sort=request.GET.get("sort", "rank"))
+    form = PlanForm(initial=initial_from_scenario(scenario.inputs))
+    return render(
+        request,
+        "planner/plan_detail.html",
+        {
+            "scenario": scenario,
+            "view": view,
+            "form": form,
+            "share_query": urlencode(_query(scenario.inputs), doseq=True),
+        },
+    )
+
+
+def _query(inputs: dict) -> dict:
+    flat = {k: v for k, v in inputs.items() if k != "layout" and v not in (None, "", [])}
+    flat.update(inputs.get("layout", {}))
+    return flat
+
+
+@login_required
+def plan_whatif(request: HttpRequest) -> HttpResponse:
+    """Recompute a changed scenario at once (no storing); the URL holds the whole state."""
+    form = PlanForm(request.GET)
+    context: dict = {
+        "form": form,
+        "scenario": None,
+        "view": None,
+        "share_query": request.GET.urlencode(),
+    }
+    if form.is_valid():
+        try:
+            scenario = scenario_from_input(form.to_raw(), today=timezone.now().date())
+            document = services.plan_compute(scenario=scenario, owner_id=request.user.pk)
+            context["view"] = plan_view(document, sort=request.GET.get("sort", "rank"))
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+    status = 200 if context["view"] else 400
+    return render(request, "planner/plan_detail.html", context, status=status)
+
+
+@login_required
+def plan_status(request: HttpRequest, scenario_id: int) -> JsonResponse:
+    scenario = _owned(request, scenario_id)
+    return JsonResponse(
+        {
+            "status": scenario.status,
+            "progress_pct": scenario.progress_pct,
+            "message": scenario.progress_message,
+            "error": scenario.error,
+        }
+    )
+
+
+@login_required
+@require_POST
+def plan_save(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    _owned(request, scenario_id)
+    services.scenario_save(
+        scenario_id=scenario_id, owner_id=request.user.pk, name=request.POST.get("name", "")
+    )
+    return redirect("planner:plan_detail", scenario_id=scenario_id)
+
+
+@login_required
+@require_POST
+def plan_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    _owned(request, scenario_id)
+    copy = services.scenario_duplicate(scenario_id=scenario_id, owner_id=request.user.pk)
+    return redirect("planner:plan_detail", scenario_id=copy.id)
+
+
+@login_required
+def plan_compare(request: HttpRequest) -> HttpResponse:
+    ids = [int(i) for i in request.GET.getlist("id") if i.isdigit()][:2]
+    scenarios = [_owned(request, i) for i in ids]
+    if len(scenarios) != 2:
+        return render(
+            request,
+            "planner/plan_compare.html",
+            {"error": "Pick two of your scenarios to compare."},
+            status=400,
+        )
+    columns = [
+        {"scenario": s, "view": plan_view(s.result) if s.result else None} for s in scenarios
+    ]
+    return render(request, "planner/plan_compare.html", {"columns": columns})
