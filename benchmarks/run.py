@@ -13,11 +13,12 @@ def main() -> None:
     import django
 
     django.setup()
-    from benchmarks import bench_history, bench_pricing, bench_simulator
+    from benchmarks import bench_history, bench_plans, bench_pricing, bench_simulator
 
     sections = [
         ("Catalog and pricing pages", bench_pricing.run),
         ("Simulator sweep", bench_simulator.run),
+        ("Plans", bench_plans.run),
         ("Job history: 1,000,000 jobs from upload to recommendation", bench_history.run),
     ]
     for title, run in sections:

@@ -1,10 +1,15 @@
 from django.urls import path
 
-from simulator import views
+from simulator import runs_views, views
 
 app_name = "simulator"
 urlpatterns = [
     path("simulations/new", views.simulation_new, name="new"),
     path("simulations/<int:run_id>", views.simulation_detail, name="detail"),
     path("simulations/<int:run_id>/status", views.simulation_status, name="status"),
+    path("simulations/runs", runs_views.measured_runs, name="runs"),
+    path("simulations/runs/template.csv", runs_views.measured_runs_template, name="runs_template"),
+    path("simulations/runs/fit", runs_views.measured_runs_fit, name="runs_fit"),
+    path("simulations/runs/shipped", runs_views.measured_runs_use_shipped, name="runs_shipped"),
+    path("simulations/runs/delete", runs_views.measured_runs_delete, name="runs_delete"),
 ]

@@ -1,11 +1,12 @@
 """Turn a stored plan document into what the result page shows (no requests, no ORM)."""
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
-from plotly.utils import PlotlyJSONEncoder
 
 from planner.plans import charts
 
@@ -33,19 +34,19 @@ class PlanView:
     n_feasible: int
 
 
-def _figures(document: dict[str, Any]) -> list[SafeString]:
+def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The plan's Plotly figures as plain JSON, built once when the plan is stored."""
     options = document["options"]
-    figures = [
-        charts.pareto_figure(options),
-        charts.cost_breakdown_figure(options),
-        charts.scaling_figure(document["scaling"]),
-    ]
+    figures = [charts.pareto_figure(options), charts.cost_breakdown_figure(options),
+               charts.scaling_figure(document["scaling"])]
     if document.get("chosen_memory"):
         figures.append(charts.memory_figure(document["chosen_memory"], "per GPU"))
-    return [
-        json_script(f.to_plotly_json(), f"plan-figure-{i}", encoder=PlotlyJSONEncoder)
-        for i, f in enumerate(figures)
-    ]
+    return [json.loads(figure.to_json()) for figure in figures]
+
+
+def _figure_scripts(document: dict[str, Any]) -> list[SafeString]:
+    figures = document.get("figures") or figures_json(document)
+    return [json_script(figure, f"plan-figure-{i}") for i, figure in enumerate(figures)]
 
 
 def _sorted_rows(options: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
@@ -69,7 +70,22 @@ def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
         cards,
         _sorted_rows(options, sort),
         document.get("infeasible", {}),
-        _figures(document),
+        _figure_scripts(document),
         document["n_options"],
         document["n_feasible"],
     )
+
+
+class LazyPlanView:
+    """Builds the PlanView only when the template asks (a cached page fragment never does)."""
+
+    def __init__(self, load_document: Callable[[], dict[str, Any]], sort: str) -> None:
+        self._load, self._sort = load_document, sort
+        self._view: PlanView | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._view is None:
+            self._view = plan_view(self._load(), sort=self._sort)
+        return getattr(self._view, name)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from planner.core.plan import PlanAssumptions, PlanConstraints, PlanResult, plan
 from planner.models import PlanScenario
+from planner.plans.presenters import figures_json
 from planner.plans.specs import Scenario, scenario_from_input, simulation_request
 from pricing.models import InstanceType, Price
 from simulator.core import LayoutConstraints, best_layout
@@ -125,6 +126,7 @@ def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     document = result.to_dict(limit=OPTIONS_KEPT)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
+    document["figures"] = figures_json(document)
     return document
 
 

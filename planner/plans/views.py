@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from planner.models import PlanScenario
 from planner.plans import services
 from planner.plans.forms import PlanForm, initial_from_scenario
-from planner.plans.presenters import plan_view
+from planner.plans.presenters import LazyPlanView, plan_view
 from planner.plans.specs import scenario_from_input
 
 
@@ -50,21 +50,20 @@ def plan_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    scenario = _owned(request, scenario_id)
+    # The result document is loaded only if its rendered fragment is not cached yet.
+    scenario = get_object_or_404(
+        PlanScenario.objects.defer("result"), pk=scenario_id, owner_id=request.user.pk
+    )
+    sort = request.GET.get("sort", "rank")
     view = None
     if scenario.status == PlanScenario.Status.DONE:
-        view = plan_view(scenario.result, sort=request.GET.get("sort", "rank"))
-    form = PlanForm(initial=initial_from_scenario(scenario.inputs))
-    return render(
-        request,
-        "planner/plan_detail.html",
-        {
-            "scenario": scenario,
-            "view": view,
-            "form": form,
-            "share_query": urlencode(_query(scenario.inputs), doseq=True),
-        },
-    )
+        view = LazyPlanView(lambda: scenario.result, sort)
+    context = {
+        "scenario": scenario, "view": view, "sort": sort,
+        "form": PlanForm(initial=initial_from_scenario(scenario.inputs)),
+        "share_query": urlencode(_query(scenario.inputs), doseq=True),
+    }
+    return render(request, "planner/plan_detail.html", context)
 
 
 def _query(inputs: dict) -> dict:

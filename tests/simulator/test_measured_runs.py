@@ -1,0 +1,234 @@
+"""Users' own measured runs: upload, errors table, own calibration, and isolation between users."""
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from simulator import runs_services, services
+from simulator.core import Calibration
+from simulator.models import MeasuredRun, UserCalibration
+
+pytestmark = pytest.mark.django_db
+RUNS_CSV = Path(__file__).resolve().parents[2] / "simulator" / "data" / "reference_runs.csv"
+RUNS_URL = reverse("simulator:runs")
+
+
+def _reference_rows(kind: str = "resnet50", n_rows: int = 5) -> list[dict[str, str]]:
+    with RUNS_CSV.open(newline="", encoding="utf-8") as source:
+        rows = [row for row in csv.DictReader(source) if row["workload_kind"] == kind]
+    return rows[:n_rows]
+
+
+def _mine(rows: list[dict[str, str]], value_scale: float = 1.0) -> list[dict[str, str]]:
+    """Reference rows under new run_ids, reported values scaled (0.7 = a slower cluster)."""
+    return [
+        {
+            **row,
+            "run_id": f"mine-{row['run_id']}",
+            "value": f"{float(row['value']) * value_scale:g}",
+        }
+        for row in rows
+    ]
+
+
+def _csv_bytes(rows: list[dict[str, str]], columns: list[str] | None = None) -> bytes:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns or list(rows[0]), extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+def _upload(client: Client, data: bytes) -> object:
+    return client.post(RUNS_URL, {"file": SimpleUploadedFile("runs.csv", data, "text/csv")})
+
+
+@pytest.fixture
+def user() -> User:
+    return User.objects.create_user("ana", password="pw-ana-123")
+
+
+@pytest.fixture
+def client_ana(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_shipped_reference_runs_parse_without_errors() -> None:
+    parsed = runs_services.measured_runs_parse(RUNS_CSV.read_bytes())
+    assert parsed.errors == []
+    assert len(parsed.rows) == 79
+    assert list(parsed.rows[0]) == list(runs_services.reference_runs_frame().columns)
+
+
+def test_upload_stores_runs_and_shows_predictions(user: User, client_ana: Client) -> None:
+    response = _upload(client_ana, _csv_bytes(_mine(_reference_rows())))
+    assert response.status_code == 302 and response["Location"] == RUNS_URL
+    assert MeasuredRun.objects.filter(owner=user).count() == 5
+    page = client_ana.get(RUNS_URL)
+    assert page.status_code == 200
+    assert [t.name for t in page.templates][0] == "simulator/runs.html"
+    report = page.context["report"]
+    assert len(report.rows) == 5 and report.calibration is None
+    for row in report.rows:
+        assert row["run_id"].startswith("mine-") and row["unit"] == "samples/s (all GPUs)"
+        assert row["predicted_p10"] <= row["predicted"] <= row["predicted_p90"]
+        assert row["abs_pct_error"] >= 0
+    overall = report.summary[0]
+    assert overall["group_by"] == "overall" and overall["n_rows"] == 5
+    assert overall["median_ape"] <= overall["p90_ape"]
+    assert "Stored 5 new and replaced 0 runs." in page.content.decode()
+
+
+def test_reupload_replaces_runs_with_the_same_run_id(user: User, client_ana: Client) -> None:
+    rows = _mine(_reference_rows(n_rows=3))
+    _upload(client_ana, _csv_bytes(rows))
+    changed = [{**rows[0], "value": "1234.5"}]
+    response = _upload(client_ana, _csv_bytes(changed))
+    assert response.status_code == 302
+    assert MeasuredRun.objects.filter(owner=user).count() == 3
+    stored = MeasuredRun.objects.get(owner=user, run_id=rows[0]["run_id"])
+    assert stored.row["value"] == 1234.5
+    assert "Stored 0 new and replaced 1 runs." in client_ana.get(RUNS_URL).content.decode()
+
+
+def test_rows_the_model_cannot_predict_show_their_note(client_ana: Client) -> None:
+    row = {**_mine(_reference_rows(n_rows=1))[0], "gpu": "Imaginary X1"}
+    _upload(client_ana, _csv_bytes([row]))
+    shown = client_ana.get(RUNS_URL).context["report"].rows[0]
+    assert shown["predicted"] is None and shown["abs_pct_error"] is None
+    assert shown["note"].startswith("not predicted:")
+
+
+def _bad_files() -> list[tuple[str, bytes, str]]:
+    rows = _mine(_reference_rows(n_rows=3))
+    columns = list(rows[0])
+    unknown = [{**row, "colour": "blue"} for row in rows]
+    non_numeric = [rows[0], rows[1], {**rows[2], "gpu_count": "eight"}]
+    without_metric = [c for c in columns if c != "metric"]
+    negative = [rows[0], {**rows[1], "value": "-3"}]
+    return [
+        ("unknown column", _csv_bytes(unknown, columns + ["colour"]), "line 1, colour: unknown"),
+        ("non-numeric", _csv_bytes(non_numeric), "line 4, gpu_count: &#x27;eight&#x27; is not"),
+        ("missing column", _csv_bytes(rows, without_metric), "metric: required column is missing"),
+        ("negative value", _csv_bytes(negative), "line 3, value: -3 must be greater than 0"),
+        ("bad enum", _csv_bytes([{**rows[0], "metric": "speed"}]), "line 2, metric: &#x27;speed"),
+        ("duplicate id", _csv_bytes([rows[0], rows[0]]), "line 3, run_id:"),
+        ("no rows", b"run_id,metric\n", "required column is missing"),
+        ("not utf-8", b"\xff\xfe\x00bad", "not a readable UTF-8 CSV"),
+    ]
+
+
+@pytest.mark.parametrize(("name", "data", "message"), _bad_files(), ids=lambda v: str(v)[:20])
+def test_bad_csv_is_refused_and_nothing_is_stored(
+    client_ana: Client, name: str, data: bytes, message: str
+) -> None:
+    response = _upload(client_ana, data)
+    assert response.status_code == 400, name
+    assert message in response.content.decode()
+    assert "Nothing was stored" in response.content.decode()
+    assert MeasuredRun.objects.count() == 0
+
+
+def test_quoted_multiline_cells_keep_line_numbers_right() -> None:
+    rows = _mine(_reference_rows(n_rows=2))
+    first = {**rows[0], "notes": "one\ntwo\nthree"}
+    data = _csv_bytes([first, {**rows[1], "tp": "1.5"}])
+    errors = runs_services.measured_runs_parse(data).errors
+    assert [str(e) for e in errors] == ["line 5, tp: '1.5' is not a whole number"]
+
+
+def test_upload_over_the_size_limit_is_refused(settings: object, client_ana: Client) -> None:
+    settings.UPLOAD_MAX_BYTES = 1024  # type: ignore[attr-defined]
+    response = _upload(client_ana, _csv_bytes(_mine(_reference_rows())))
+    assert response.status_code == 400
+    assert "measured-runs CSVs are limited to 1.0\xa0KB." in response.content.decode()
+    assert MeasuredRun.objects.count() == 0
+
+
+def test_limit_is_two_mib_even_when_the_site_allows_more(settings: object) -> None:
+    settings.UPLOAD_MAX_BYTES = 200 * 2**20  # type: ignore[attr-defined]
+    assert runs_services.measured_runs_max_bytes() == 2 * 2**20
+
+
+def test_fitting_on_biased_runs_moves_predictions_toward_them(
+    user: User, client_ana: Client
+) -> None:
+    _upload(client_ana, _csv_bytes(_mine(_reference_rows(), value_scale=0.7)))
+    response = client_ana.post(reverse("simulator:runs_fit"), follow=True)
+    assert response.redirect_chain == [(RUNS_URL, 302)]
+    assert "Median abs error on your runs" in response.content.decode()
+    own = UserCalibration.objects.get(owner=user)
+    assert own.is_active and own.n_runs == 79 + 5
+    calibration = services.calibration_for(user.id)
+    assert calibration == Calibration.from_dict(own.params)
+    assert calibration != services.shipped_calibration()
+    overall = response.context["report"].summary[0]
+    assert overall["median_ape"] < overall["shipped_median_ape"] - 5  # percentage points
+
+    response = client_ana.post(reverse("simulator:runs_shipped"))
+    assert response.status_code == 302
+    assert services.calibration_for(user.id) == services.shipped_calibration()
+    report = client_ana.get(RUNS_URL).context["report"]
+    assert report.calibration is not None and not report.is_own_calibration_active
+
+
+def test_fit_service_reports_before_and_after_error(user: User) -> None:
+    runs_services.measured_runs_import(
+        owner_id=user.id, data=_csv_bytes(_mine(_reference_rows("bert"), value_scale=0.7))
+    )
+    outcome = runs_services.user_calibration_fit(owner_id=user.id)
+    assert outcome.n_own_runs == 5
+    assert outcome.after_median_ape_pct < outcome.before_median_ape_pct
+
+
+def test_fit_without_runs_says_so(user: User, client_ana: Client) -> None:
+    response = client_ana.post(reverse("simulator:runs_fit"), follow=True)
+    assert "Upload some measured runs before fitting" in response.content.decode()
+    assert not UserCalibration.objects.exists()
+
+
+def test_delete_removes_only_my_runs(user: User, client_ana: Client) -> None:
+    other = User.objects.create_user("bo", password="pw-bo-123")
+    rows = _mine(_reference_rows(n_rows=2))
+    runs_services.measured_runs_import(owner_id=other.id, data=_csv_bytes(rows))
+    _upload(client_ana, _csv_bytes(rows))
+    response = client_ana.post(reverse("simulator:runs_delete"))
+    assert response.status_code == 302
+    assert not MeasuredRun.objects.filter(owner=user).exists()
+    assert MeasuredRun.objects.filter(owner=other).count() == 2
+
+
+def test_another_user_never_sees_my_runs(client_ana: Client) -> None:
+    _upload(client_ana, _csv_bytes(_mine(_reference_rows(n_rows=2))))
+    other = Client()
+    other.force_login(User.objects.create_user("bo", password="pw-bo-123"))
+    page = other.get(RUNS_URL)
+    assert page.status_code == 200 and page.context["report"].rows == []
+    assert "mine-" not in page.content.decode()
+
+
+def test_pages_require_login_and_actions_require_post(client_ana: Client) -> None:
+    anonymous = Client()
+    for name in ("runs", "runs_template", "runs_fit", "runs_shipped", "runs_delete"):
+        response = anonymous.post(reverse(f"simulator:{name}"))
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    for name in ("runs_fit", "runs_shipped", "runs_delete"):
+        assert client_ana.get(reverse(f"simulator:{name}")).status_code == 405
+
+
+def test_template_csv_has_the_schema_header_and_a_valid_example(client_ana: Client) -> None:
+    response = client_ana.get(reverse("simulator:runs_template"))
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv"
+    assert "attachment" in response["Content-Disposition"]
+    parsed = runs_services.measured_runs_parse(response.content)
+    assert parsed.errors == [] and len(parsed.rows) == 1
+    header = response.content.decode().splitlines()[0].split(",")
+    assert tuple(header) == runs_services.COLUMNS
