@@ -41,7 +41,7 @@ worker: install .secret_key
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
 test: install
-	SECRET_KEY=test-only-secret $(BIN)/lint-imports --config pyproject.toml
+	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml
 	SECRET_KEY=test-only-secret $(BIN)/python -m pytest -m "" -q
 
 lint: install

@@ -94,7 +94,7 @@ INT_COLUMNS = frozenset(
         "zero_stage",
     }
 )
-# tokens_or_samples_total is an integer in the schema but can exceed 2**53; read as float.
+# tokens_or_samples_total counts tokens, often written like 3e11, so it is read as a float.
 FLOAT_COLUMNS = frozenset(
     {
         "params_billion",
@@ -230,7 +230,8 @@ def _parse_cell(column: str, text: str) -> tuple[Any, str]:
 def _header_errors(header: list[str]) -> list[RowError]:
     errors = [RowError(1, name, "unknown column") for name in header if name not in COLUMNS]
     errors += [
-        RowError(1, name, "duplicate column") for name in set(header) if header.count(name) > 1
+        RowError(1, name, "duplicate column")
+        for name in sorted({n for n in header if header.count(n) > 1})
     ]
     errors += [
         RowError(1, name, "required column is missing")
@@ -282,7 +283,7 @@ def measured_runs_parse(data: bytes) -> ParsedRuns:
     rows, seen = [], set()
     for line, cells in records[1:]:
         row, row_errors = _parse_record(header, line, cells)
-        if row and row["run_id"] in seen:
+        if row.get("run_id") and row["run_id"] in seen:
             row_errors.append(RowError(line, "run_id", f"{row['run_id']!r} repeats an earlier row"))
         seen.add(row.get("run_id"))
         errors += row_errors

@@ -1,15 +1,7 @@
-// Catalog page: draw the two Plotly figures serialized by the view, and keep the
-// compare button honest (2 to 4 ticked GPUs; the server validates the same rule).
+// Catalog page: keep the compare button honest (2 to 4 ticked GPUs; the server validates the
+// same rule). figures.js draws the charts.
 (function () {
   "use strict";
-
-  document.querySelectorAll("[data-figure]").forEach(function (div) {
-    var source = document.getElementById(div.dataset.figure);
-    if (!source || typeof Plotly === "undefined") return;
-    var figure = JSON.parse(source.textContent);
-    div.innerHTML = "";
-    Plotly.newPlot(div, figure.data, figure.layout, { responsive: true, displaylogo: false });
-  });
 
   var button = document.getElementById("compare-button");
   var boxes = document.querySelectorAll('#catalog-table input[name="gpu"]');

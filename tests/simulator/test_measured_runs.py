@@ -153,6 +153,17 @@ def test_upload_over_the_size_limit_is_refused(settings: object, client_ana: Cli
     assert MeasuredRun.objects.count() == 0
 
 
+def test_runs_per_user_are_capped(
+    monkeypatch: pytest.MonkeyPatch, user: User, client_ana: Client
+) -> None:
+    monkeypatch.setattr(runs_services, "MAX_RUNS_PER_USER", 3)
+    _upload(client_ana, _csv_bytes(_mine(_reference_rows(n_rows=2))))
+    response = _upload(client_ana, _csv_bytes(_mine(_reference_rows(n_rows=4))[2:]))
+    assert response.status_code == 400
+    assert "would make 4 runs; the limit is 3 per user" in response.content.decode()
+    assert MeasuredRun.objects.filter(owner=user).count() == 2
+
+
 def test_limit_is_two_mib_even_when_the_site_allows_more(settings: object) -> None:
     settings.UPLOAD_MAX_BYTES = 200 * 2**20  # type: ignore[attr-defined]
     assert runs_services.measured_runs_max_bytes() == 2 * 2**20

@@ -1,4 +1,4 @@
-// Instance page: draw the $/hour per region and purchase option chart serialized by the view.
+// Draw every Plotly figure a view serialized with json_script: <div data-figure="script-id">.
 (function () {
   "use strict";
   document.querySelectorAll("[data-figure]").forEach(function (div) {
@@ -7,5 +7,6 @@
     var figure = JSON.parse(source.textContent);
     div.innerHTML = "";
     Plotly.newPlot(div, figure.data, figure.layout, { responsive: true, displaylogo: false });
+    div.dataset.drawn = "true";
   });
 })();
