@@ -69,7 +69,7 @@ def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
     return PlanView(
         cards,
         _sorted_rows(options, sort),
-        document.get("infeasible", {}),
+        {k: v for k, v in document.get("infeasible", {}).items() if v},
         _figure_scripts(document),
         document["n_options"],
         document["n_feasible"],

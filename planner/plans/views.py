@@ -1,7 +1,10 @@
 """Plan pages: scenario form, result (stored or what-if), status JSON, save, duplicate, compare."""
 
+from datetime import timedelta
+from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -62,8 +65,16 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         "scenario": scenario, "view": view, "sort": sort,
         "form": PlanForm(initial=initial_from_scenario(scenario.inputs)),
         "share_query": urlencode(_query(scenario.inputs), doseq=True),
+        **_staleness(),
     }
     return render(request, "planner/plan_detail.html", context)
+
+
+def _staleness() -> dict[str, Any]:
+    """Prices dated before `stale_before` (ISO date) are flagged on the page."""
+    days = settings.PRICE_STALE_DAYS
+    cutoff = timezone.now().date() - timedelta(days=days)
+    return {"stale_before": cutoff.isoformat(), "stale_days": days}
 
 
 def _query(inputs: dict) -> dict:
@@ -81,6 +92,7 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
         "scenario": None,
         "view": None,
         "share_query": request.GET.urlencode(),
+        **_staleness(),
     }
     if form.is_valid():
         try:

@@ -117,6 +117,7 @@ def test_form_page_creates_and_shows_the_plan(client_ana: Client, eager_celery: 
     assert page.status_code == 200
     assert 'data-card="cheapest_meeting_deadline"' in content
     assert 'id="plan-table"' in content and "plan-figure-0" in content
+    assert 'class="stale"' in content  # the 2025/2026 snapshots are older than 180 days
     other = Client()
     other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(response["Location"]).status_code == 404
