@@ -147,3 +147,11 @@ def _wait_ready(app: Any, worker: subprocess.Popen[bytes], log: Path) -> None:
         if app.control.ping(timeout=0.5):
             return
     pytest.fail("celery worker did not answer a ping within 30 s")
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Rolled-back tests reuse row ids, so cached page fragments must not outlive a test."""
+    from django.core.cache import cache
+
+    cache.clear()

@@ -23,6 +23,11 @@ class PlanForm(forms.Form):
     seq_len = forms.IntegerField(
         required=False, min_value=1, label="Custom model: sequence length (tokens)"
     )
+    n_layers = forms.IntegerField(required=False, min_value=1, label="Custom architecture: layers")
+    hidden_size = forms.IntegerField(required=False, min_value=1, label="Hidden size")
+    n_heads = forms.IntegerField(required=False, min_value=1, label="Attention heads")
+    ffn_hidden_size = forms.IntegerField(required=False, min_value=1, label="FFN size")
+    vocab_size = forms.IntegerField(required=False, min_value=1, label="Vocabulary (tokens)")
     tokens = forms.FloatField(required=False, label="Goal: tokens (e.g. 1e12)")
     samples = forms.FloatField(required=False, label="Goal: samples")
     epochs = forms.FloatField(required=False, label="Goal: epochs")
@@ -49,6 +54,11 @@ class PlanForm(forms.Form):
     egress_gb = forms.FloatField(required=False, min_value=0, label="Network egress (GB)")
     restart_overhead_hours = forms.FloatField(
         required=False, min_value=0, label="Spot restart overhead (h)"
+    )
+    spot_interruptions_pct_per_month = forms.CharField(
+        required=False,
+        label="Spot interruptions, % of instances per month (e.g. aws=15,gcp=25;"
+        " blank: Spot Advisor band defaults)",
     )
     commitment_reuse_fraction = forms.FloatField(
         required=False,
@@ -82,4 +92,9 @@ def initial_from_scenario(inputs: dict[str, Any]) -> dict[str, Any]:
     initial.update(inputs.get("layout", {}))
     if inputs.get("regions"):
         initial["regions"] = ",".join(inputs["regions"])
+    bands = inputs.get("spot_interruptions_pct_per_month") or {}
+    if bands:
+        initial["spot_interruptions_pct_per_month"] = ",".join(
+            f"{k}={v:g}" for k, v in bands.items()
+        )
     return initial

@@ -1,6 +1,7 @@
 """Turn a stored plan document into what the result page shows (no requests, no ORM)."""
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,22 @@ SORT_KEYS = {
 TABLE_ROWS = 50
 
 
+HOURS_PER_MONTH = 730.0
+
+
+def assumption_rows(assumptions: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per provider: storage $/GB-month, egress $/GB, spot interruptions % per month."""
+    hazards = assumptions.get("spot_hazard_per_instance_hour", {})
+    providers = sorted(set(assumptions.get("storage_usd_per_gb_month", {})) | set(hazards))
+    return [{
+        "provider": provider,
+        "storage_usd_per_gb_month": assumptions.get("storage_usd_per_gb_month", {}).get(provider),
+        "egress_usd_per_gb": assumptions.get("egress_usd_per_gb", {}).get(provider),
+        "spot_pct_per_month": (1 - math.exp(-hazards[provider] * HOURS_PER_MONTH)) * 100
+        if provider in hazards else None,
+    } for provider in providers]
+
+
 @dataclass(frozen=True)
 class PlanView:
     cards: list[dict[str, Any]]
@@ -32,6 +49,8 @@ class PlanView:
     figures: list[SafeString]
     n_options: int
     n_feasible: int
+    assumptions: dict[str, Any]
+    assumption_rows: list[dict[str, Any]]
 
 
 def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -73,6 +92,8 @@ def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
         _figure_scripts(document),
         document["n_options"],
         document["n_feasible"],
+        document.get("assumptions", {}),
+        assumption_rows(document.get("assumptions", {})),
     )
 
 

@@ -7,7 +7,13 @@ import pandas as pd
 from django.db import transaction
 from django.utils import timezone
 
-from planner.core.plan import PlanAssumptions, PlanConstraints, PlanResult, plan
+from planner.core.plan import (
+    PlanAssumptions,
+    PlanConstraints,
+    PlanResult,
+    hazard_per_instance_hour,
+    plan,
+)
 from planner.models import PlanScenario
 from planner.plans.presenters import figures_json
 from planner.plans.specs import Scenario, scenario_from_input, simulation_request
@@ -95,8 +101,19 @@ def plan_prices(*, scenario: Scenario, instance_keys: list[int]) -> pd.DataFrame
 
 
 def _assumptions(scenario: Scenario) -> PlanAssumptions:
-    overrides = {k: scenario.data[k] for k in _ASSUMPTION_FIELDS if k in scenario.data}
-    return replace(PlanAssumptions(), **overrides)
+    overrides: dict[str, Any] = {
+        k: scenario.data[k] for k in _ASSUMPTION_FIELDS if k in scenario.data}
+    base = PlanAssumptions()
+    bands = scenario.data.get("spot_interruptions_pct_per_month") or {}
+    if bands:
+        # A band the user gives replaces both the provider default and its per-GPU defaults.
+        hazards = dict(base.spot_hazard_per_instance_hour)
+        hazards.update({p: hazard_per_instance_hour(pct / 100) for p, pct in bands.items()})
+        by_gpu = {p: v for p, v in base.spot_hazard_per_instance_hour_by_gpu.items()
+                  if p not in bands}
+        overrides.update(spot_hazard_per_instance_hour=hazards,
+                         spot_hazard_per_instance_hour_by_gpu=by_gpu)
+    return replace(base, **overrides)
 
 
 def _constraints(scenario: Scenario) -> PlanConstraints:
@@ -195,7 +212,10 @@ def _default_name(scenario: Scenario) -> str:
         if data.get("tokens")
         else f"{data.get('samples') or data.get('epochs')} samples/epochs"
     )
-    return f"{data.get('workload') or str(data.get('params_billion')) + 'B'} on {goal}"
+    model = data.get("workload") or (
+        f"{data['params_billion']:g}B model" if data.get("params_billion")
+        else f"{data.get('n_layers', 0):.0f}-layer model")
+    return f"{model} on {goal}"
 
 
 def _progress(scenario_id: int, pct: float, message: str) -> None:

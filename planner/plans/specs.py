@@ -31,7 +31,13 @@ NUMBER_FIELDS = (
     "checkpoint_write_gbytes_per_s",
     "commitment_reuse_fraction",
     "max_nodes",
+    "n_layers",
+    "hidden_size",
+    "n_heads",
+    "ffn_hidden_size",
+    "vocab_size",
 )
+ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size", "ffn_hidden_size")
 LAYOUT_FIELDS = ("recompute", "zero_stage", "tp", "pp", "precision")
 DEFAULTS: dict[str, Any] = {
     "dataset_gb": 0.0,
@@ -73,6 +79,26 @@ def _list(name: str, value: Any) -> list[str]:
     return sorted({str(item).strip() for item in items if str(item).strip()})
 
 
+def _spot_bands(value: Any) -> dict[str, float]:
+    """Monthly spot interruption % per provider, from {"aws": 15} or "aws=15,gcp=25"."""
+    if value in (None, "", {}):
+        return {}
+    pairs = (
+        value.items()
+        if isinstance(value, dict)
+        else (item.split("=", 1) for item in str(value).split(",") if item.strip())
+    )
+    bands: dict[str, float] = {}
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError("spot_interruptions_pct_per_month: write provider=percent, ...")
+        provider, pct = str(pair[0]).strip(), _number("spot_interruptions_pct_per_month", pair[1])
+        if pct is None or pct >= 100:
+            raise ValueError(f"spot_interruptions_pct_per_month: {provider} must be 0 to <100 %")
+        bands[provider] = pct
+    return bands
+
+
 def _deadline_days(raw: dict[str, Any], today: date) -> float | None:
     if raw.get("deadline"):
         try:
@@ -102,8 +128,12 @@ def _check_workload(data: dict[str, Any]) -> None:
     preset = data.get("workload") or ""
     if preset and preset not in PRESETS:
         raise ValueError(f"workload: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    if not preset and not data.get("params_billion"):
-        raise ValueError("workload: choose a preset or give params_billion")
+    has_arch = all(data.get(k) for k in ("n_layers", "hidden_size", "n_heads", "seq_len"))
+    if not preset and not data.get("params_billion") and not has_arch:
+        raise ValueError(
+            "workload: choose a preset, or give params_billion, or the architecture "
+            "(n_layers, hidden_size, n_heads, seq_len)"
+        )
 
 
 def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
@@ -122,6 +152,9 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     unknown = set(data["purchase_options"]) - set(PURCHASE_OPTIONS)
     if unknown:
         raise ValueError(f"purchase_options: unknown {', '.join(sorted(unknown))}")
+    data["spot_interruptions_pct_per_month"] = _spot_bands(
+        raw.get("spot_interruptions_pct_per_month")
+    )
     data["layout"] = {k: raw[k] for k in LAYOUT_FIELDS if raw.get(k) not in (None, "")}
     if isinstance(raw.get("layout"), dict):
         data["layout"].update(raw["layout"])
@@ -138,10 +171,11 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
 def simulation_request(scenario: Scenario) -> dict[str, Any]:
     """The simulator's request dict (see simulator.specs) for this scenario."""
     data = scenario.data
-    workload = (
-        {"preset": data["workload"]}
-        if data.get("workload")
-        else {"params_billion": data["params_billion"], "seq_len": data.get("seq_len")}
-    )
+    if data.get("workload"):
+        workload: dict[str, Any] = {"preset": data["workload"]}
+    elif data.get("n_layers"):
+        workload = {k: int(data[k]) for k in ARCH_FIELDS if data.get(k)}
+    else:
+        workload = {"params_billion": data["params_billion"], "seq_len": data.get("seq_len")}
     goal = {k: data.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples")}
     return {"workload": workload, "goal": goal, "layout": data.get("layout", {})}

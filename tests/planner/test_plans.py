@@ -167,3 +167,27 @@ def test_plan_command_prints_table_and_json(user: User) -> None:
     assert document["status"] == "done" and document["result"]["options"]
     with pytest.raises(CommandError, match="tokens"):
         call_command("plan", "--workload", "llama2-7b", "--tokens", "0")
+
+
+def test_custom_architecture_and_spot_band_are_used(user: User) -> None:
+    base = {"n_layers": 32, "hidden_size": 4096, "n_heads": 32, "seq_len": 4096,
+            "vocab_size": 32000, "tokens": 1e11, "providers": ["aws"],
+            "purchase_options": ["spot"]}
+    calm = _document({**base, "spot_interruptions_pct_per_month": "aws=1"})
+    rough = _document({**base, "spot_interruptions_pct_per_month": {"aws": 60}})
+    assert calm["assumptions"]["spot_hazard_per_instance_hour"]["aws"] < \
+        rough["assumptions"]["spot_hazard_per_instance_hour"]["aws"]
+    best = min(o["total_usd"] for o in calm["options"] if o["rank"])
+    assert min(o["total_usd"] for o in rough["options"] if o["rank"]) > best
+    with pytest.raises(ValueError, match="spot_interruptions"):
+        scenario_from_input({**base, "spot_interruptions_pct_per_month": "aws=120"}, today=TODAY)
+
+
+def test_result_page_shows_the_assumptions(client_ana: Client, eager_celery: None,
+                                           django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        stored = services.scenario_create(owner_id=User.objects.get(username="ana").id,
+                                          raw={**LLAMA, "dataset_gb": 500})
+    content = client_ana.get(f"/plans/{stored.id}").content.decode()
+    assert "Spot interruptions (% of instances per month)" in content
+    assert "Data set 500.0 GB" in content
