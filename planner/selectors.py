@@ -11,28 +11,21 @@ from django.db.models import QuerySet
 
 from planner.core.gpu_names import CatalogGpu, match_accelerators
 from planner.core.offers import CommitmentOption, GpuOffer
+from planner.core.plan import (
+    DEFAULT_PROVIDER_SPOT_BANDS,
+    SPOT_BAND_MONTHLY_FRACTION,
+    hazard_per_instance_hour,
+)
 from planner.core.savings_plan import SavingsPlanOffer
 from planner.models import AnalysisRun, History
 from pricing.models import Accelerator, Price, PurchaseOption, Region
 
 HOURS_PER_MONTH = 730.0
-# Monthly interruption frequency bands as AWS Spot Advisor (and Azure eviction rates) publish
-# them; each band is read at its midpoint, ">20%" at 25%.
-SPOT_BANDS: dict[str, float] = {
-    "<5%": 0.025,
-    "5-10%": 0.075,
-    "10-15%": 0.125,
-    "15-20%": 0.175,
-    ">20%": 0.25,
-}
-DEFAULT_SPOT_BAND = "10-15%"
-# GPU instances sit in the middle bands on AWS Spot Advisor; marketplace hosts leave often.
-PROVIDER_SPOT_BANDS: dict[str, str] = {
-    "aws": "5-10%",
-    "azure": "5-10%",
-    "gcp": "10-15%",
-    "vast": ">20%",
-}
+# Spot interruption bands and the provider defaults are the planner's (planner/core/plan.py),
+# so that a history's mix and a plan price spot the same way.
+SPOT_BANDS: dict[str, float] = SPOT_BAND_MONTHLY_FRACTION
+DEFAULT_SPOT_BAND = ">20%"
+PROVIDER_SPOT_BANDS: dict[str, str] = DEFAULT_PROVIDER_SPOT_BANDS
 TERM_YEARS: dict[str, float] = {
     PurchaseOption.RESERVED_1Y: 1.0,
     PurchaseOption.RESERVED_3Y: 3.0,
@@ -61,7 +54,7 @@ def spot_hazard_per_hour(band: str) -> float:
     """Per instance-hour reclaim hazard for a monthly band: -ln(1 - fraction) / 730 h."""
     if band not in SPOT_BANDS:
         raise ValueError(f"spot band must be one of {', '.join(SPOT_BANDS)}, got {band!r}")
-    return -math.log(1.0 - SPOT_BANDS[band]) / HOURS_PER_MONTH
+    return hazard_per_instance_hour(SPOT_BANDS[band])
 
 
 def spot_band_for(provider: str, bands: Mapping[str, str]) -> str:

@@ -103,12 +103,15 @@ DEFAULT_EGRESS_USD_PER_GB: dict[str, float] = {
 # the newest generations often above 20 % (commitment_anchors.md §3); Azure publishes the same
 # bands; GCP publishes none and GPU Spot VMs are reclaimed often, so its top band is assumed;
 # Lambda sells no spot (top band if a row appears); Vast interruptible instances are outbid.
+DEFAULT_PROVIDER_SPOT_BANDS: dict[str, str] = {
+    "aws": "15-20%",  # 2.6e-4 /h
+    "azure": "15-20%",
+    "gcp": ">20%",  # 3.9e-4 /h
+    "lambda": ">20%",
+    "vast": ">20%",
+}
 DEFAULT_SPOT_HAZARD_PER_INSTANCE_HOUR: dict[str, float] = {
-    "aws": _band_hazard("15-20%"),  # 2.6e-4 /h
-    "azure": _band_hazard("15-20%"),
-    "gcp": _band_hazard(">20%"),  # 3.9e-4 /h
-    "lambda": _band_hazard(">20%"),
-    "vast": _band_hazard(">20%"),
+    provider: _band_hazard(band) for provider, band in DEFAULT_PROVIDER_SPOT_BANDS.items()
 }
 # provider -> GPU name (exact, or the model prefix of "<model> <variant>") -> hazard.
 DEFAULT_SPOT_HAZARD_BY_GPU: dict[str, dict[str, float]] = {

@@ -31,7 +31,7 @@ def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
     assert offer.commitments[0].usd_per_hour < offer.on_demand_usd_per_hour
     assert offer.spot_usd_per_hour is not None
     assert offer.spot_interruptions_per_hour == pytest.approx(
-        selectors.spot_hazard_per_hour("5-10%")
+        selectors.spot_hazard_per_hour("15-20%")  # the planner's AWS default
     )
     assert "P100" in offer_set.unpriced
     options = {row["purchase_option"] for row in offer_set.prices}
