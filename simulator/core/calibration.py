@@ -26,6 +26,8 @@ class Calibration:
     - network_efficiency: achieved fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
     - hop_latency_us: per-hop latency of ring collectives, microseconds.
+    - ring_full_bandwidth_nodes: sharded-state (ZeRO 2/3) rings keep every NIC of a node busy
+      up to this many nodes; over k more nodes a GPU's share falls as this/k, down to one NIC.
     - simt_factor: efficiency multiplier for fp32 math on CUDA cores (no tensor cores).
     - run_overhead_seconds: fixed time per training run (evaluation, warm-up, first steps).
     - log_residual_p10/p90: quantiles of log(reported / predicted throughput) on the
@@ -40,6 +42,7 @@ class Calibration:
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
     hop_latency_us: float = 5.0
+    ring_full_bandwidth_nodes: float = 4.0
     simt_factor: float = 1.5
     run_overhead_seconds: float = 10.0
     log_residual_p10: float = -0.2

@@ -29,7 +29,7 @@ FITTED_FIELDS: tuple[tuple[str, str], ...] = (
     ("efficiency_llm", "logit"), ("efficiency_bert", "logit"), ("efficiency_resnet", "logit"),
     ("ridge_multiple", "log"), ("traffic_factor", "log"), ("network_efficiency", "logit"),
     ("overlap_fraction", "logit"), ("hop_latency_us", "log"), ("simt_factor", "log"),
-    ("run_overhead_seconds", "log"),
+    ("run_overhead_seconds", "log"), ("ring_full_bandwidth_nodes", "log"),
 )
 RIDGE = 0.02
 ROBUST_SCALE = 0.15

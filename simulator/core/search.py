@@ -1,9 +1,10 @@
 """Layout search: enumerate practitioner-style layouts, keep those that fit, take the fastest.
 
 Rules: tensor parallelism stays inside a node and divides the head count, pipeline stages
-divide the layer count, context parallelism only for sequences of 16k tokens or more, and
-among layouts within 0.5% of the best throughput the simplest wins (no PP, then small TP,
-low ZeRO stage, least recomputation).
+divide the layer count, context parallelism only for sequences of 16k tokens or more.
+Pipelines may interleave 1-4 model chunks per stage (Megatron-LM). Rows that ask for ZeRO
+without a PP degree keep pp=1 when it fits. Among layouts within 0.5% of the best
+throughput the simplest wins (no PP, then small TP, low ZeRO stage, least recomputation).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from simulator.core.workloads import TrainingGoal, Workload
 
 LONG_SEQUENCE_TOKENS = 16384
 TIE_TOLERANCE = 0.005
+INTERLEAVE_OPTIONS = (1, 2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -94,23 +96,32 @@ def candidate_layouts(workload: Workload, hardware: Hardware, global_batch: int,
             continue
         for pp in _pp_options(workload, hardware.n_gpus // (tp * cp), k.pp):
             layouts += _layouts_for(hardware.n_gpus, tp, pp, cp, global_batch, precision,
-                                    zeros, modes, k)
+                                    zeros, modes, k, _virtual_options(workload, pp))
     return layouts
 
 
+def _virtual_options(workload: Workload, pp: int) -> list[int]:
+    """Interleaved 1F1B (Megatron-LM): 1 to 4 model chunks per pipeline stage."""
+    if pp == 1:
+        return [1]
+    per_stage = workload.n_layers // pp
+    return [v for v in INTERLEAVE_OPTIONS if per_stage % v == 0]
+
+
 def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, precision: str,
-                 zeros: list[int], modes: list[str], k: LayoutConstraints) -> list[Layout]:
+                 zeros: list[int], modes: list[str], k: LayoutConstraints,
+                 virtuals: list[int]) -> list[Layout]:
     dp, rest = divmod(n_gpus, tp * pp * cp)
     if rest or dp < 1 or (k.dp is not None and k.dp != dp) or global_batch < dp:
         return []
     per_replica = math.ceil(global_batch / dp)
     out = []
     micros = _micro_batches(per_replica, k.micro_batch)
-    for zero, mode, micro in itertools.product(zeros, modes, micros):
-        if dp == 1 and zero > 0 and k.zero_stage is None:
+    for zero, mode, micro, v in itertools.product(zeros, modes, micros, virtuals):
+        accum = max(1, math.ceil(per_replica / micro))
+        if (dp == 1 and zero > 0 and k.zero_stage is None) or (v > 1 and accum % pp):
             continue
-        out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro,
-                          max(1, math.ceil(per_replica / micro))))
+        out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro, accum, v))
     return out
 
 
@@ -128,9 +139,19 @@ def pick_index(samples_per_second: np.ndarray, fits: np.ndarray, layouts: list[L
     speed = np.where(fits, samples_per_second, -np.inf)
     near_best = speed >= speed.max() * (1.0 - TIE_TOLERANCE)
     simplicity = [(lo.pp, lo.tp, lo.cp, lo.zero_stage, RECOMPUTE_MODES.index(lo.recompute),
-                   -lo.micro_batch) for lo in layouts]
+                   lo.virtual_stages, -lo.micro_batch) for lo in layouts]
     order = sorted(np.flatnonzero(near_best), key=lambda i: simplicity[i])
     return int(order[0])
+
+
+def _prefer_no_pipeline(fits: np.ndarray, layouts: list[Layout],
+                       constraints: LayoutConstraints) -> np.ndarray:
+    """With ZeRO asked for and PP left open, keep only pp=1 layouts when one fits: ZeRO runs
+    shard state across data parallelism instead of pipelining (practice up to ~2021)."""
+    if constraints.pp is not None or not constraints.zero_stage:
+        return fits
+    no_pp = fits & np.array([lo.pp == 1 for lo in layouts])
+    return no_pp if no_pp.any() else fits
 
 
 def best_layout(workload: Workload, hardware: Hardware, goal: TrainingGoal,
@@ -147,7 +168,8 @@ def best_layout(workload: Workload, hardware: Hardware, goal: TrainingGoal,
         raise ValueError("no layout is consistent with the GPU count, batch and constraints")
     c = _arrays_for(workload, hardware, layouts)
     memory = memory_breakdown(c)
-    fits = memory.total <= memory.capacity
+    fits = _prefer_no_pipeline(memory.total <= memory.capacity, layouts,
+                               constraints or LayoutConstraints())
     if fits.any():
         i = pick_index(step_time(c, calibration).samples_per_second, fits, layouts)
     else:

@@ -99,6 +99,19 @@ def dp_volume_bytes(c: ConfigArrays) -> FloatArray:
     return np.where(c.zero_stage <= 1, 2.0 * grads, np.where(c.zero_stage == 2, zero2, zero3))
 
 
+def sharded_ring_stride(c: ConfigArrays, cal: Calibration, n: FloatArray) -> FloatArray:
+    """Effective rank stride of the data-parallel group for the NIC-sharing rule.
+
+    ZeRO 2/3 all-gathers and reduce-scatters are ring-only collectives (all-reduce can use
+    trees). Over k nodes beyond `ring_full_bandwidth_nodes` the cross-node flows of the
+    node's rings contend in the fabric, modelled as fewer members sharing the NICs: the
+    stride grows by k / ring_full_bandwidth_nodes, so a GPU ends with about its own NIC.
+    """
+    nodes = np.maximum(n * c.tp / c.gpus_per_node, 1.0)
+    contention = np.maximum(nodes / cal.ring_full_bandwidth_nodes, 1.0)
+    return np.where((c.zero_stage >= 2) & (nodes > 1.0), c.tp * contention, c.tp)
+
+
 def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Data-parallel traffic time per step over N = dp·cp ranks, plus ring latency.
 
@@ -106,7 +119,7 @@ def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
     ZeRO 2); each ring all-gather/reduce-scatter pays (N-1) hop latencies.
     """
     n = c.dp * c.cp
-    bandwidth = group_gbytes_per_s(c, n, c.tp)
+    bandwidth = group_gbytes_per_s(c, n, sharded_ring_stride(c, cal, n))
     transfer = dp_volume_bytes(c) * (n - 1.0) / n / (bandwidth * 1e9 * cal.network_efficiency)
     per_layer = np.where(c.zero_stage >= 3, 3.0, np.where(c.zero_stage == 2, 1.0, 0.0))
     layers = np.maximum(np.ceil(c.n_layers / c.pp), 1.0)

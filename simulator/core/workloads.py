@@ -26,7 +26,8 @@ class Workload:
     `gemm_rows_per_sample` is the GEMM row count one sample contributes (tokens, or output
     pixels of a typical convolution), which sets how well small batches fill the GPU.
     `token_fill` is the share of the seq_len positions that are real tokens when the
-    framework skips padding (packed or unpadded batches); compute and traffic scale with it.
+    framework skips padding (unpadded batches); linear compute and traffic scale with it,
+    attention with its square.
     """
 
     name: str
@@ -75,10 +76,15 @@ class Workload:
         return 2.0 * self.active_params * self.seq_len * self.token_fill
 
     def attention_forward_flops_per_sample(self) -> float:
-        """Forward FLOPs of attention scores and weighted values (4·l·s²·h) for one sample."""
+        """Forward FLOPs of attention scores and weighted values (4·l·s²·h) for one sample.
+
+        Without padding a sample attends over its fill·seq_len real tokens only, so the
+        quadratic term scales with token_fill squared.
+        """
         if not self.is_transformer:
             return 0.0
-        return 4.0 * self.n_layers * self.seq_len**2 * self.hidden_size * self.token_fill
+        tokens = self.seq_len * self.token_fill
+        return 4.0 * self.n_layers * tokens**2 * self.hidden_size
 
     def head_forward_flops_per_sample(self) -> float:
         """Forward FLOPs of the output projection, which recomputation never repeats."""

@@ -7,7 +7,15 @@ import math
 
 import pytest
 
-from simulator.core import PRESETS, Layout, TrainingGoal, best_layout, make_hardware, simulate
+from simulator.core import (
+    PRESETS,
+    Layout,
+    LayoutConstraints,
+    TrainingGoal,
+    best_layout,
+    make_hardware,
+    simulate,
+)
 
 GPT3_GOAL = TrainingGoal(tokens=300e9, global_batch_samples=1536)
 
@@ -84,3 +92,30 @@ def test_best_layout_reports_when_nothing_fits(gpu_specs, calibration):
     choice = best_layout(PRESETS["llama2-70b"], hardware, TrainingGoal(tokens=1e9), calibration)
     assert not choice.is_fit
     assert "does not fit" in choice.result.memory.overflow_message
+
+
+def test_sharded_rings_lose_nic_parallelism_over_many_nodes(gpu_specs, calibration):
+    workload, goal = PRESETS["llama2-13b"], TrainingGoal(tokens=1e9)
+
+    def dp_seconds(nodes: int, zero_stage: int) -> float:
+        layout = Layout(dp=8 * nodes, zero_stage=zero_stage, recompute="full", micro_batch=1)
+        return simulate(workload, _a100_cluster(gpu_specs, nodes), layout, goal,
+                        calibration).time.dp_comm_total_seconds
+
+    assert dp_seconds(128, 3) > 5 * dp_seconds(2, 3)  # about one NIC per GPU at 128 nodes
+    assert dp_seconds(128, 0) == pytest.approx(dp_seconds(2, 0), rel=0.1)  # all-reduce
+
+
+def test_interleaved_pipeline_shrinks_the_bubble(gpu_specs, calibration):
+    plain = Layout(tp=8, pp=8, dp=16, recompute="full", micro_batch=1, grad_accum=96)
+    interleaved = Layout(tp=8, pp=8, dp=16, recompute="full", micro_batch=1, grad_accum=96,
+                         virtual_stages=2)
+    bubbles = [simulate(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 128), layout, GPT3_GOAL,
+                        calibration).time.bubble_seconds for layout in (plain, interleaved)]
+    assert bubbles[1] < 0.6 * bubbles[0]  # half the idle stages, a little more p2p traffic
+
+
+def test_zero_runs_are_searched_without_pipelining(gpu_specs, calibration):
+    choice = best_layout(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 50), GPT3_GOAL,
+                         calibration, LayoutConstraints(zero_stage=3))
+    assert choice.is_fit and choice.result.layout.pp == 1

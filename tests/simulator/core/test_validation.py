@@ -57,7 +57,6 @@ def test_loso_beats_rule_of_thumb_on_every_metric(loso):
     assert (summary["median_ape"] < summary["baseline_median_ape"]).all()
 
 
-@pytest.mark.xfail(strict=True, reason="LOSO throughput target (median<=10%, P90<=30%) not met")
 def test_loso_meets_throughput_targets(loso):
     rows = loso[loso["metric"].isin(THROUGHPUT_METRICS)]["abs_pct_error"]
     assert rows.median() <= 10.0 and rows.quantile(0.9) <= 30.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from simulator.core import (
@@ -71,3 +73,10 @@ def test_bad_goals_raise(kwargs):
 def test_bad_workload_raises():
     with pytest.raises(ValueError):
         Workload("x", "llm", params=1e9, active_params=2e9, trainable_params=1e9)
+
+
+def test_unpadded_attention_scales_with_fill_squared():
+    padded = PRESETS["bert-large"]
+    unpadded = replace(padded, token_fill=0.5)
+    assert unpadded.attention_forward_flops_per_sample() == pytest.approx(
+        padded.attention_forward_flops_per_sample() / 4)
