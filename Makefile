@@ -40,12 +40,16 @@ worker: install .secret_key
 
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
+CORES := simulator/core planner/core pricing/importers pricing/canonical.py
+
 test: install
 	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml
+	$(BIN)/mypy --strict --ignore-missing-imports $(CORES)
 	SECRET_KEY=test-only-secret $(BIN)/python -m pytest -m "" -q
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy --strict --ignore-missing-imports $(CORES)
 
 bench: catalog
 	SECRET_KEY_FILE=.secret_key $(BIN)/python manage.py collectstatic --noinput -v0

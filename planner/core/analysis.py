@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -115,7 +115,7 @@ def _team_gpu_hours(jobs: pd.DataFrame) -> dict[str, float]:
 def fit_trend(
     total_gpus: pd.Series, *, growth_per_year: float | None, horizon_days: int
 ) -> DemandTrend:
-    daily = total_gpus.groupby(total_gpus.index.floor("D")).mean()
+    daily = total_gpus.groupby(cast(pd.DatetimeIndex, total_gpus.index).floor("D")).mean()
     days = np.arange(len(daily), dtype=np.float64)
     slope, intercept = (
         np.polyfit(days, daily.to_numpy(), 1) if len(daily) >= 2 else (0.0, float(daily.iloc[0]))

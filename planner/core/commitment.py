@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def replay_cost_usd(
 def _split_levels(totals: np.ndarray, caps: np.ndarray) -> np.ndarray:
     """Fill terms (already sorted cheapest first) up to their caps: shape (n_terms, n_levels)."""
     floors = np.concatenate([[0.0], np.cumsum(caps)[:-1]])
-    return np.clip(totals[None, :] - floors[:, None], 0.0, caps[:, None])
+    return cast(np.ndarray, np.clip(totals[None, :] - floors[:, None], 0.0, caps[:, None]))
 
 
 def _validate(terms: Sequence[TermRate], on_demand_usd_per_hour: float) -> None:

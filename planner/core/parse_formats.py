@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +24,7 @@ from planner.core.parse_values import (
     trimmed,
 )
 
-Column = np.ndarray | pa.Array
+Column: TypeAlias = np.ndarray | pa.Array
 
 
 @dataclass
@@ -142,7 +143,7 @@ def _job_end(
     duration = _checked(
         checks, to_duration_s(get("duration"), spec), columns["duration"], "not a number >= 0"
     )
-    return start + duration
+    return cast(np.ndarray, start + duration)
 
 
 def _line_ids(checks: RowChecks) -> pa.Array:

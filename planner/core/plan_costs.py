@@ -14,6 +14,7 @@ P90 cost is total(P90 time) and P(cost > budget) = P(T > hours_at_budget).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -54,7 +55,10 @@ class OptionRates:
         )
 
     def total_usd(self, run_hours: np.ndarray) -> np.ndarray:
-        return self.compute_usd(run_hours) + self.storage_usd(run_hours) + self.egress_usd
+        return cast(
+            np.ndarray,
+            self.compute_usd(run_hours) + self.storage_usd(run_hours) + self.egress_usd,
+        )
 
     def hours_at_budget(self, budget_usd: float) -> np.ndarray:
         """Largest run hours whose total stays within `budget_usd` (inf if never exceeded,

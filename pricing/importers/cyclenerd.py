@@ -8,7 +8,7 @@ turned into USD per hour over 730 hours a month.
 import math
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
@@ -60,7 +60,7 @@ def parse(
     day = require_as_of(checker, as_of, "cyclenerd")
     rows: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
-    for index, row in enumerate(frame.to_dict("records")):
+    for index, row in enumerate(cast(list[dict[str, Any]], frame.to_dict("records"))):
         line = index + 2
         prices = _prices(checker, row, line)
         count = checker.number(row["gpu_count"], line, "gpu_count")

@@ -100,7 +100,7 @@ def _component(description: str, resource_group: str, unit: str) -> _Component |
 def _unit_price(checker: RowChecker, sku: dict[str, Any], line: int, where: str
                 ) -> tuple[float, str] | None:
     """(USD per unit of the first tier, currency); None when malformed (errors recorded)."""
-    info = sku["pricingInfo"][0] if sku["pricingInfo"] else None
+    info: Any = sku["pricingInfo"][0] if sku["pricingInfo"] else None
     if not require_keys(checker, info, ("pricingExpression",), line, f"{where} pricingInfo[0]"):
         return None
     expression = info["pricingExpression"]

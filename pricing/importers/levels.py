@@ -56,7 +56,7 @@ def read_levels(path: Path | str) -> pd.DataFrame:
 
 
 def derive_prices(
-    levels: pd.DataFrame, on_demand: pd.DataFrame, listed: set[tuple]
+    levels: pd.DataFrame, on_demand: pd.DataFrame, listed: set[tuple[Any, ...]]
 ) -> ParsedPrices:
     """Derived rows for every (instance, region) with an on-demand price but no listed option.
 

@@ -9,7 +9,7 @@ import math
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -131,7 +131,7 @@ def _lowest_per_region(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
     records: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
-    for row in frame.to_dict("records"):
+    for row in cast(list[dict[str, Any]], frame.to_dict("records")):
         count = row["count"]
         name = row["AcceleratorName"]
         if math.isnan(count) or count != int(count):
@@ -155,11 +155,15 @@ def _gcp_rows(frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, int]
     gpus = frame[(frame["InstanceType"] == "") & ~frame["AcceleratorName"].str.startswith("tpu")]
     gpu_by_key = {
         (r["AvailabilityZone"], r["AcceleratorName"], int(r["count"])): r
-        for r in gpus.to_dict("records")
+        for r in cast(list[dict[str, Any]], gpus.to_dict("records"))
     }
-    host_by_key = {(r["AvailabilityZone"], r["InstanceType"]): r for r in hosts.to_dict("records")}
+    host_by_key = {
+        (r["AvailabilityZone"], r["InstanceType"]): r
+        for r in cast(list[dict[str, Any]], hosts.to_dict("records"))
+    }
     combos: list[dict[str, Any]] = []
-    for host in hosts.to_dict("records"):
+    host: dict[str, Any] | None
+    for host in cast(list[dict[str, Any]], hosts.to_dict("records")):
         bundled = gcp_bundled_gpus(host["InstanceType"])
         if bundled:
             gpu = gpu_by_key.get((host["AvailabilityZone"], bundled[0], bundled[1]))

@@ -8,7 +8,7 @@ import math
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
@@ -78,7 +78,7 @@ def parse(
     day = require_as_of(checker, as_of, "vantage")
     rows: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
-    for index, row in enumerate(frame.to_dict("records")):
+    for index, row in enumerate(cast(list[dict[str, Any]], frame.to_dict("records"))):
         line = index + 2
         prices = {opt: checker.price(row[col], line, col) for col, opt in _OPTIONS}
         instance = _instance(checker, row, line, skipped)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,9 @@ import numpy.typing as npt
 from simulator.core.hardware import Hardware
 from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value
 from simulator.core.workloads import Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FloatArray = npt.NDArray[np.float64]
 KIND_INDEX: dict[str, int] = {"llm": 0, "llm_moe": 0, "llm_lora": 0, "generic": 0,
@@ -73,7 +76,7 @@ class ConfigArrays:
     optimizer_bytes: FloatArray
 
     @classmethod
-    def from_columns(cls, columns: Mapping[str, Any]) -> ConfigArrays:
+    def from_columns(cls, columns: Mapping[str, Any] | pd.DataFrame) -> ConfigArrays:
         """Build from a mapping (dict or DataFrame) with one entry per field.
 
         Scalars stay 0-d and broadcast in the formulas (no copies); arrays must share a shape.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,8 +47,8 @@ def encode(cal: Calibration) -> FloatArray:
 
 def decode(x: FloatArray, base: Calibration) -> Calibration:
     """Unconstrained vector -> Calibration (other fields from `base`)."""
-    values = {name: float(1 / (1 + np.exp(-v)) if kind == "logit" else np.exp(v))
-              for v, (name, kind) in zip(x, FITTED_FIELDS, strict=True)}
+    values: dict[str, Any] = {name: float(1 / (1 + np.exp(-v)) if kind == "logit" else np.exp(v))
+                              for v, (name, kind) in zip(x, FITTED_FIELDS, strict=True)}
     return replace(base, **values)
 
 

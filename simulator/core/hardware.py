@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pandas as pd
 
@@ -100,8 +101,8 @@ GPU_ALIASES: dict[str, tuple[str, float, float]] = {
 }
 
 
-def _float(value: object) -> float:
-    return math.nan if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
+def _float(value: Any) -> float:
+    return math.nan if value is None or pd.isna(value) else float(value)
 
 
 def gpu_spec_from_row(row: pd.Series) -> GpuSpec:

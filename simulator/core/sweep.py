@@ -15,6 +15,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -70,7 +71,8 @@ def _pairs(layouts: pd.DataFrame, node_counts: np.ndarray, gpus_per_node: int,
            global_batch: int) -> dict[str, np.ndarray]:
     """Valid (node count, layout) pairs for one GPUs-per-node value, with dp and grad_accum."""
     nodes = np.repeat(node_counts, len(layouts))
-    cols = {k: np.tile(layouts[k].to_numpy(dtype=float), len(node_counts)) for k in layouts}
+    cols = cast(dict[str, np.ndarray],
+                {k: np.tile(layouts[k].to_numpy(dtype=float), len(node_counts)) for k in layouts})
     gpus = nodes * gpus_per_node
     model = cols["tp"] * cols["pp"] * cols["cp"]
     dp = gpus / model
@@ -83,7 +85,8 @@ def _pairs(layouts: pd.DataFrame, node_counts: np.ndarray, gpus_per_node: int,
     return out
 
 
-def _layout_columns(pairs: dict[str, np.ndarray], precision: str) -> dict[str, object]:
+def _layout_columns(pairs: dict[str, np.ndarray], precision: str
+                    ) -> dict[str, np.ndarray | float]:
     act, weight, grad, optimizer = bytes_per_value(precision)
     return {**{k: pairs[k] for k in ("tp", "pp", "dp", "cp", "zero_stage", "recompute",
                                      "micro_batch", "grad_accum")},
@@ -94,8 +97,8 @@ def _layout_columns(pairs: dict[str, np.ndarray], precision: str) -> dict[str, o
 def _hardware_table(instances: pd.DataFrame, gpus: Mapping[str, GpuSpec],
                     precision: str | None) -> pd.DataFrame:
     """One row per instance with ConfigArrays hardware columns; unusable rows dropped."""
-    rows = []
-    for record in instances.to_dict("records"):
+    rows: list[dict[str, Any]] = []
+    for record in cast(list[dict[str, Any]], instances.to_dict("records")):
         try:
             gpu = lookup_gpu(dict(gpus), str(record["gpu"]))
         except ValueError:

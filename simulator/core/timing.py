@@ -9,6 +9,7 @@ node's scale-out bandwidth.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     passes = 1.0 + (c.recompute == 2) / 3.0
     traffic = cal.traffic_factor * c.traffic_bytes * c.micro_batch / split * passes
     traffic = traffic * c.activation_value_bytes / 2.0
-    return flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9)
+    return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
 
 
 def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
@@ -59,7 +60,7 @@ def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     count = (4.0 + 2.0 * (c.recompute == 2)) * np.ceil(c.n_layers / c.pp)
     bandwidth = np.where(c.tp <= c.gpus_per_node, c.intra_gbytes_per_s, c.inter_gbytes_per_s)
     seconds = count * 2.0 * (c.tp - 1.0) / c.tp * message
-    return seconds / (bandwidth * 1e9 * cal.network_efficiency)
+    return cast(FloatArray, seconds / (bandwidth * 1e9 * cal.network_efficiency))
 
 
 def pp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,7 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
     try:
         if row["metric"] not in METRICS:
             raise ValueError(f"unknown metric {row['metric']!r}")
-        inputs = run_inputs(row.to_dict(), gpus)
+        inputs = run_inputs(cast(dict[str, Any], row.to_dict()), gpus)
         choice = best_layout(inputs.workload, inputs.hardware, inputs.goal, cal, inputs.constraints)
     except ValueError as exc:
         return {**base, "note": f"not predicted: {exc}"}

@@ -149,7 +149,7 @@ class TrainingGoal:
 def default_global_batch(workload: Workload) -> int:
     """A conventional batch: ~4M tokens for LLMs, 4096 sequences for BERT, 2048 images else."""
     if workload.kind in ("llm", "llm_moe"):
-        return max(1, 2 ** round(math.log2(4 * 2**20 / workload.seq_len)))
+        return int(max(1, 2 ** round(math.log2(4 * 2**20 / workload.seq_len))))
     if workload.kind == "llm_lora":
         return 64
     return 4096 if workload.kind == "bert" else 2048
