@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 
+from simulator.models import TrackedRun
+
 
 class History(models.Model):
     """One uploaded job-history file: the original, the parsed rows and the hourly demand.
@@ -90,14 +92,8 @@ class AnalysisRun(models.Model):
         return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
-class PlanScenario(models.Model):
+class PlanScenario(TrackedRun):
     """A training scenario and its ranked, costed configurations (the plan)."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="plan_scenarios"
@@ -105,13 +101,6 @@ class PlanScenario(models.Model):
     name = models.CharField(max_length=200)
     inputs = models.JSONField(help_text="The normalised scenario (planner.plans.specs)")
     is_saved = models.BooleanField(default=False)
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
-    progress_pct = models.FloatField(default=0)
-    progress_message = models.CharField(max_length=200, blank=True)
-    result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -119,7 +108,3 @@ class PlanScenario(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -4,15 +4,8 @@ from django.conf import settings
 from django.db import models
 
 
-class SimulationRun(models.Model):
-    """One simulation (a configuration) or sweep (the whole catalog) and its stored result.
-
-    `request` holds the JSON the service validated: workload, goal and hardware choice.
-    """
-
-    class Kind(models.TextChoices):
-        SINGLE = "single", "Single configuration"
-        SWEEP = "sweep", "Whole-catalog sweep"
+class TrackedRun(models.Model):
+    """Status and progress of the work one Celery task does for this row (see tracking.py)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -20,11 +13,6 @@ class SimulationRun(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="simulations"
-    )
-    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.SINGLE)
-    request = models.JSONField()
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     progress_pct = models.FloatField(default=0)
     progress_message = models.CharField(max_length=200, blank=True)
@@ -35,15 +23,35 @@ class SimulationRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class SimulationRun(TrackedRun):
+    """One simulation (a configuration) or sweep (the whole catalog) and its stored result.
+
+    `request` holds the JSON the service validated: workload, goal and hardware choice.
+    """
+
+    class Kind(models.TextChoices):
+        SINGLE = "single", "Single configuration"
+        SWEEP = "sweep", "Whole-catalog sweep"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="simulations"
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.SINGLE)
+    request = models.JSONField()
+
+    class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["owner", "-created_at"])]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
 class MeasuredRun(models.Model):

@@ -7,7 +7,6 @@ from typing import Any
 
 import pandas as pd
 from django.db import transaction
-from django.utils import timezone
 
 from pricing.models import InstanceType
 from simulator.core import (
@@ -27,6 +26,7 @@ from simulator.core.layout import RECOMPUTE_MODES
 from simulator.hardware_adapter import hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
 from simulator.specs import SimulationInputs, inputs_from_request
+from simulator.tracking import run_execute, run_progress
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 GPUS_CSV = Path(__file__).resolve().parents[1] / "pricing" / "data" / "gpus.csv"
@@ -89,7 +89,7 @@ def simulation_create(*, owner_id: int, kind: str, request: dict[str, Any]) -> S
 
 
 def _progress(run_id: int, pct: float, message: str) -> None:
-    SimulationRun.objects.filter(pk=run_id).update(progress_pct=pct, progress_message=message)
+    run_progress(SimulationRun, run_id, pct, message)
 
 
 def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
@@ -212,43 +212,15 @@ def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> di
     return {"n_feasible": int(len(frame)), "configurations": frame.head(200).to_dict("records")}
 
 
-def _claim(run_id: int) -> SimulationRun | None:
-    """Queued -> running with a conditional update: only one worker gets the run."""
-    claimed = SimulationRun.objects.filter(pk=run_id, status=SimulationRun.Status.QUEUED).update(
-        status=SimulationRun.Status.RUNNING,
-        started_at=timezone.now(),
-        progress_pct=5,
-        progress_message="started",
-    )
-    return SimulationRun.objects.get(pk=run_id) if claimed else None
+def _compute(run: SimulationRun) -> dict[str, Any]:
+    inputs = inputs_from_request(run.request)
+    compute = _single if run.kind == SimulationRun.Kind.SINGLE else _sweep
+    return compute(run, inputs, calibration_for(run.owner_id))
 
 
 def simulation_execute(*, run_id: int) -> None:
     """Run a stored simulation once; a second call on a claimed or finished run does nothing."""
-    run = _claim(run_id)
-    if run is None:
-        return
-    try:
-        inputs = inputs_from_request(run.request)
-        cal = calibration_for(run.owner_id)
-        compute = _single if run.kind == SimulationRun.Kind.SINGLE else _sweep
-        result = compute(run, inputs, cal)
-    except ValueError as exc:
-        simulation_fail(run_id=run_id, message=str(exc))
-        return
-    except Exception as exc:
-        simulation_fail(run_id=run_id, message=f"internal error: {exc.__class__.__name__}")
-        raise
-    run.result, run.status = result, SimulationRun.Status.DONE
-    run.progress_pct, run.progress_message = 100, "done"
-    run.finished_at = timezone.now()
-    run.save(update_fields=["result", "status", "progress_pct", "progress_message", "finished_at"])
-
-
-def simulation_fail(*, run_id: int, message: str) -> None:
-    SimulationRun.objects.filter(pk=run_id).update(
-        status=SimulationRun.Status.FAILED, error=message[:2000], finished_at=timezone.now()
-    )
+    run_execute(SimulationRun, run_id, _compute)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from simulator.core import LayoutConstraints, best_layout
 from simulator.hardware_adapter import hardware
 from simulator.services import calibration_for, catalog_instances_frame, catalog_sweep
 from simulator.specs import inputs_from_request
+from simulator.tracking import run_execute, run_progress
 
 # Options stored per plan: the cheapest ones plus every recommended and Pareto option.
 OPTIONS_KEPT = 500
@@ -218,47 +219,14 @@ def _default_name(scenario: Scenario) -> str:
     return f"{model} on {goal}"
 
 
-def _progress(scenario_id: int, pct: float, message: str) -> None:
-    PlanScenario.objects.filter(pk=scenario_id).update(progress_pct=pct, progress_message=message)
+def _compute(stored: PlanScenario) -> dict[str, Any]:
+    run_progress(PlanScenario, stored.id, 10, "simulating every configuration")
+    return plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
 
 
 def scenario_execute(*, scenario_id: int) -> None:
     """Claim a queued scenario, compute its plan and store it; a second call does nothing."""
-    claimed = PlanScenario.objects.filter(pk=scenario_id, status=PlanScenario.Status.QUEUED)
-    if not claimed.update(
-        status=PlanScenario.Status.RUNNING,
-        progress_pct=10,
-        progress_message="simulating every configuration",
-    ):
-        return
-    stored = PlanScenario.objects.get(pk=scenario_id)
-    try:
-        document = plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
-        _progress(scenario_id, 90, "ranking and storing")
-    except ValueError as exc:
-        _finish(scenario_id, PlanScenario.Status.FAILED, error=str(exc))
-        return
-    except Exception as exc:
-        _finish(
-            scenario_id,
-            PlanScenario.Status.FAILED,
-            error=f"internal error: {exc.__class__.__name__}",
-        )
-        raise
-    _finish(scenario_id, PlanScenario.Status.DONE, result=document)
-
-
-def _finish(
-    scenario_id: int, status: str, *, error: str = "", result: dict[str, Any] | None = None
-) -> None:
-    PlanScenario.objects.filter(pk=scenario_id).update(
-        status=status,
-        error=error[:2000],
-        result=result,
-        progress_pct=100,
-        progress_message=status,
-        finished_at=timezone.now(),
-    )
+    run_execute(PlanScenario, scenario_id, _compute, message="simulating every configuration")
 
 
 def scenario_duplicate(*, scenario_id: int, owner_id: int) -> PlanScenario:
