@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.csv as pa_csv
 
-from planner.core.synthetic import write_synthetic_jobs_csv
+from planner.purchase_mix.core.synthetic import write_synthetic_jobs_csv
 
 N_JOBS = 1_000_000
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def _child(path: str) -> None:
     django.setup()
     from django.contrib.auth.models import User
 
-    from planner import services
+    from planner.purchase_mix import services
     from planner.tasks import analyze_run_task
 
     analyze_run_task.delay_on_commit = lambda *args, **kwargs: None  # the benchmark is the worker

@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from benchmarks.harness import percentile, time_calls
 from planner.models import PlanScenario
+from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
-from planner.plans.specs import scenario_from_input
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = {"workload": "llama2-70b", "tokens": 2e12,

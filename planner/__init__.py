@@ -1,5 +1,5 @@
-"""GPU Planner: the Django project package and the planning app."""
+"""GPU Planner: the Django project package, the run protocol and the planning features.
 
-from planner.celery import app as celery_app
-
-__all__ = ["celery_app"]
+The Celery app (planner.celery) is loaded by PlannerConfig.ready(), not here, so that the
+Django-free cores under planner/ import without Celery.
+"""

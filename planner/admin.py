@@ -16,7 +16,7 @@ class AnalysisRunAdmin(admin.ModelAdmin):
     list_display = ["id", "history", "status", "progress_pct", "provider", "region", "created_at"]
     list_filter = ["status"]
     list_select_related = ["history"]
-    exclude = ["document"]
+    exclude = ["result"]
 
 
 @admin.register(PlanScenario)

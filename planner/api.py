@@ -1,8 +1,16 @@
-"""The JSON API: one NinjaAPI, routers from each app; schema at /api/openapi.json."""
+"""The JSON API: one NinjaAPI; each feature's router is mounted here with its auth.
+
+Routers declare no auth of their own, so no app reaches up into the project package for it.
+Schema at /api/openapi.json, docs at /api/docs.
+"""
 
 from ninja import NinjaAPI
 
+from planner.api_auth import API_AUTH
+from planner.plans.api import router as plans_router
+from planner.purchase_mix.api import router as purchase_mix_router
 from pricing.api import router as pricing_router
+from simulator.api import router as simulator_router
 
 api = NinjaAPI(
     title="GPU Planner API",
@@ -12,6 +20,6 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 api.add_router("/", pricing_router)
-api.add_router("/histories", "planner.api_histories.router")
-api.add_router("/simulations", "simulator.api.router")
-api.add_router("/plans", "planner.plans.api.router")
+api.add_router("/histories", purchase_mix_router, auth=API_AUTH)
+api.add_router("/simulations", simulator_router, auth=API_AUTH)
+api.add_router("/plans", plans_router, auth=API_AUTH)

@@ -1,13 +1,24 @@
+"""Root URLs. The planning features share the `planner` namespace (stable URL names)."""
+
 from django.contrib import admin
 from django.urls import include, path
 
+from planner import accounts
 from planner.api import api
+from planner.plans.urls import urlpatterns as plan_urls
+from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
+
+planner_urls = [
+    path("accounts/signup/", accounts.signup, name="signup"),
+    *purchase_mix_urls,
+    *plan_urls,
+]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", api.urls),
-    path("", include("planner.history_urls")),
+    path("", include((planner_urls, "planner"))),
     path("", include("simulator.urls")),
     path("", include("pricing.urls")),
 ]

@@ -5,6 +5,11 @@ Dates and licences are those recorded in pricing/data/prices/SOURCES.md.
 
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
+
+# The shipped catalog: gpus.csv (GPU specs, see gpus.SOURCES.md) and prices/ (snapshots).
+DATA_DIR = Path(__file__).resolve().parent / "data"
+GPUS_CSV = DATA_DIR / "gpus.csv"
 
 
 @dataclass(frozen=True)

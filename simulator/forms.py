@@ -66,7 +66,7 @@ class SimulationForm(forms.Form):
         return data
 
     def to_request(self) -> dict[str, Any]:
-        """The JSON request the service stores (see simulator.specs)."""
+        """The JSON request the service stores (see simulator.requests)."""
         d = self.cleaned_data
         workload = (
             {"preset": d["preset"]}

@@ -3,31 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-
-class TrackedRun(models.Model):
-    """Status and progress of the work one Celery task does for this row (see tracking.py)."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
-    progress_pct = models.FloatField(default=0)
-    progress_message = models.CharField(max_length=200, blank=True)
-    result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        abstract = True
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
+from planner.runs import TrackedRun
 
 
 class SimulationRun(TrackedRun):
@@ -35,6 +11,8 @@ class SimulationRun(TrackedRun):
 
     `request` holds the JSON the service validated: workload, goal and hardware choice.
     """
+
+    TASK_NAME = "simulator.run_simulation"
 
     class Kind(models.TextChoices):
         SINGLE = "single", "Single configuration"

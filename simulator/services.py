@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 from django.db import transaction
 
+from planner.runs import Attempt, run_enqueue, run_execute, run_progress
+from pricing.catalog_sources import GPUS_CSV
 from pricing.models import InstanceType
 from simulator.core import (
     Calibration,
@@ -25,11 +27,9 @@ from simulator.core.hardware import GpuSpec
 from simulator.core.layout import RECOMPUTE_MODES
 from simulator.hardware_adapter import hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
-from simulator.specs import SimulationInputs, inputs_from_request
-from simulator.tracking import run_execute, run_progress
+from simulator.requests import SimulationInputs, inputs_from_request
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-GPUS_CSV = Path(__file__).resolve().parents[1] / "pricing" / "data" / "gpus.csv"
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_NODES = 512
 
@@ -77,14 +77,12 @@ def _instance(request: dict[str, Any]) -> InstanceType:
 
 def simulation_create(*, owner_id: int, kind: str, request: dict[str, Any]) -> SimulationRun:
     """Validate, store and enqueue a simulation; ValueError names the bad field."""
-    from simulator.tasks import run_simulation_task
-
     if kind not in SimulationRun.Kind.values:
         raise ValueError(f"kind: must be one of {', '.join(SimulationRun.Kind.values)}")
     _checked_request(kind, request)
     with transaction.atomic():
         run = SimulationRun.objects.create(owner_id=owner_id, kind=kind, request=request)
-        run_simulation_task.delay_on_commit(run.id)
+        run_enqueue(run)
     return run
 
 
@@ -218,9 +216,9 @@ def _compute(run: SimulationRun) -> dict[str, Any]:
     return compute(run, inputs, calibration_for(run.owner_id))
 
 
-def simulation_execute(*, run_id: int) -> None:
+def simulation_execute(*, run_id: int, attempt: Attempt) -> None:
     """Run a stored simulation once; a second call on a claimed or finished run does nothing."""
-    run_execute(SimulationRun, run_id, _compute)
+    run_execute(SimulationRun, run_id, _compute, attempt=attempt)
 
 
 @dataclass(frozen=True)

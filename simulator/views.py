@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import json_script
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.runs import run_status
 from simulator import charts, services
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
@@ -52,11 +53,4 @@ def simulation_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def simulation_status(request: HttpRequest, run_id: int) -> JsonResponse:
     run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
-    return JsonResponse(
-        {
-            "status": run.status,
-            "progress_pct": run.progress_pct,
-            "message": run.progress_message,
-            "error": run.error,
-        }
-    )
+    return JsonResponse(run_status(run))

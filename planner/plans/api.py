@@ -7,11 +7,10 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
 
-from planner.api_auth import API_AUTH
-from planner.models import PlanScenario
 from planner.plans import services
+from planner.plans.models import PlanScenario
 
-router = Router(tags=["plans"], auth=API_AUTH)
+router = Router(tags=["plans"])
 
 
 class PlanIn(Schema):

@@ -79,7 +79,7 @@ class PlanForm(forms.Form):
         self.fields["gpus"].choices = [(a.slug, a.name) for a in Accelerator.objects.all()]
 
     def to_raw(self) -> dict[str, Any]:
-        """The scenario input dict (planner.plans.specs) from the cleaned form."""
+        """The scenario input dict (planner.plans.scenario) from the cleaned form."""
         data = {k: v for k, v in self.cleaned_data.items() if v not in (None, "", [])}
         if "deadline" in data:
             data["deadline"] = data["deadline"].isoformat()

@@ -7,22 +7,22 @@ import pandas as pd
 from django.db import transaction
 from django.utils import timezone
 
-from planner.core.plan import (
+from planner.plans.core.plan import (
     PlanAssumptions,
     PlanConstraints,
     PlanResult,
     hazard_per_instance_hour,
     plan,
 )
-from planner.models import PlanScenario
+from planner.plans.models import PlanScenario
 from planner.plans.presenters import figures_json
-from planner.plans.specs import Scenario, scenario_from_input, simulation_request
+from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
+from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.models import InstanceType, Price
 from simulator.core import LayoutConstraints, best_layout
 from simulator.hardware_adapter import hardware
+from simulator.requests import inputs_from_request
 from simulator.services import calibration_for, catalog_instances_frame, catalog_sweep
-from simulator.specs import inputs_from_request
-from simulator.tracking import run_execute, run_progress
 
 # Options stored per plan: the cheapest ones plus every recommended and Pareto option.
 OPTIONS_KEPT = 500
@@ -191,8 +191,6 @@ def _chosen_memory(
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
     """Check the scenario (and that some GPU fits) before storing it, then enqueue the plan."""
-    from planner.tasks import run_plan_task
-
     scenario = scenario_from_input(raw, today=timezone.now().date())
     if plan_configurations(scenario=scenario, owner_id=owner_id).configs.empty:
         raise ValueError("gpus: no allowed GPU configuration fits the model in memory")
@@ -202,7 +200,7 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
             name=scenario.data.get("name") or _default_name(scenario),
             inputs=scenario.data,
         )
-        run_plan_task.delay_on_commit(stored.id)
+        run_enqueue(stored)
     return stored
 
 
@@ -224,9 +222,12 @@ def _compute(stored: PlanScenario) -> dict[str, Any]:
     return plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
 
 
-def scenario_execute(*, scenario_id: int) -> None:
+def scenario_execute(*, scenario_id: int, attempt: Attempt) -> None:
     """Claim a queued scenario, compute its plan and store it; a second call does nothing."""
-    run_execute(PlanScenario, scenario_id, _compute, message="simulating every configuration")
+    run_execute(
+        PlanScenario, scenario_id, _compute, attempt=attempt,
+        message="simulating every configuration",
+    )
 
 
 def scenario_duplicate(*, scenario_id: int, owner_id: int) -> PlanScenario:

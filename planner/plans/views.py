@@ -11,11 +11,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from planner.models import PlanScenario
 from planner.plans import services
 from planner.plans.forms import PlanForm, initial_from_scenario
+from planner.plans.models import PlanScenario
 from planner.plans.presenters import LazyPlanView, plan_view
-from planner.plans.specs import scenario_from_input
+from planner.plans.scenario import scenario_from_input
+from planner.runs import run_status
 
 
 def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
@@ -107,15 +108,7 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def plan_status(request: HttpRequest, scenario_id: int) -> JsonResponse:
-    scenario = _owned(request, scenario_id)
-    return JsonResponse(
-        {
-            "status": scenario.status,
-            "progress_pct": scenario.progress_pct,
-            "message": scenario.progress_message,
-            "error": scenario.error,
-        }
-    )
+    return JsonResponse(run_status(_owned(request, scenario_id)))
 
 
 @login_required

@@ -7,16 +7,15 @@
   var bar = box.querySelector("progress");
   if (!bar) return;
   var text = box.querySelector(".progress-message");
-  function finished(s) {
-    return s.is_finished || s.status === "done" || s.status === "failed";
-  }
+  // Every run's status URL returns planner.runs.run_status(): id, status, progress_pct,
+  // message, error, is_finished, attempts.
   function poll() {
     fetch(box.dataset.statusUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) { return response.json(); })
       .then(function (s) {
         bar.value = s.progress_pct;
         if (text) text.textContent = s.message || s.progress_pct + "%";
-        if (finished(s)) { window.location.reload(); } else { window.setTimeout(poll, 700); }
+        if (s.is_finished) { window.location.reload(); } else { window.setTimeout(poll, 700); }
       })
       .catch(function () { window.setTimeout(poll, 2000); });
   }

@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from simulator import runs_services, services
+from simulator import services
+from simulator.calibration import services as runs_services
 from simulator.core import Calibration
 from simulator.models import MeasuredRun, UserCalibration
 

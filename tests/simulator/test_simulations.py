@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from planner.runs import Attempt
 from pricing.models import InstanceType
 from simulator import services
 from simulator.models import SimulationRun
@@ -36,7 +37,8 @@ def _request(instance: InstanceType, nodes: int = 2, **goal: float) -> dict:
 
 def test_task_runs_once_and_stores_a_fitting_result(user: User, p4de: InstanceType) -> None:
     run = services.simulation_create(owner_id=user.id, kind="single", request=_request(p4de))
-    services.simulation_execute(run_id=run.id)  # second call: already claimed, no change
+    # second delivery: already claimed, no change
+    services.simulation_execute(run_id=run.id, attempt=Attempt("another-delivery"))
     run.refresh_from_db()
     assert run.status == "done" and run.progress_pct == 100
     sim = run.result["simulation"]
@@ -52,7 +54,7 @@ def test_more_gpus_train_faster(user: User, p4de: InstanceType) -> None:
     for nodes in (1, 4):
         run = services.simulation_create(owner_id=user.id, kind="single",
                                          request=_request(p4de, nodes))
-        services.simulation_execute(run_id=run.id)
+        services.simulation_execute(run_id=run.id, attempt=Attempt("another-delivery"))
         run.refresh_from_db()
         times.append(run.result["simulation"]["time_to_train_hours"])
     assert times[1] < times[0] / 2.5

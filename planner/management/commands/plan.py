@@ -6,8 +6,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
-from planner.plans.specs import scenario_from_input
 
 TABLE_COLUMNS = {
     "rank": "rank", "provider": "provider", "region": "region",

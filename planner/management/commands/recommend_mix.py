@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from planner import services
-from planner.core.parsing import parse_column_mapping
+from planner.purchase_mix import services
+from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 
 
 class Command(BaseCommand):

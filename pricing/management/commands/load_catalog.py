@@ -5,9 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from pricing.catalog_sources import DATA_DIR
 from pricing.services import ImportSummary, catalog_load
-
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 
 def _line(label: str, summary: ImportSummary) -> str:

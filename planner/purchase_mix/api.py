@@ -1,0 +1,111 @@
+"""Job-history API: upload a file (multipart), then poll its analysis and recommendation.
+
+Auth: a logged-in session (with the CSRF token) or HTTP basic, so curl works:
+    curl -u me:secret -F file=@jobs.csv -F format=generic http://host/api/histories
+Histories are private: another user's id answers 404.
+"""
+
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import File, Form, Router, Schema
+from ninja.files import UploadedFile
+from ninja.responses import Status
+
+from planner.purchase_mix import selectors, services
+from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+
+router = Router(tags=["purchase mix"])
+
+
+class RowErrorOut(Schema):
+    line: int
+    field: str
+    message: str
+
+
+class UploadErrorOut(Schema):
+    detail: str
+    errors: list[RowErrorOut] = []
+    error_count: int = 0
+    rows_read: int = 0
+
+
+class CreatedOut(Schema):
+    id: int
+    run_id: int
+    status: str
+    status_url: str
+    records: int
+    rows_read: int
+    rows_skipped: int
+
+
+def _owner_id(request: HttpRequest) -> int:
+    user = getattr(request, "auth", None) or request.user
+    assert user.pk is not None
+    return int(user.pk)
+
+
+def _options(**fields: Any) -> services.ParseOptions:
+    mapping = parse_column_mapping(fields["map"] or "")
+    fmt = "mapped" if mapping and fields["format"] == "generic" else fields["format"]
+    return services.ParseOptions(
+        fmt=fmt,
+        column_map=mapping,
+        time_unit=fields["time_unit"] or "",
+        origin=fields["origin"] or "",
+        default_gpu_type=fields["gpu_type"] or "",
+        is_skipping_bad_rows=fields["skip_bad_rows"],
+    )
+
+
+@router.post(
+    "",
+    response={201: CreatedOut, 400: UploadErrorOut, 413: UploadErrorOut},
+    summary="Upload a job history",
+)
+def create_history(
+    request: HttpRequest,
+    file: File[UploadedFile],
+    format: Form[Literal["generic", "slurm", "usage", "mapped"]] = "generic",
+    map: Form[str] = "",
+    time_unit: Form[Literal["", "s", "min", "h"]] = "",
+    origin: Form[str] = "",
+    gpu_type: Form[str] = "",
+    skip_bad_rows: Form[bool] = False,
+) -> Status[Any]:
+    """Parse the file; 400 lists row errors by line (nothing stored), 201 queues the analysis."""
+    try:
+        options = _options(format=format, map=map, time_unit=time_unit, origin=origin,
+                           gpu_type=gpu_type, skip_bad_rows=skip_bad_rows)
+        outcome = services.history_create(
+            owner_id=_owner_id(request), upload=file, name=file.name or "upload.csv",
+            size_bytes=file.size or 0, options=options,
+        )
+    except services.UploadTooLargeError as error:
+        return Status(413, {"detail": str(error)})
+    except ValueError as error:
+        return Status(400, {"detail": str(error)})
+    if outcome.history is None or outcome.run is None:
+        parse = outcome.parse
+        return Status(400, {
+            "detail": outcome.error, "errors": outcome.errors,
+            "error_count": parse.error_count if parse else 0,
+            "rows_read": parse.rows_read if parse else 0,
+        })
+    history = outcome.history
+    return Status(201, {
+        "id": history.pk, "run_id": outcome.run.pk, "status": outcome.run.status,
+        "status_url": f"/api/histories/{history.pk}", "records": history.records,
+        "rows_read": history.rows_read, "rows_skipped": history.rows_skipped,
+    })
+
+
+@router.get("/{history_id}", summary="Status, progress and (when done) the recommendation")
+def get_history(request: HttpRequest, history_id: int) -> dict[str, Any]:
+    """The document holds the hourly demand series, the prices and discounts used (with source
+    and as-of date), the analysis, the recommendation, look-back sensitivity and backtest."""
+    history = get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
+    return services.history_payload(history, selectors.latest_run(history.pk))

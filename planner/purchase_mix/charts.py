@@ -1,0 +1,215 @@
+"""Plotly figures for the job-history page, built from core outputs (no requests, no ORM)."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from planner.purchase_mix.core.breakdown import (
+    CostCurve,
+    DurationHistogram,
+    SavingsSteps,
+    commitment_cost_curve,
+    hourly_mix,
+    savings_steps,
+)
+from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.recommend import MixRecommendation
+
+_LAYOUT: dict[str, Any] = {
+    "template": "plotly_white",
+    "margin": {"l": 70, "r": 20, "t": 50, "b": 60},
+    "height": 420,
+    "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13},
+    "legend": {"orientation": "h", "y": -0.2},
+}
+GPUS = "Average concurrent GPUs (GPUs)"
+HOUR_UTC = "Hour (UTC)"
+COLORS = ("#2563eb", "#059669", "#d97706", "#7c3aed", "#dc2626", "#0891b2", "#4b5563")
+
+
+def _color(index: int) -> str:
+    return COLORS[index % len(COLORS)]
+
+
+def demand_curve(demand: HourlyDemand, recommendation: MixRecommendation) -> go.Figure:
+    """Hourly demand per GPU type and in total, committed GPUs as horizontal lines."""
+    total = demand.total_gpus
+    hours = list(total.index)
+    figure = go.Figure()
+    for i, name in enumerate(demand.gpu_types):
+        figure.add_trace(go.Scatter(
+            name=f"{name} demand", x=hours, y=total[name].to_numpy(), mode="lines",
+            line={"width": 1, "color": _color(i)},
+            hovertemplate="%{x}<br>%{y:,.1f} GPUs<extra>" + name + "</extra>",
+        ))
+    if len(demand.gpu_types) > 1:
+        figure.add_trace(go.Scatter(
+            name="Total demand", x=hours, y=total.sum(axis=1).to_numpy(), mode="lines",
+            line={"width": 1.5, "color": "#111827"},
+        ))
+    colors = {name: _color(i) for i, name in enumerate(demand.gpu_types)}
+    for plan in recommendation.plans:
+        gpus = sum(plan.decision.levels) * plan.offer.gpus_per_instance
+        if gpus == 0:
+            continue
+        figure.add_trace(go.Scatter(
+            name=f"{plan.offer.gpu_type} committed ({gpus} GPUs)", x=[hours[0], hours[-1]],
+            y=[gpus, gpus], mode="lines",
+            line={"dash": "dash", "width": 2, "color": colors.get(plan.offer.gpu_type)},
+        ))
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Hourly GPU demand and commitment levels"},
+        xaxis={"title": {"text": HOUR_UTC}}, yaxis={"title": {"text": GPUS}, "rangemode": "tozero"},
+    )
+    return figure
+
+
+def cost_curves(curves: Sequence[CostCurve]) -> go.Figure:
+    """Total cost against the committed GPUs per type, with the optimum marked."""
+    figure = go.Figure()
+    for i, curve in enumerate(curves):
+        gpus = [level * curve.gpus_per_instance for level in curve.levels_instances]
+        figure.add_trace(go.Scatter(
+            name=f"{curve.gpu_type} ({curve.term})", x=gpus, y=list(curve.cost_usd),
+            mode="lines", line={"color": _color(i)},
+            hovertemplate="%{x} GPUs committed<br>$%{y:,.0f}<extra></extra>",
+        ))
+        best = curve.best_level_instances
+        figure.add_trace(go.Scatter(
+            name=f"{curve.gpu_type} optimum", x=[gpus[best]], y=[curve.cost_usd[best]],
+            mode="markers+text", text=[f"optimum: {gpus[best]} GPUs"], textposition="top center",
+            marker={"size": 12, "symbol": "star", "color": _color(i)},
+        ))
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Total cost vs commitment level"},
+        xaxis={"title": {"text": "Committed GPUs (GPUs)"}},
+        yaxis={"title": {"text": "Total cost over the history (USD)"}},
+    )
+    return figure
+
+
+def duration_histogram(histogram: DurationHistogram, ks_statistic: float | None) -> go.Figure:
+    """Job counts per log-spaced duration bin with the fitted log-normal's expected counts."""
+    edges = np.asarray(histogram.edges_hours)
+    centres = np.sqrt(edges[:-1] * edges[1:])
+    widths = edges[1:] - edges[:-1]
+    fit_name = "Fitted log-normal"
+    if ks_statistic is not None:
+        fit_name += f" (KS D = {ks_statistic:.3f})"
+    figure = go.Figure([
+        go.Bar(name="Jobs", x=centres, y=list(histogram.counts), width=widths,
+               marker={"color": "#93c5fd"},
+               hovertemplate="%{x:.2f} h<br>%{y:,} jobs<extra></extra>"),
+        go.Scatter(name=fit_name, x=centres, y=list(histogram.fitted_counts), mode="lines",
+                   line={"color": "#dc2626", "width": 2}),
+    ])
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Job durations"}, bargap=0,
+        xaxis={"title": {"text": "Job duration (hours, log scale)"}, "type": "log"},
+        yaxis={"title": {"text": "Jobs per bin (jobs)"}},
+    )
+    return figure
+
+
+def mix_over_time(recommendation: MixRecommendation) -> go.Figure:
+    """Stacked area: GPUs served by commitments, on demand and spot, hour by hour."""
+    mix = hourly_mix(recommendation)
+    hours = list(mix.index)
+    parts = (("committed_gpus", "Committed", "#059669"), ("on_demand_gpus", "On-demand",
+             "#d97706"), ("spot_gpus", "Spot", "#7c3aed"))
+    figure = go.Figure([
+        go.Scatter(name=label, x=hours, y=mix[column].to_numpy(), mode="lines",
+                   stackgroup="mix", line={"width": 0.5, "color": color})
+        for column, label, color in parts
+    ])
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Purchase mix over time"},
+        xaxis={"title": {"text": HOUR_UTC}}, yaxis={"title": {"text": GPUS}},
+    )
+    return figure
+
+
+def savings_waterfall(steps: SavingsSteps) -> go.Figure:
+    """All on-demand, minus commitment and spot savings, equals the mix's cost (USD)."""
+    figure = go.Figure(go.Waterfall(
+        name="Cost", orientation="v", measure=["absolute", "relative", "relative", "total"],
+        x=["All on-demand", "Commitments", "Spot", "Recommended mix"],
+        y=[steps.all_on_demand_cost_usd, -steps.commitment_savings_usd, -steps.spot_savings_usd,
+           steps.cost_usd],
+        texttemplate="%{y:$,.0f}", textposition="outside",
+    ))
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Savings vs all on-demand"}, showlegend=False,
+        xaxis={"title": {"text": "Step"}},
+        yaxis={"title": {"text": "Cost over the history (USD)"}},
+    )
+    return figure
+
+
+def demand_trend(
+    daily_gpus: pd.Series, projected_gpus: pd.Series, growth_per_year: float | None
+) -> go.Figure:
+    """Daily mean demand and its projection (fitted line or the chosen growth rate)."""
+    label = "fitted trend" if growth_per_year is None else f"{growth_per_year * 100:+.0f}%/year"
+    figure = go.Figure([
+        go.Scatter(name="Daily mean demand", x=list(daily_gpus.index), y=daily_gpus.to_numpy(),
+                   mode="lines+markers", marker={"size": 4}, line={"color": "#2563eb"}),
+        go.Scatter(name=f"Projection ({label})", x=list(projected_gpus.index),
+                   y=projected_gpus.to_numpy(), mode="lines",
+                   line={"dash": "dot", "color": "#dc2626"}),
+    ])
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Demand trend"},
+        xaxis={"title": {"text": "Day (UTC)"}}, yaxis={"title": {"text": GPUS}},
+    )
+    return figure
+
+
+def team_bar(gpu_hours_by_team: Mapping[str, float], limit: int = 20) -> go.Figure:
+    """GPU-hours per team, largest first."""
+    items = list(gpu_hours_by_team.items())[:limit]
+    figure = go.Figure(go.Bar(
+        name="GPU-hours", x=[name for name, _ in items], y=[value for _, value in items],
+        marker={"color": "#059669"},
+        hovertemplate="%{x}<br>%{y:,.0f} GPU-hours<extra></extra>",
+    ))
+    figure.update_layout(
+        **_LAYOUT, title={"text": "Demand by team"}, showlegend=False,
+        xaxis={"title": {"text": "Team"}}, yaxis={"title": {"text": "GPU-hours (GPU-h)"}},
+    )
+    return figure
+
+
+def history_figures(
+    *,
+    demand: HourlyDemand,
+    recommendation: MixRecommendation,
+    analysis: Mapping[str, Any],
+    daily_gpus: pd.Series,
+    projected_gpus: pd.Series,
+    growth_per_year: float | None,
+) -> dict[str, go.Figure]:
+    """Every figure of the history page, keyed by its element id."""
+    curves = [
+        curve for plan in recommendation.plans
+        if (curve := commitment_cost_curve(plan, recommendation.demand)) is not None
+    ]
+    figures = {
+        "chart-demand": demand_curve(demand, recommendation),
+        "chart-trend": demand_trend(daily_gpus, projected_gpus, growth_per_year),
+        "chart-mix": mix_over_time(recommendation),
+        "chart-waterfall": savings_waterfall(savings_steps(recommendation)),
+    }
+    if curves:
+        figures["chart-cost"] = cost_curves(curves)
+    if analysis.get("duration_histogram"):
+        durations = analysis.get("durations") or {}
+        figures["chart-durations"] = duration_histogram(
+            DurationHistogram(**analysis["duration_histogram"]), durations.get("ks_statistic")
+        )
+    if analysis.get("gpu_hours_by_team"):
+        figures["chart-teams"] = team_bar(analysis["gpu_hours_by_team"])
+    return figures

@@ -1,0 +1,181 @@
+"""Hourly GPU demand from job or usage histories.
+
+Definition: the demand of an hour is the average number of concurrent GPUs in that UTC hour,
+i.e. GPU-seconds inside [hour, hour + 1h) / 3600. A job running part of an hour contributes
+its fractional GPU-hours to that hour. Frames are indexed by `hour` (tz-aware UTC
+DatetimeIndex, contiguous, hourly) with one float64 column per GPU type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
+
+SECONDS_PER_HOUR = 3600
+
+
+@dataclass(frozen=True)
+class HourlyDemand:
+    """Hourly average concurrent GPUs split into firm and interruptible demand.
+
+    Both frames share the same hourly index and GPU-type columns. `interruptible_job_gpus`
+    is the GPU-hour-weighted mean GPU count of interruptible jobs per type (sizes spot jobs).
+    """
+
+    firm_gpus: pd.DataFrame
+    interruptible_gpus: pd.DataFrame
+    interruptible_job_gpus: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.firm_gpus.index.equals(self.interruptible_gpus.index):
+            raise ValueError("firm and interruptible demand need the same hourly index")
+        if list(self.firm_gpus.columns) != list(self.interruptible_gpus.columns):
+            raise ValueError("firm and interruptible demand need the same GPU types")
+
+    @classmethod
+    def from_total(cls, total_gpus: pd.DataFrame) -> HourlyDemand:
+        """All demand firm (usage series, or a caller-built frame)."""
+        return cls(firm_gpus=total_gpus, interruptible_gpus=total_gpus * 0.0)
+
+    @property
+    def total_gpus(self) -> pd.DataFrame:
+        return self.firm_gpus + self.interruptible_gpus
+
+    @property
+    def gpu_types(self) -> tuple[str, ...]:
+        return tuple(str(name) for name in self.firm_gpus.columns)
+
+    @property
+    def n_hours(self) -> int:
+        return len(self.firm_gpus)
+
+    def window(self, first: int, stop: int) -> HourlyDemand:
+        """Hours [first, stop) by position."""
+        return HourlyDemand(
+            firm_gpus=self.firm_gpus.iloc[first:stop],
+            interruptible_gpus=self.interruptible_gpus.iloc[first:stop],
+            interruptible_job_gpus=self.interruptible_job_gpus,
+        )
+
+    def last_days(self, days: int) -> HourlyDemand:
+        return self.window(max(self.n_hours - days * 24, 0), self.n_hours)
+
+
+def bucket_gpu_seconds(
+    start_s: np.ndarray, end_s: np.ndarray, gpus: np.ndarray, group: np.ndarray, n_groups: int
+) -> tuple[int, np.ndarray]:
+    """GPU-seconds per (group, hour) for intervals [start_s, end_s) holding `gpus` each.
+
+    Returns (first epoch hour, array of shape (n_groups, n_hours)). O(N + n_groups * n_hours):
+    the partial first and last hour of each interval go through bincount, the whole hours in
+    between through a difference array and a cumulative sum.
+    """
+    first_hour = int(start_s.min() // SECONDS_PER_HOUR)
+    n_hours = int(-(-end_s.max() // SECONDS_PER_HOUR)) - first_hour
+    n_hours = max(n_hours, 1)
+    width = n_hours + 1
+    head_idx = start_s // SECONDS_PER_HOUR - first_hour
+    tail_idx = end_s // SECONDS_PER_HOUR - first_hour
+    head_end_s = np.minimum(end_s, (head_idx + first_hour + 1) * SECONDS_PER_HOUR)
+    spans = tail_idx > head_idx
+    partial = np.bincount(
+        np.concatenate([group * width + head_idx, group[spans] * width + tail_idx[spans]]),
+        weights=np.concatenate(
+            [
+                gpus * (head_end_s - start_s),
+                gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
+            ]
+        ),
+        minlength=n_groups * width,
+    )
+    steps = np.bincount(
+        np.concatenate(
+            [group[spans] * width + head_idx[spans] + 1, group[spans] * width + tail_idx[spans]]
+        ),
+        weights=np.concatenate([gpus[spans], -gpus[spans]]),
+        minlength=n_groups * width,
+    )
+    full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
+    total = partial.reshape(n_groups, width) + full
+    return first_hour, total[:, :n_hours]
+
+
+def _hour_index(first_hour: int, n_hours: int) -> pd.DatetimeIndex:
+    seconds = (first_hour + np.arange(n_hours, dtype=np.int64)) * SECONDS_PER_HOUR
+    index = pd.DatetimeIndex(seconds.astype("datetime64[s]")).tz_localize("UTC")
+    return index.rename("hour")
+
+
+def _frame(first_hour: int, values: np.ndarray, gpu_types: tuple[str, ...]) -> pd.DataFrame:
+    columns = pd.Index(list(gpu_types), name="gpu_type", dtype="str")
+    return pd.DataFrame(
+        values.T / SECONDS_PER_HOUR, index=_hour_index(first_hour, values.shape[1]), columns=columns
+    )
+
+
+def _job_split(history: JobHistory) -> HourlyDemand:
+    jobs = history.jobs
+    types = history.gpu_types
+    codes = jobs["gpu_type"].cat.codes.to_numpy().astype(np.int64)
+    is_interruptible = jobs["is_interruptible"].to_numpy()
+    group = codes * 2 + is_interruptible.astype(np.int64)
+    start_s = jobs["start_epoch_s"].to_numpy()
+    end_s = jobs["end_epoch_s"].to_numpy()
+    gpus = jobs["gpu_count"].to_numpy().astype(np.float64)
+    first_hour, seconds = bucket_gpu_seconds(start_s, end_s, gpus, group, 2 * len(types))
+    return HourlyDemand(
+        firm_gpus=_frame(first_hour, seconds[0::2], types),
+        interruptible_gpus=_frame(first_hour, seconds[1::2], types),
+        interruptible_job_gpus=_interruptible_job_gpus(jobs, types),
+    )
+
+
+def _interruptible_job_gpus(jobs: pd.DataFrame, types: tuple[str, ...]) -> dict[str, float]:
+    chosen = jobs[jobs["is_interruptible"]]
+    gpu_hours = chosen["gpu_count"] * (chosen["end_epoch_s"] - chosen["start_epoch_s"])
+    weighted = (gpu_hours * chosen["gpu_count"]).groupby(chosen["gpu_type"], observed=False).sum()
+    totals = gpu_hours.groupby(chosen["gpu_type"], observed=False).sum()
+    return {
+        str(name): float(weighted[name] / totals[name])
+        for name in types
+        if name in totals.index and totals[name] > 0
+    }
+
+
+def _usage_split(history: UsageHistory) -> HourlyDemand:
+    samples = history.samples.sort_values(["gpu_type", "timestamp_epoch_s"], kind="stable")
+    types = history.gpu_types
+    codes = samples["gpu_type"].cat.codes.to_numpy().astype(np.int64)
+    start_s = samples["timestamp_epoch_s"].to_numpy()
+    end_s = _usage_ends(start_s, codes)
+    gpus = samples["gpus_in_use"].to_numpy().astype(np.float64)
+    first_hour, seconds = bucket_gpu_seconds(start_s, end_s, gpus, codes, len(types))
+    return HourlyDemand.from_total(_frame(first_hour, seconds, types))
+
+
+def _usage_ends(start_s: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Each sample lasts until the next one of its type; the last for the type's median step."""
+    end_s = np.empty_like(start_s)
+    end_s[:-1] = start_s[1:]
+    is_last = np.append(codes[1:] != codes[:-1], True)
+    steps = pd.Series(end_s[~is_last] - start_s[~is_last]).groupby(codes[~is_last]).median()
+    last_step = pd.Series(codes[is_last]).map(steps).fillna(SECONDS_PER_HOUR).to_numpy()
+    end_s[is_last] = start_s[is_last] + last_step.astype(np.int64)
+    return end_s
+
+
+def split_hourly_demand(history: JobHistory | UsageHistory) -> HourlyDemand:
+    """Hourly average concurrent GPUs per type, split into firm and interruptible."""
+    if isinstance(history, JobHistory):
+        return _job_split(history)
+    return _usage_split(history)
+
+
+def hourly_demand(history: JobHistory | UsageHistory) -> pd.DataFrame:
+    """Hourly average concurrent GPUs per GPU type (firm + interruptible); see module doc."""
+    return split_hourly_demand(history).total_gpus

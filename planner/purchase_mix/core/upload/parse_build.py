@@ -1,0 +1,52 @@
+"""Concatenate converted chunks into a JobHistory or UsageHistory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
+from planner.purchase_mix.core.upload.parse_formats import ChunkRows
+
+CATEGORY_COLUMNS = ("gpu_type", "team", "user", "provider", "region")
+
+
+def _concat(parts: Sequence[ChunkRows], name: str) -> pd.Series:
+    pieces = [part.columns[name] for part in parts]
+    if isinstance(pieces[0], np.ndarray):
+        return pd.Series(np.concatenate(pieces))
+    joined = pa.concat_arrays(pieces)
+    if name in CATEGORY_COLUMNS:
+        return pd.Series(pc.dictionary_encode(joined).to_pandas())
+    return pd.Series(joined.to_pandas())
+
+
+def _no_rows_message(ignored: Mapping[str, int]) -> str:
+    if not ignored:
+        return "the file has no data rows"
+    reasons = ", ".join(f"{count} {reason}" for reason, count in ignored.items())
+    return f"the file has no GPU demand rows (ignored: {reasons})"
+
+
+def build_history(
+    parts: Sequence[ChunkRows], fmt: str, ignored: Mapping[str, int]
+) -> JobHistory | UsageHistory:
+    parts = [part for part in parts if _n_rows(part) > 0]
+    if not parts:
+        raise ValueError(_no_rows_message(ignored))
+    names = list(parts[0].columns)
+    frame = pd.DataFrame({name: _concat(parts, name) for name in names})
+    if fmt == "usage":
+        return UsageHistory(samples=frame)
+    if "team" not in frame.columns:
+        frame["team"] = pd.Categorical([None] * len(frame), categories=pd.Index([], dtype="str"))
+    return JobHistory(jobs=frame)
+
+
+def _n_rows(part: ChunkRows) -> int:
+    first = next(iter(part.columns.values()))
+    return len(first)

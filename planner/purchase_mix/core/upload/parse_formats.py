@@ -1,0 +1,353 @@
+"""Per-format row converters: string columns of one chunk -> typed columns of the good rows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias, cast
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner.purchase_mix.core.upload.jobs import ParseError
+from planner.purchase_mix.core.upload.parse_values import (
+    TimeSpec,
+    is_blank,
+    to_bool,
+    to_duration_s,
+    to_elapsed_s,
+    to_epoch_s,
+    to_float,
+    to_gpu_count,
+    trimmed,
+)
+
+Column: TypeAlias = np.ndarray | pa.Array
+
+
+@dataclass
+class ChunkRows:
+    """Typed columns of the rows kept from one chunk, plus the chunk's row counts."""
+
+    columns: dict[str, Column]
+    rows_read: int
+    rows_bad: int
+    ignored: Counter[str] = field(default_factory=Counter)
+
+
+class RowChecks:
+    """Collects row errors and ignore reasons for one chunk; rows flagged bad are dropped."""
+
+    def __init__(self, line_numbers: np.ndarray, max_errors: int) -> None:
+        self.line_numbers = line_numbers
+        self.max_errors = max_errors
+        self.is_active = np.ones(len(line_numbers), dtype=bool)
+        self.is_bad = np.zeros(len(line_numbers), dtype=bool)
+        self.errors: list[ParseError] = []
+        self.error_count = 0
+        self.ignored: Counter[str] = Counter()
+
+    def add_error(self, line: int, field_name: str, message: str) -> None:
+        self.error_count += 1
+        if len(self.errors) < self.max_errors:
+            self.errors.append(ParseError(line=int(line), field=field_name, message=message))
+
+    def flag(self, mask: np.ndarray, field_name: str, message: str) -> None:
+        mask = mask & self.is_active
+        self.is_bad |= mask
+        for line in self.line_numbers[mask][: self.max_errors]:
+            self.add_error(int(line), field_name, message)
+
+    def drop_blank(self, mask: np.ndarray) -> None:
+        self.is_active &= ~mask
+
+    def ignore(self, mask: np.ndarray, reason: str) -> None:
+        mask = mask & self.is_active & ~self.is_bad
+        if mask.any():
+            self.ignored[reason] += int(mask.sum())
+            self.is_active &= ~mask
+
+    def finish(self, columns: Mapping[str, Column]) -> ChunkRows:
+        keep = self.is_active & ~self.is_bad
+        kept = {name: _take(values, keep) for name, values in columns.items()}
+        self.errors.sort(key=lambda error: error.line)
+        n_read = int(self.is_active.sum()) + sum(self.ignored.values())
+        return ChunkRows(kept, n_read, int((self.is_bad & self.is_active).sum()), self.ignored)
+
+
+def _take(values: Column, keep: np.ndarray) -> Column:
+    if isinstance(values, np.ndarray):
+        return values[keep]
+    return values.filter(pa.array(keep))
+
+
+Getter = Callable[[str], pa.Array]
+
+
+def _getter(table: pa.Table, columns: Mapping[str, str]) -> Getter:
+    def get(name: str) -> pa.Array:
+        return trimmed(table.column(columns[name]).combine_chunks())
+
+    return get
+
+
+def _drop_blank_rows(get: Getter, columns: Mapping[str, str], checks: RowChecks) -> None:
+    blank = np.ones(len(checks.line_numbers), dtype=bool)
+    for name in columns:
+        blank &= is_blank(get(name))
+    checks.drop_blank(blank)
+
+
+def _checked(
+    checks: RowChecks, parsed: tuple[np.ndarray, np.ndarray], column: str, message: str
+) -> np.ndarray:
+    values, is_bad = parsed
+    checks.flag(is_bad, column, message)
+    return values
+
+
+def _time_message(spec: TimeSpec) -> str:
+    if spec.origin_epoch_s is None:
+        return "not an ISO-8601 timestamp"
+    return "not a number (offset from the origin)"
+
+
+def _optional_text(get: Getter, columns: Mapping[str, str], name: str) -> pa.Array | None:
+    if name not in columns:
+        return None
+    values = get(name)
+    return pc.if_else(pc.equal(pc.utf8_length(values), 0), pa.scalar(None, pa.string()), values)
+
+
+def _gpu_type(
+    values: pa.Array | None, checks: RowChecks, column: str, default_gpu_type: str | None
+) -> pa.Array:
+    n_rows = len(checks.line_numbers)
+    if values is None:
+        values = pa.nulls(n_rows, pa.string())
+    if default_gpu_type is not None:
+        return values.fill_null(default_gpu_type)
+    checks.flag(~np.asarray(values.is_valid()), column, "no GPU type (pass a default GPU type)")
+    return values.fill_null("")
+
+
+def _job_end(
+    get: Getter, columns: Mapping[str, str], start: np.ndarray, checks: RowChecks, spec: TimeSpec
+) -> np.ndarray:
+    if "end" in columns:
+        end = _checked(checks, to_epoch_s(get("end"), spec), columns["end"], _time_message(spec))
+        checks.flag(end < start, columns["end"], "end is before start")
+        return end
+    duration = _checked(
+        checks, to_duration_s(get("duration"), spec), columns["duration"], "not a number >= 0"
+    )
+    return cast(np.ndarray, start + duration)
+
+
+def _line_ids(checks: RowChecks) -> pa.Array:
+    return pa.array(checks.line_numbers.astype(str))
+
+
+def convert_jobs(
+    table: pa.Table,
+    checks: RowChecks,
+    *,
+    columns: Mapping[str, str],
+    time_spec: TimeSpec,
+    default_gpu_type: str | None,
+) -> ChunkRows:
+    """Generic and mapped job rows."""
+    get = _getter(table, columns)
+    _drop_blank_rows(get, columns, checks)
+    start = _checked(
+        checks, to_epoch_s(get("start"), time_spec), columns["start"], _time_message(time_spec)
+    )
+    end = _job_end(get, columns, start, checks, time_spec)
+    gpu_count = _checked(
+        checks, to_gpu_count(get("gpu_count")), columns["gpu_count"], "not a whole number >= 0"
+    )
+    gpu_type = _gpu_type(
+        _optional_text(get, columns, "gpu_type"),
+        checks,
+        columns.get("gpu_type", "gpu_type"),
+        default_gpu_type,
+    )
+    is_interruptible = np.zeros(len(start), dtype=bool)
+    if "interruptible" in columns:
+        is_interruptible = _checked(
+            checks,
+            to_bool(get("interruptible")),
+            columns["interruptible"],
+            "not a boolean (true/false/1/0)",
+        )
+    checks.ignore(gpu_count == 0, "no GPUs")
+    job_id = get("job_id") if "job_id" in columns else _line_ids(checks)
+    out: dict[str, Column] = {
+        "job_id": job_id,
+        "start_epoch_s": start,
+        "end_epoch_s": end,
+        "gpu_count": gpu_count,
+        "gpu_type": gpu_type,
+        "is_interruptible": is_interruptible,
+    }
+    for name in ("team", "user", "provider", "region"):
+        text = _optional_text(get, columns, name)
+        if text is not None:
+            out[name] = text
+    return checks.finish(out)
+
+
+def convert_usage(
+    table: pa.Table,
+    checks: RowChecks,
+    *,
+    columns: Mapping[str, str],
+    time_spec: TimeSpec,
+    default_gpu_type: str | None,
+) -> ChunkRows:
+    """Usage series rows: timestamp, gpu_type, gpus_in_use."""
+    get = _getter(table, columns)
+    _drop_blank_rows(get, columns, checks)
+    stamp = _checked(
+        checks,
+        to_epoch_s(get("timestamp"), time_spec),
+        columns["timestamp"],
+        _time_message(time_spec),
+    )
+    gpus, is_bad = to_float(get("gpus_in_use"))
+    checks.flag(is_bad | (gpus < 0), columns["gpus_in_use"], "not a number >= 0")
+    gpu_type = _gpu_type(
+        _optional_text(get, columns, "gpu_type"),
+        checks,
+        columns.get("gpu_type", "gpu_type"),
+        default_gpu_type,
+    )
+    out: dict[str, Column] = {
+        "timestamp_epoch_s": stamp,
+        "gpu_type": gpu_type,
+        "gpus_in_use": np.where(is_bad, 0.0, gpus).astype(np.float32),
+    }
+    return checks.finish(out)
+
+
+_TRES_UNTYPED = r"(?:^|,)gres/gpu=(?P<n>\d+)"
+_TRES_TYPED = r"(?:^|,)gres/gpu:(?P<t>[^=,]+)=(?P<n>\d+)"
+_GRES_UNTYPED = r"(?:^|,)gpu:(?P<n>\d+)"
+_GRES_TYPED = r"(?:^|,)gpu:(?P<t>[^:,(]+):(?P<n>\d+)"
+SLURM_GPU_PATTERNS: tuple[tuple[str, str, str], ...] = (
+    ("AllocTRES", _TRES_UNTYPED, _TRES_TYPED),
+    ("ReqTRES", _TRES_UNTYPED, _TRES_TYPED),
+    ("AllocGRES", _GRES_UNTYPED, _GRES_TYPED),
+    ("ReqGRES", _GRES_UNTYPED, _GRES_TYPED),
+)
+
+
+def _slurm_gpus(get: Getter, columns: Mapping[str, str]) -> tuple[np.ndarray, pa.Array]:
+    """GPU count and type: AllocTRES first, then ReqTRES, AllocGRES, ReqGRES."""
+    n_rows = len(get("JobID"))
+    count = np.zeros(n_rows, dtype=np.int64)
+    gpu_type = pa.nulls(n_rows, pa.string())
+    for name, untyped, typed in SLURM_GPU_PATTERNS:
+        if name not in columns:
+            continue
+        found_count, found_type = _gpu_parts(get(name), untyped, typed)
+        is_new = (count == 0) & (found_count > 0)
+        count = np.where(is_new, found_count, count)
+        gpu_type = pc.if_else(pa.array(is_new), found_type, gpu_type)
+    return count, gpu_type
+
+
+def _gpu_parts(values: pa.Array, untyped: str, typed: str) -> tuple[np.ndarray, pa.Array]:
+    """Count from the untyped entry (else the typed one) and the typed entry's GPU name."""
+    total, _ = to_float(pc.struct_field(pc.extract_regex(values, untyped), "n").fill_null("0"))
+    typed_parts = pc.extract_regex(values, typed)
+    typed_count, _ = to_float(pc.struct_field(typed_parts, "n").fill_null("0"))
+    count = np.where(total > 0, total, typed_count)
+    return np.nan_to_num(count).astype(np.int64), pc.struct_field(typed_parts, "t")
+
+
+_ISO = TimeSpec(origin_epoch_s=None, unit_seconds=1.0)
+
+
+def _is_unknown(values: pa.Array) -> np.ndarray:
+    unknown = pc.is_in(values, value_set=pa.array(["", "Unknown", "None"]))
+    return np.asarray(unknown.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _slurm_end(
+    get: Getter, columns: Mapping[str, str], start: np.ndarray, checks: RowChecks
+) -> np.ndarray:
+    n_rows = len(start)
+    end = np.zeros(n_rows, dtype=np.int64)
+    is_known = np.zeros(n_rows, dtype=bool)
+    is_running = np.zeros(n_rows, dtype=bool)
+    if "End" in columns:
+        end_text = get("End")
+        is_running = _is_unknown(end_text)
+        end, is_bad = to_epoch_s(end_text, _ISO)
+        is_known = ~is_bad
+    for name in ("ElapsedRaw", "Elapsed"):
+        if name in columns:
+            parse = to_float if name == "ElapsedRaw" else to_elapsed_s
+            elapsed, is_bad = parse(get(name))
+            use = ~is_known & ~is_bad
+            end = np.where(use, start + np.nan_to_num(elapsed).astype(np.int64), end)
+            is_known |= use
+    checks.ignore(~is_known & is_running, "still running")
+    checks.flag(~is_known, columns.get("End", "End"), "no end time or elapsed time")
+    checks.flag(is_known & (end < start), columns.get("End", "End"), "end is before start")
+    return end
+
+
+def convert_slurm(
+    table: pa.Table,
+    checks: RowChecks,
+    *,
+    columns: Mapping[str, str],
+    time_spec: TimeSpec,
+    default_gpu_type: str | None,
+) -> ChunkRows:
+    """sacct --parsable2 rows: one per job; step rows (JobID with a dot) are ignored."""
+    get = _getter(table, columns)
+    _drop_blank_rows(get, columns, checks)
+    job_id = get("JobID")
+    checks.ignore(
+        np.asarray(pc.match_substring(job_id, ".").to_numpy(zero_copy_only=False)), "job step rows"
+    )
+    start_text = get("Start")
+    checks.ignore(_is_unknown(start_text), "never started")
+    start = _checked(checks, to_epoch_s(start_text, _ISO), "Start", "not a timestamp")
+    end = _slurm_end(get, columns, start, checks)
+    gpu_count, typed = _slurm_gpus(get, columns)
+    checks.ignore(gpu_count == 0, "no GPUs")
+    gpu_type = _gpu_type(typed, checks, "AllocTRES", default_gpu_type)
+    state = get("State") if "State" in columns else pa.nulls(len(start), pa.string())
+    is_interruptible = np.asarray(
+        pc.fill_null(pc.match_substring_regex(state, "^(PREEMPTED|REQUEUED)"), False).to_numpy(
+            zero_copy_only=False
+        ),
+        dtype=bool,
+    )
+    out: dict[str, Column] = {
+        "job_id": job_id,
+        "start_epoch_s": start,
+        "end_epoch_s": end,
+        "gpu_count": gpu_count.astype(np.int32),
+        "gpu_type": gpu_type,
+        "is_interruptible": is_interruptible,
+    }
+    for name, source in (("team", "Account"), ("user", "User")):
+        text = _optional_text(get, columns, source)
+        if text is not None:
+            out[name] = text
+    return checks.finish(out)
+
+
+Converter = Callable[..., ChunkRows]
+CONVERTERS: dict[str, Converter] = {
+    "generic": convert_jobs,
+    "usage": convert_usage,
+    "slurm": convert_slurm,
+}

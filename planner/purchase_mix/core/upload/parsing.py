@@ -1,0 +1,233 @@
+"""Parse uploaded job histories (generic, Slurm sacct, usage series, mapped CSV).
+
+Reading streams the file in line-aligned chunks (csv_stream.py) and keeps only
+compact numpy/arrow columns of the good rows, so a 1M-row upload is held about once.
+Every row is checked; row problems become ParseError(line, field, message). Without
+`skip_bad_rows` a file with any bad row produces no history.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from planner.purchase_mix.core.upload.csv_stream import CsvChunk, CsvLayout, read_csv_chunks
+from planner.purchase_mix.core.upload.jobs import ParseError, ParseResult
+from planner.purchase_mix.core.upload.parse_build import build_history
+from planner.purchase_mix.core.upload.parse_formats import CONVERTERS, ChunkRows, RowChecks
+from planner.purchase_mix.core.upload.parse_values import make_time_spec
+
+FORMATS: tuple[str, ...] = ("generic", "slurm", "usage", "mapped")
+JOB_FIELDS: tuple[str, ...] = (
+    "job_id",
+    "start",
+    "end",
+    "duration",
+    "gpu_count",
+    "gpu_type",
+    "interruptible",
+    "team",
+)
+EXTRA_JOB_FIELDS: tuple[str, ...] = ("user", "provider", "region")
+USAGE_FIELDS: tuple[str, ...] = ("timestamp", "gpu_type", "gpus_in_use")
+SLURM_COLUMNS: tuple[str, ...] = (
+    "JobID",
+    "Start",
+    "End",
+    "Elapsed",
+    "ElapsedRaw",
+    "State",
+    "Account",
+    "User",
+    "AllocTRES",
+    "ReqTRES",
+    "AllocGRES",
+    "ReqGRES",
+)
+DEFAULT_MAX_BYTES = 2 * 1024**3
+DEFAULT_MAX_ERRORS = 1000
+
+Source = str | os.PathLike[str] | BinaryIO
+
+
+def parse_column_mapping(text: str) -> dict[str, str]:
+    """Parse `FIELD=COLUMN,FIELD=COLUMN` (the `--map` option) into {field: column}."""
+    mapping: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, column = item.partition("=")
+        if not sep or not name.strip() or not column.strip():
+            raise ValueError(f"mapping entry {item!r} is not FIELD=COLUMN")
+        mapping[name.strip()] = column.strip()
+    return mapping
+
+
+def _fields_for(fmt: str) -> tuple[str, ...]:
+    if fmt == "usage":
+        return USAGE_FIELDS
+    if fmt == "slurm":
+        return SLURM_COLUMNS
+    return (*JOB_FIELDS, *EXTRA_JOB_FIELDS)
+
+
+def _required(fmt: str, columns: Mapping[str, str], default_gpu_type: str | None) -> list[str]:
+    if fmt == "slurm":
+        needed = ["JobID", "Start"]
+        if not {"End", "Elapsed", "ElapsedRaw"} & columns.keys():
+            needed.append("End")
+        if not {"AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES"} & columns.keys():
+            needed.append("AllocTRES")
+        return needed
+    needed = ["timestamp", "gpus_in_use"] if fmt == "usage" else ["start", "gpu_count"]
+    if fmt != "usage" and "end" not in columns and "duration" not in columns:
+        needed.append("end")
+    if default_gpu_type is None:
+        needed.append("gpu_type")
+    return needed
+
+
+def resolve_columns(
+    header: tuple[str, ...],
+    fmt: str,
+    mapping: Mapping[str, str] | None,
+    default_gpu_type: str | None,
+) -> dict[str, str]:
+    """Map canonical fields to header columns: mapping first, then case-insensitive names."""
+    fields = _fields_for(fmt)
+    unknown = sorted(set(mapping or {}) - set(fields))
+    if unknown:
+        raise ValueError(f"unknown mapping fields {unknown}; allowed: {', '.join(fields)}")
+    by_lower = {name.lower(): name for name in header}
+    columns: dict[str, str] = {}
+    for name in fields:
+        wanted = (mapping or {}).get(name)
+        if wanted is not None and wanted not in header:
+            raise ValueError(f"column {wanted!r} (for {name}) is not in the header: {list(header)}")
+        found = wanted or by_lower.get(name.lower())
+        if found is not None:
+            columns[name] = found
+    missing = [name for name in _required(fmt, columns, default_gpu_type) if name not in columns]
+    if missing:
+        raise ValueError(f"missing required columns {missing}; the header has {list(header)}")
+    return columns
+
+
+@contextmanager
+def _open_binary(source: Source) -> Iterator[BinaryIO]:
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as handle:
+            yield handle
+    else:
+        yield source
+
+
+@dataclass
+class _Collector:
+    max_errors: int
+    is_skipping: bool
+    errors: list[ParseError] = field(default_factory=list)
+    error_count: int = 0
+    rows_read: int = 0
+    rows_skipped: int = 0
+    ignored: Counter[str] = field(default_factory=Counter)
+    parts: list[ChunkRows] = field(default_factory=list)
+
+    def add(self, rows: ChunkRows, checks: RowChecks) -> None:
+        self.rows_read += rows.rows_read
+        self.rows_skipped += rows.rows_bad
+        self.ignored.update(rows.ignored)
+        self.error_count += checks.error_count
+        room = self.max_errors - len(self.errors)
+        self.errors.extend(checks.errors[: max(room, 0)])
+        if self.is_skipping or self.error_count == 0:
+            self.parts.append(rows)
+
+    @property
+    def is_done(self) -> bool:
+        return not self.is_skipping and len(self.errors) >= self.max_errors
+
+
+def _malformed_checks(chunk: CsvChunk, checks: RowChecks) -> int:
+    for row in chunk.malformed:
+        checks.add_error(row.line, "(row)", row.message)
+    return len(chunk.malformed)
+
+
+def _scan(
+    chunks: Iterator[CsvChunk],
+    layout: CsvLayout,
+    fmt: str,
+    convert_kwargs: dict[str, object],
+    collector: _Collector,
+) -> None:
+    converter = CONVERTERS[fmt]
+    for chunk in chunks:
+        checks = RowChecks(chunk.line_numbers, collector.max_errors)
+        n_malformed = _malformed_checks(chunk, checks)
+        rows = converter(chunk.table, checks, **convert_kwargs)
+        rows.rows_read += n_malformed
+        rows.rows_bad += n_malformed
+        collector.add(rows, checks)
+        if collector.is_done:
+            return
+
+
+def parse_job_history(
+    source: Source,
+    fmt: str,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    time_unit: str | None = None,
+    origin: str | None = None,
+    default_gpu_type: str | None = None,
+    skip_bad_rows: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_errors: int = DEFAULT_MAX_ERRORS,
+) -> ParseResult:
+    """Parse an uploaded CSV into a JobHistory (or UsageHistory for fmt="usage").
+
+    fmt: "generic" | "slurm" | "usage" | "mapped" ("mapped" = generic with a required mapping).
+    mapping: {field: column}; fields are JOB_FIELDS (+ user, provider, region) or USAGE_FIELDS.
+    time_unit ("s" | "min" | "h") scales numeric offsets and durations; with `origin` set,
+    start/end/timestamp are numeric offsets from it, otherwise ISO-8601 timestamps.
+    Raises ValueError for file-level problems (unknown format, missing columns, too big,
+    unreadable, no GPU demand at all).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "mapped" and not mapping:
+        raise ValueError("the mapped format needs a column mapping")
+    base_fmt = "generic" if fmt == "mapped" else fmt
+    time_spec = make_time_spec(time_unit, origin)
+    collector = _Collector(max_errors=max_errors, is_skipping=skip_bad_rows)
+    with _open_binary(source) as stream:
+        layout, chunks = read_csv_chunks(stream, max_bytes=max_bytes, is_quoted=fmt != "slurm")
+        columns = resolve_columns(layout.header, base_fmt, mapping, default_gpu_type)
+        kwargs: dict[str, object] = {
+            "columns": columns,
+            "time_spec": time_spec,
+            "default_gpu_type": default_gpu_type,
+        }
+        _scan(chunks, layout, base_fmt, kwargs, collector)
+    return _result(collector, layout, base_fmt)
+
+
+def _result(collector: _Collector, layout: CsvLayout, fmt: str) -> ParseResult:
+    has_errors = collector.error_count > 0
+    history = None
+    if not has_errors or collector.is_skipping:
+        history = build_history(collector.parts, fmt, dict(collector.ignored))
+    return ParseResult(
+        history=history,
+        errors=tuple(collector.errors),
+        rows_read=collector.rows_read,
+        rows_skipped=collector.rows_skipped if collector.is_skipping else 0,
+        rows_ignored=sum(collector.ignored.values()),
+        error_count=collector.error_count,
+        ignored_reasons=dict(collector.ignored),
+        encoding=layout.encoding,
+        delimiter=layout.delimiter,
+    )

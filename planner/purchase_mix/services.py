@@ -1,0 +1,483 @@
+"""Job-history workflows: upload (parse and store), analysis runs, recommendation documents.
+
+Interfaces (views, API, task, command) call these; these call planner.core and the ORM.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.core.files.base import ContentFile, File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from planner import runs
+from planner.core.serialize import frame_to_dict
+from planner.purchase_mix import selectors
+from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand, fit_trend
+from planner.purchase_mix.core.backtest import backtest, lookback_sensitivity
+from planner.purchase_mix.core.breakdown import duration_histogram
+from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
+from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
+from planner.purchase_mix.core.recommend import MixRecommendation, recommend_mix
+from planner.purchase_mix.core.upload.jobs import JobHistory, ParseResult, UsageHistory
+from planner.purchase_mix.core.upload.parsing import parse_job_history
+from planner.purchase_mix.models import AnalysisRun, History
+from planner.runs import Attempt, run_enqueue, run_progress
+
+UPLOAD_DIR = "histories"
+MAX_ROW_ERRORS = 200
+TREND_HORIZON_DAYS = 365
+
+
+class UploadTooLargeError(ValueError):
+    """The upload exceeds settings.UPLOAD_MAX_BYTES."""
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """How to read an upload (the form fields, the API fields and the command options)."""
+
+    fmt: str
+    column_map: Mapping[str, str] = field(default_factory=dict)
+    time_unit: str = ""
+    origin: str = ""
+    default_gpu_type: str = ""
+    is_skipping_bad_rows: bool = False
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where to buy and how to read spot risk; blanks mean cheapest offered / any region."""
+
+    provider: str = ""
+    region: str = ""
+    lookback_days: int | None = None
+    spot_bands: Mapping[str, str] = field(default_factory=dict)
+    accelerator_map: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    """A stored history and its queued run, or the parse problems (then nothing is stored)."""
+
+    history: History | None
+    run: AnalysisRun | None
+    parse: ParseResult | None
+    error: str = ""
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return [error.to_dict() for error in self.parse.errors] if self.parse else []
+
+
+def history_parse(source: IO[bytes] | str | Path, *, options: ParseOptions) -> ParseResult:
+    """Parse an upload with the core parser and the size limit; raises ValueError."""
+    return parse_job_history(
+        source,
+        options.fmt,
+        mapping=dict(options.column_map) or None,
+        time_unit=options.time_unit or None,
+        origin=options.origin or None,
+        default_gpu_type=options.default_gpu_type or None,
+        skip_bad_rows=options.is_skipping_bad_rows,
+        max_bytes=settings.UPLOAD_MAX_BYTES,
+        max_errors=MAX_ROW_ERRORS,
+    )
+
+
+def _records(history: JobHistory | UsageHistory) -> pd.DataFrame:
+    return history.jobs if isinstance(history, JobHistory) else history.samples
+
+
+def _parquet_bytes(frame: pd.DataFrame) -> ContentFile[bytes]:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=True)
+    return ContentFile(buffer.getvalue())
+
+
+def demand_frame(demand: HourlyDemand) -> pd.DataFrame:
+    """Firm and interruptible columns side by side: ("firm"|"interruptible", gpu_type)."""
+    return pd.concat(
+        {"firm": demand.firm_gpus, "interruptible": demand.interruptible_gpus}, axis=1
+    ).set_axis(
+        [f"{part}:{name}" for part in ("firm", "interruptible") for name in demand.gpu_types],
+        axis=1,
+    )
+
+
+def demand_from_frame(frame: pd.DataFrame, job_gpus: Mapping[str, float]) -> HourlyDemand:
+    firm = {c.split(":", 1)[1]: frame[c] for c in frame.columns if c.startswith("firm:")}
+    spare = {c.split(":", 1)[1]: frame[c] for c in frame.columns if c.startswith("interruptible:")}
+    index = frame.index.rename("hour")
+    columns = pd.Index(list(firm), name="gpu_type", dtype="str")
+    return HourlyDemand(
+        firm_gpus=pd.DataFrame(firm, index=index).set_axis(columns, axis=1),
+        interruptible_gpus=pd.DataFrame(spare, index=index).set_axis(columns, axis=1),
+        interruptible_job_gpus=dict(job_gpus),
+    )
+
+
+def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[str, str]:
+    """Write the original, the parsed rows and the hourly demand under random names."""
+    stem = f"{UPLOAD_DIR}/{uuid.uuid4().hex}"
+    upload.seek(0)
+    demand = split_hourly_demand(history)
+    frame = demand_frame(demand)
+    frame.attrs["interruptible_job_gpus"] = dict(demand.interruptible_job_gpus)
+    return {
+        "upload": default_storage.save(f"{stem}.csv", File(upload)),
+        "parsed": default_storage.save(f"{stem}.jobs.parquet", _parquet_bytes(_records(history))),
+        "demand": default_storage.save(f"{stem}.demand.parquet", _parquet_bytes(frame)),
+    }
+
+
+def _delete_files(names: Mapping[str, str]) -> None:
+    for name in names.values():
+        default_storage.delete(name)
+
+
+def history_create(
+    *,
+    owner_id: int,
+    upload: IO[bytes],
+    name: str,
+    size_bytes: int,
+    options: ParseOptions,
+    run_options: RunOptions | None = None,
+) -> UploadOutcome:
+    """Parse an upload; when it is clean (or bad rows are skipped) store it and queue a run.
+
+    All or nothing: files are written first, rows in one transaction, files removed if the
+    transaction fails. Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
+    """
+    if size_bytes > settings.UPLOAD_MAX_BYTES:
+        raise UploadTooLargeError(_too_large_message(size_bytes))
+    try:
+        parsed = history_parse(upload, options=options)
+    except ValueError as error:
+        return UploadOutcome(None, None, None, error=str(error))
+    if parsed.history is None:
+        return UploadOutcome(None, None, parsed, error=_row_error_message(parsed))
+    names = _save_files(upload, parsed.history)
+    try:
+        with transaction.atomic():
+            history = History.objects.create(
+                owner_id=owner_id,
+                **_history_fields(name, size_bytes, options, parsed, parsed.history),
+                **names,
+            )
+            run = run_create(history_id=history.pk, options=run_options or RunOptions())
+    except Exception:
+        _delete_files(names)
+        raise
+    return UploadOutcome(history, run, parsed)
+
+
+def _too_large_message(size_bytes: int) -> str:
+    limit_mb = settings.UPLOAD_MAX_BYTES / 1024**2
+    return f"The file is {size_bytes / 1024**2:,.1f} MB; the upload limit is {limit_mb:,.0f} MB."
+
+
+def _row_error_message(parsed: ParseResult) -> str:
+    return (
+        f"{parsed.error_count:,} of {parsed.rows_read:,} rows have problems; nothing was stored. "
+        "Fix the file, or tick “skip bad rows” to store the good rows only."
+    )
+
+
+def _history_fields(
+    name: str,
+    size_bytes: int,
+    options: ParseOptions,
+    parsed: ParseResult,
+    history: JobHistory | UsageHistory,
+) -> dict[str, Any]:
+    return {
+        "name": name[:255],
+        "fmt": options.fmt,
+        "column_map": dict(options.column_map),
+        "time_unit": options.time_unit,
+        "origin": options.origin,
+        "default_gpu_type": options.default_gpu_type,
+        "is_skipping_bad_rows": options.is_skipping_bad_rows,
+        "size_bytes": size_bytes,
+        "rows_read": parsed.rows_read,
+        "rows_skipped": parsed.rows_skipped,
+        "rows_ignored": parsed.rows_ignored,
+        "records": len(_records(history)),
+        "encoding": parsed.encoding,
+        "delimiter": parsed.delimiter,
+        "gpu_types": list(history.gpu_types),
+        "is_usage": isinstance(history, UsageHistory),
+    }
+
+
+def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:
+    """Queue an analysis run; the task starts when the transaction commits."""
+
+    run = AnalysisRun.objects.create(
+        history_id=history_id,
+        provider=options.provider,
+        region=options.region,
+        lookback_days=options.lookback_days,
+        spot_bands=dict(options.spot_bands),
+        accelerator_map=dict(options.accelerator_map),
+    )
+    run_enqueue(run)
+    return run
+
+
+def _progress(run_id: int) -> Callable[[int], None]:
+    def report(pct: int) -> None:
+        run_progress(AnalysisRun, run_id, pct, "analyzing demand and sizing the mix")
+
+    return report
+
+
+def history_load(history: History) -> JobHistory | UsageHistory:
+    with history.parsed.open("rb") as handle:
+        frame = pd.read_parquet(handle)
+    if history.is_usage:
+        return UsageHistory(samples=frame)
+    return JobHistory(jobs=frame)
+
+
+def history_demand(history: History) -> HourlyDemand:
+    with history.demand.open("rb") as handle:
+        frame = pd.read_parquet(handle)
+    return demand_from_frame(frame, frame.attrs.get("interruptible_job_gpus", {}))
+
+
+def _compute(run: AnalysisRun) -> dict[str, Any]:
+    history = History.objects.get(pk=run.history_id)
+    return recommendation_document(
+        history_load(history), options=run_options_of(run), report=_progress(run.pk)
+    )
+
+
+def run_execute(*, run_id: int, attempt: Attempt) -> None:
+    """Analyze and recommend for a run once; the document replaces any earlier one."""
+    runs.run_execute(AnalysisRun, run_id, _compute, attempt=attempt, message="reading the history")
+
+
+def run_options_of(run: AnalysisRun) -> RunOptions:
+    return RunOptions(
+        provider=run.provider,
+        region=run.region,
+        lookback_days=run.lookback_days,
+        spot_bands=run.spot_bands,
+        accelerator_map=run.accelerator_map,
+    )
+
+
+def _sizes(analysis: DemandAnalysis) -> list[selectors.GpuDemandSize]:
+    return [
+        selectors.GpuDemandSize(name, analysis.stats[name].p90_gpus)
+        for name in analysis.demand.gpu_types
+    ]
+
+
+def _analysis_dict(analysis: DemandAnalysis, history: JobHistory | UsageHistory) -> dict[str, Any]:
+    result = analysis.to_dict()
+    result.pop("demand", None)
+    result["duration_histogram"] = None
+    if analysis.durations is not None and isinstance(history, JobHistory):
+        jobs = history.jobs
+        hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / 3600.0
+        result["duration_histogram"] = duration_histogram(
+            np.asarray(hours, dtype=np.float64),
+            mu_log_hours=analysis.durations.mu_log_hours,
+            sigma_log_hours=analysis.durations.sigma_log_hours,
+        ).to_dict()
+    return result
+
+
+def _fit_window(demand: HourlyDemand, lookback_days: int | None) -> HourlyDemand:
+    return demand.last_days(lookback_days) if lookback_days else demand
+
+
+def _backtest_dict(demand: HourlyDemand, offers: list[GpuOffer]) -> dict[str, Any] | None:
+    try:
+        return backtest(demand, offers, lookback_days=30).to_dict()
+    except ValueError:
+        return None
+
+
+def _recommendation_dict(recommendation: MixRecommendation) -> dict[str, Any]:
+    result = recommendation.to_dict()
+    result.pop("demand", None)
+    return result
+
+
+def recommendation_document(
+    history: JobHistory | UsageHistory,
+    *,
+    options: RunOptions,
+    report: Callable[[int], None] = lambda pct: None,
+) -> dict[str, Any]:
+    """The analysis, the offers and prices used, the recommendation, look-back sensitivity
+    and backtest, plus the hourly demand series: what the API, the page and the CLI show."""
+    analysis = analyze_demand(history, horizon_days=TREND_HORIZON_DAYS)
+    report(30)
+    offer_set = selectors.gpu_offers(
+        sizes=_sizes(analysis),
+        provider=options.provider,
+        region=options.region,
+        spot_bands=options.spot_bands,
+        accelerator_map=options.accelerator_map,
+    )
+    report(45)
+    demand = analysis.demand
+    recommendation = recommend_mix(
+        _fit_window(demand, options.lookback_days),
+        offer_set.offers,
+        savings_plans=offer_set.savings_plans,
+    )
+    report(65)
+    sensitivity = lookback_sensitivity(demand, offer_set.offers)
+    report(85)
+    return {
+        "settings": {
+            "provider": options.provider or None,
+            "region": options.region or None,
+            "lookback_days": options.lookback_days,
+            "spot_bands": {
+                offer.provider: selectors.spot_band_for(offer.provider, options.spot_bands)
+                for offer in offer_set.offers
+            },
+            "accelerator_map": dict(options.accelerator_map),
+        },
+        "hourly_demand": {
+            "unit": "average concurrent GPUs per UTC hour",
+            "firm": frame_to_dict(demand.firm_gpus),
+            "interruptible": frame_to_dict(demand.interruptible_gpus),
+        },
+        "analysis": _analysis_dict(analysis, history),
+        "accelerators": offer_set.accelerators,
+        "unpriced": offer_set.unpriced,
+        "prices": offer_set.prices,
+        "recommendation": _recommendation_dict(recommendation),
+        "lookback_sensitivity": sensitivity.to_dict(),
+        "backtest": _backtest_dict(demand, offer_set.offers),
+    }
+
+
+def history_payload(history: History | None, run: AnalysisRun | None) -> dict[str, Any]:
+    """The JSON the API returns for a history (and `recommend_mix --json` prints)."""
+    return {
+        "id": history.pk if history else None,
+        "name": history.name if history else None,
+        "format": history.fmt if history else None,
+        "upload": _upload_summary(history) if history else None,
+        "run_id": run.pk if run else None,
+        "status": run.status if run else None,
+        "progress_pct": run.progress_pct if run else 0,
+        "message": run.error if run else "",
+        "document": run.result if run and run.status == AnalysisRun.Status.DONE else None,
+    }
+
+
+def _upload_summary(history: History) -> dict[str, Any]:
+    return {
+        "rows_read": history.rows_read,
+        "rows_skipped": history.rows_skipped,
+        "rows_ignored": history.rows_ignored,
+        "records": history.records,
+        "size_bytes": history.size_bytes,
+        "encoding": history.encoding,
+        "delimiter": history.delimiter,
+        "gpu_types": history.gpu_types,
+        "created_at": history.created_at.isoformat(),
+    }
+
+
+def file_document(path: Path, *, options: ParseOptions, run_options: RunOptions) -> dict[str, Any]:
+    """Parse a file and recommend without storing anything (the command line).
+
+    Raises ValueError for file problems, and for row errors with the first lines named.
+    """
+    with path.open("rb") as handle:
+        parsed = history_parse(handle, options=options)
+    if parsed.history is None:
+        first = "; ".join(
+            f"line {e.line}, {e.field}: {e.message}" for e in parsed.errors[:10]
+        )
+        raise ValueError(f"{parsed.error_count} bad rows (skip them with --skip-bad-rows): {first}")
+    document = recommendation_document(parsed.history, options=run_options)
+    payload = history_payload(None, None)
+    upload = {**parsed.to_dict(), "records": len(_records(parsed.history))}
+    upload.pop("errors", None)
+    return {
+        **payload,
+        "name": path.name,
+        "format": options.fmt,
+        "upload": upload,
+        "status": AnalysisRun.Status.DONE.value,
+        "progress_pct": 100,
+        "document": document,
+    }
+
+
+@dataclass(frozen=True)
+class HistoryReport:
+    """What the history page shows: the stored document plus core objects for the charts."""
+
+    document: dict[str, Any]
+    demand: HourlyDemand
+    recommendation: MixRecommendation
+    trend_growth_per_year: float | None
+    trend_daily_gpus: pd.Series
+    trend_projected_gpus: pd.Series
+    trend_fitted_growth_per_year: float | None
+
+
+def offers_from_document(document: Mapping[str, Any]) -> list[GpuOffer]:
+    """Rebuild the GpuOffers a run used from its document (prices as they were then)."""
+    offers = []
+    for plan in document["recommendation"]["plans"]:
+        data = dict(plan["offer"])
+        data["commitments"] = tuple(CommitmentOption(**item) for item in data["commitments"])
+        offers.append(GpuOffer(**data))
+    return offers
+
+
+def trend_horizon_days(demand: HourlyDemand) -> int:
+    """Project as far ahead as the history reaches back (30 to 365 days): a short history
+    says little about next year, and a year-long axis would squash it."""
+    return min(TREND_HORIZON_DAYS, max(30, -(-demand.n_hours // 24)))
+
+
+def run_report(
+    *, history: History, run: AnalysisRun, growth_per_year: float | None
+) -> HistoryReport:
+    """Re-plays a finished run's recommendation on the stored hourly demand (fast) and refits
+    the trend with the chosen growth rate; the rest comes from the stored document."""
+    document = run.result or {}
+    demand = history_demand(history)
+    recommendation = recommend_mix(
+        _fit_window(demand, run.lookback_days), offers_from_document(document)
+    )
+    trend = fit_trend(
+        demand.total_gpus.sum(axis=1),
+        growth_per_year=growth_per_year,
+        horizon_days=trend_horizon_days(demand),
+    )
+    return HistoryReport(
+        document=document,
+        demand=demand,
+        recommendation=recommendation,
+        trend_growth_per_year=growth_per_year,
+        trend_daily_gpus=trend.daily_gpus,
+        trend_projected_gpus=trend.projected_daily_gpus,
+        trend_fitted_growth_per_year=trend.fitted_growth_per_year,
+    )
+

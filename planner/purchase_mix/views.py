@@ -1,0 +1,102 @@
+"""Purchase-mix pages (job histories and their analyses): access check, form, one service
+or selector call, render."""
+
+from typing import Any
+
+import plotly.graph_objects as go
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_GET, require_POST
+from plotly.utils import PlotlyJSONEncoder
+
+from planner.purchase_mix import charts, selectors, services
+from planner.purchase_mix.forms import GrowthForm, RunForm, UploadForm, run_initial
+from planner.purchase_mix.models import AnalysisRun, History
+from planner.runs import run_status
+
+
+def _figure_script(figure: go.Figure, element_id: str) -> SafeString:
+    return json_script(figure.to_plotly_json(), element_id, encoder=PlotlyJSONEncoder)
+
+
+def _owned(request: HttpRequest, pk: int) -> History:
+    assert request.user.pk is not None
+    return get_object_or_404(selectors.owned_histories(request.user.pk), pk=pk)
+
+
+@login_required
+def history_list(request: HttpRequest) -> HttpResponse:
+    assert request.user.pk is not None
+    histories = selectors.owned_histories(request.user.pk)
+    return render(request, "planner/history_list.html", {"histories": histories})
+
+
+@login_required
+def history_upload(request: HttpRequest) -> HttpResponse:
+    form = UploadForm(request.POST or None, request.FILES or None)
+    context: dict[str, Any] = {"form": form, "max_mb": settings.UPLOAD_MAX_BYTES // 1024**2}
+    if request.method != "POST":
+        return render(request, "planner/history_upload.html", context)
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        assert request.user.pk is not None
+        outcome = services.history_create(
+            owner_id=request.user.pk, upload=upload, name=upload.name, size_bytes=upload.size,
+            options=form.parse_options(),
+        )
+        if outcome.history is not None:
+            return redirect("planner:history_detail", pk=outcome.history.pk)
+        context.update(outcome=outcome, parse=outcome.parse)
+    status = 413 if form.is_too_large else 400
+    return render(request, "planner/history_upload.html", context, status=status)
+
+
+@login_required
+@require_GET
+def history_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    history = _owned(request, pk)
+    run = selectors.latest_run(history.pk)
+    growth_form = GrowthForm(request.GET or None)
+    context: dict[str, Any] = {"history": history, "run": run, "growth_form": growth_form}
+    if run is not None:
+        context["run_form"] = RunForm(initial=run_initial(services.run_options_of(run)))
+    if run is not None and run.status == AnalysisRun.Status.DONE:
+        report = services.run_report(
+            history=history, run=run, growth_per_year=growth_form.growth_per_year()
+        )
+        figures = charts.history_figures(
+            demand=report.demand, recommendation=report.recommendation,
+            analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
+            projected_gpus=report.trend_projected_gpus,
+            growth_per_year=report.trend_growth_per_year,
+        )
+        context.update(report=report, doc=report.document, figure_ids=list(figures),
+                       figures=[_figure_script(fig, key) for key, fig in figures.items()])
+    return render(request, "planner/history_detail.html", context)
+
+
+@login_required
+@require_POST
+def history_run_create(request: HttpRequest, pk: int) -> HttpResponse:
+    history = _owned(request, pk)
+    form = RunForm(request.POST)
+    if not form.is_valid():
+        context = {"history": history, "run": selectors.latest_run(history.pk), "run_form": form,
+                   "growth_form": GrowthForm()}
+        return render(request, "planner/history_detail.html", context, status=400)
+    services.run_create(history_id=history.pk, options=form.run_options())
+    return redirect("planner:history_detail", pk=history.pk)
+
+
+@login_required
+@require_GET
+def history_status(request: HttpRequest, pk: int) -> JsonResponse:
+    history = _owned(request, pk)
+    run = selectors.latest_run(history.pk)
+    if run is None:
+        return JsonResponse({"status": None, "progress_pct": 0, "is_finished": True})
+    return JsonResponse(run_status(run))

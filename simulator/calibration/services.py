@@ -1,0 +1,250 @@
+"""Users' own measured runs: CSV import, the model's error on them, and a calibration of their own.
+
+Rows use the reference-runs schema (simulator/data/reference_runs.md). Parsing is pure; the
+services below it touch the ORM and call the simulator core.
+"""
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+from django.template.defaultfilters import filesizeformat
+
+from simulator.core import (
+    Calibration,
+    fit_calibration,
+    load_reference_runs,
+    summarize_errors,
+    validate,
+)
+from simulator.core.measured_runs import (
+    COLUMNS,
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    ParsedRuns,
+    RowError,
+    parse_measured_runs,
+)
+from simulator.models import MeasuredRun, UserCalibration
+from simulator.services import DATA_DIR, calibration_for, catalog_gpu_specs, shipped_calibration
+
+REFERENCE_RUNS_CSV = DATA_DIR / "reference_runs.csv"
+# The page predicts every run twice per view (about 12 ms a row each), so keep it interactive.
+MAX_RUNS_PER_USER = 200
+MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+METRIC_UNITS: dict[str, str] = {
+    "tokens_per_sec_per_gpu": "tokens/s per GPU",
+    "samples_per_sec": "samples/s (all GPUs)",
+    "tflops_per_gpu": "TFLOP/s per GPU",
+    "mfu_pct": "% of peak",
+    "time_to_train_minutes": "minutes",
+    "gpu_hours": "GPU·hours",
+}
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    """Counts of stored runs, or the problems (then nothing was stored)."""
+
+    n_created: int = 0
+    n_updated: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+    @property
+    def is_ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass(frozen=True)
+class FitOutcome:
+    """A new active calibration and the median abs % error on the user's runs around it."""
+
+    n_runs: int
+    n_own_runs: int
+    before_median_ape_pct: float | None
+    after_median_ape_pct: float | None
+
+
+@dataclass(frozen=True)
+class MeasuredRunsReport:
+    """What the runs page shows: per-run predictions, summary rows and calibration state."""
+
+    rows: list[dict[str, Any]]
+    summary: list[dict[str, Any]]
+    calibration: UserCalibration | None
+
+    @property
+    def is_own_calibration_active(self) -> bool:
+        return self.calibration is not None and self.calibration.is_active
+
+
+def measured_runs_max_bytes() -> int:
+    """Upload limit: the site's UPLOAD_MAX_BYTES, capped small because a CSV of runs is tiny."""
+    return min(settings.UPLOAD_MAX_BYTES, MAX_UPLOAD_BYTES)
+
+
+
+
+def measured_runs_parse(data: bytes) -> ParsedRuns:
+    """Check an upload against the size limit and the reference-runs schema."""
+    if len(data) > measured_runs_max_bytes():
+        limit = filesizeformat(measured_runs_max_bytes())
+        return ParsedRuns([], [RowError(0, "", f"larger than the {limit} limit")])
+    return parse_measured_runs(data)
+
+
+# Storage
+
+
+def measured_runs_import(*, owner_id: int, data: bytes) -> ImportOutcome:
+    """Store every row of an upload, replacing same run_ids, or nothing if any row is bad."""
+    parsed = measured_runs_parse(data)
+    if parsed.errors:
+        return ImportOutcome(errors=parsed.errors)
+    incoming = {row["run_id"] for row in parsed.rows}
+    with transaction.atomic():
+        existing = set(
+            MeasuredRun.objects.select_for_update()
+            .filter(owner_id=owner_id)
+            .values_list("run_id", flat=True)
+        )
+        total = len(existing | incoming)
+        if total > MAX_RUNS_PER_USER:
+            message = f"would make {total} runs; the limit is {MAX_RUNS_PER_USER} per user"
+            return ImportOutcome(errors=[RowError(0, "", message)])
+        MeasuredRun.objects.bulk_create(
+            [MeasuredRun(owner_id=owner_id, run_id=r["run_id"], row=r) for r in parsed.rows],
+            update_conflicts=True,
+            unique_fields=["owner", "run_id"],
+            update_fields=["row"],
+        )
+    n_updated = len(incoming & existing)
+    return ImportOutcome(n_created=len(incoming) - n_updated, n_updated=n_updated)
+
+
+def measured_runs_delete(*, owner_id: int) -> int:
+    """Delete all of the owner's runs; their calibration stays until they switch back."""
+    deleted, _ = MeasuredRun.objects.filter(owner_id=owner_id).delete()
+    return deleted
+
+
+def measured_runs_frame(*, owner_id: int) -> pd.DataFrame:
+    """The owner's runs as a reference-runs DataFrame (blank cells NaN)."""
+    rows = MeasuredRun.objects.filter(owner_id=owner_id).values_list("row", flat=True)
+    frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    for name in INT_COLUMNS | FLOAT_COLUMNS:
+        frame[name] = pd.to_numeric(frame[name]).astype(float)
+    return frame
+
+
+@cache
+def reference_runs_frame() -> pd.DataFrame:
+    return load_reference_runs(str(REFERENCE_RUNS_CSV))
+
+
+def measured_runs_template_csv() -> str:
+    """The reference-runs header and its first row as an example, as CSV text."""
+    with REFERENCE_RUNS_CSV.open(newline="", encoding="utf-8") as source:
+        reader = csv.reader(source)
+        header, example = next(reader), next(reader)
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, example])
+    return out.getvalue()
+
+
+# Errors and calibration
+
+
+def _median_ape_pct(predictions: pd.DataFrame) -> float | None:
+    errors = predictions["abs_pct_error"].dropna()
+    return float(errors.median()) if len(errors) else None
+
+
+def _or_none(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _prediction_rows(predictions: pd.DataFrame) -> list[dict[str, Any]]:
+    columns = [
+        "run_id",
+        "metric",
+        "reported",
+        "predicted",
+        "predicted_p10",
+        "predicted_p90",
+        "abs_pct_error",
+        "note",
+    ]
+    return [
+        {**{k: _or_none(v) for k, v in row.items()}, "unit": METRIC_UNITS.get(row["metric"], "")}
+        for row in predictions[columns].to_dict("records")
+    ]
+
+
+def _summary_rows(current: pd.DataFrame, shipped: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """Overall and per-metric median / P90 abs % error; `shipped_*` when comparing."""
+    keep = ["group_by", "group", "n_rows", "share_predicted", "median_ape", "p90_ape"]
+    summary = summarize_errors(current)[keep]
+    summary = summary[summary["group_by"].isin(["overall", "metric"])]
+    if shipped is not None:
+        base = summarize_errors(shipped)[["group_by", "group", "median_ape", "p90_ape"]]
+        base = base.rename(
+            columns={"median_ape": "shipped_median_ape", "p90_ape": "shipped_p90_ape"}
+        )
+        summary = summary.merge(base, on=["group_by", "group"], how="left")
+    return [{k: _or_none(v) for k, v in row.items()} for row in summary.to_dict("records")]
+
+
+def measured_runs_report(*, owner_id: int) -> MeasuredRunsReport:
+    """Predictions on the owner's runs with their current calibration, plus the shipped one's
+    error for comparison when they have a calibration of their own."""
+    own = UserCalibration.objects.filter(owner_id=owner_id).first()
+    runs = measured_runs_frame(owner_id=owner_id)
+    if runs.empty:
+        return MeasuredRunsReport([], [], own)
+    specs = catalog_gpu_specs()
+    shipped = validate(runs, specs, shipped_calibration())
+    if own is None:
+        return MeasuredRunsReport(_prediction_rows(shipped), _summary_rows(shipped, None), own)
+    mine = validate(runs, specs, Calibration.from_dict(own.params))
+    current = mine if own.is_active else shipped
+    return MeasuredRunsReport(_prediction_rows(current), _summary_rows(mine, shipped), own)
+
+
+def user_calibration_fit(*, owner_id: int) -> FitOutcome:
+    """Refit on the shipped reference runs plus the owner's runs and make it their active one.
+
+    Takes a second or two (a few thousand model evaluations), so it runs inside the request.
+    """
+    mine = measured_runs_frame(owner_id=owner_id)
+    if mine.empty:
+        raise ValueError("Upload some measured runs before fitting a calibration.")
+    specs = catalog_gpu_specs()
+    before = validate(mine, specs, calibration_for(owner_id))
+    if before["predicted"].isna().all():
+        raise ValueError("The simulator cannot predict any of your runs; see their notes.")
+    reference = reference_runs_frame()
+    combined = pd.concat([reference, mine[reference.columns]], ignore_index=True)
+    fitted = fit_calibration(combined, specs, initial=shipped_calibration())
+    UserCalibration.objects.update_or_create(
+        owner_id=owner_id,
+        defaults={"params": fitted.to_dict(), "n_runs": fitted.n_rows, "is_active": True},
+    )
+    after = validate(mine, specs, fitted)
+    return FitOutcome(
+        fitted.n_rows,
+        int(before["predicted"].notna().sum()),
+        _median_ape_pct(before),
+        _median_ape_pct(after),
+    )
+
+
+def user_calibration_deactivate(*, owner_id: int) -> None:
+    """Go back to the shipped calibration; the fitted one is kept for comparison."""
+    UserCalibration.objects.filter(owner_id=owner_id).update(is_active=False)

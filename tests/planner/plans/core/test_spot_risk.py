@@ -1,0 +1,64 @@
+import math
+
+import numpy as np
+import pytest
+
+from planner.plans.core.spot_risk import (
+    SpotRuns,
+    erfc,
+    lognormal_exceed_probability,
+    lognormal_from_p10_p90,
+    sample_exceed_probability,
+    sorted_quantile,
+    sum_of_uniforms,
+)
+
+
+def test_erfc_matches_the_standard_library():
+    x = np.concatenate([np.linspace(-6, 6, 241), [-np.inf, np.inf]])
+    exact = np.array([math.erfc(v) for v in x])
+    assert np.allclose(erfc(x), exact, rtol=2e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize(("p10", "p90"), [(80.0, 125.0), (10.0, 10.0), (1.0, 50.0)])
+def test_lognormal_fit_reproduces_p10_and_p90(p10, p90):
+    mu, sigma = lognormal_from_p10_p90(np.array([p10]), np.array([p90]))
+    below = lognormal_exceed_probability(mu, sigma, np.array([p10, p90, 0.0, np.inf]))
+    if p10 == p90:
+        assert below.tolist() == [0.0, 0.0, 1.0, 0.0]
+    else:
+        assert below == pytest.approx([0.9, 0.1, 1.0, 0.0], abs=1e-6)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4, 10, 50])
+def test_sum_of_uniforms_has_irwin_hall_moments(k):
+    rng = np.random.default_rng(3)
+    draws = sum_of_uniforms(rng, np.full(200_000, k))
+    assert draws.mean() == pytest.approx(k / 2, abs=0.01)
+    assert draws.var() == pytest.approx(k / 12, abs=0.01 * max(k, 1))
+    assert draws.min() >= 0 and draws.max() <= k
+
+
+def test_sample_exceed_probability_matches_direct_count():
+    rng = np.random.default_rng(5)
+    samples = np.sort(rng.gamma(3.0, 40.0, (30, 57)), axis=1)
+    runs = rng.integers(0, 30, 400)
+    thresholds = np.concatenate([rng.uniform(-10, 400, 398), [np.inf, -np.inf]])
+    direct = (samples[runs] > thresholds[:, None]).mean(axis=1)
+    assert np.allclose(sample_exceed_probability(samples, runs, thresholds), direct)
+
+
+def test_sorted_quantile_matches_numpy():
+    rng = np.random.default_rng(1)
+    samples = np.sort(rng.normal(size=(7, 201)), axis=1)
+    for q in (0.1, 0.5, 0.9):
+        assert np.allclose(sorted_quantile(samples, q), np.quantile(samples, q, axis=1))
+
+
+def test_monte_carlo_mean_matches_the_analytic_expectation():
+    runs = SpotRuns(
+        work_hours=np.array([400.0, 1000.0]), log_mu=np.log([400.0, 1000.0]),
+        log_sigma=np.zeros(2), checkpoint_hours=np.array([0.05, 0.2]),
+        job_hazard_per_hour=np.array([0.01, 0.002]), restart_hours=0.5)
+    samples = runs.sample_hours(np.random.default_rng(0), 40_000)
+    assert samples.mean(axis=1) == pytest.approx(runs.expected_hours(), rel=2e-3)

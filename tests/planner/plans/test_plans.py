@@ -1,0 +1,194 @@
+"""Plans end to end on the loaded catalog: service, task, pages, API and the plan command."""
+
+import json
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from planner.models import PlanScenario
+from planner.plans import services
+from planner.plans.scenario import scenario_from_input
+from planner.runs import Attempt
+
+pytestmark = pytest.mark.django_db
+TODAY = __import__("datetime").date(2026, 11, 30)
+LLAMA = {"workload": "llama2-7b", "tokens": 1e12, "providers": ["aws", "gcp"],
+         "purchase_options": ["on_demand", "spot"]}
+
+
+@pytest.fixture
+def user(loaded_catalog: None) -> User:
+    return User.objects.create_user("ana", password="pw-ana-123")
+
+
+@pytest.fixture
+def client_ana(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _document(raw: dict[str, Any]) -> dict[str, Any]:
+    return services.plan_compute(scenario=scenario_from_input(raw, today=TODAY), owner_id=None)
+
+
+def test_no_listed_option_is_both_slower_and_costlier_than_a_recommendation(
+    user: User,
+) -> None:
+    document = _document(LLAMA)
+    options = [o for o in document["options"] if not o["infeasible_reason"]]
+    assert len(options) > 20
+    by_index = {o["row_index"]: o for o in document["options"]}
+    for card in document["recommendations"]:
+        chosen = by_index[card["row_index"]]
+        if card["key"] not in ("cheapest_meeting_deadline", "fastest_within_budget"):
+            continue
+        dominated = [o for o in options if o["time_to_train_hours"] < chosen["time_to_train_hours"]
+                     and o["total_usd"] < chosen["total_usd"]]
+        assert not dominated
+    ranked = sorted((o for o in options if o["rank"]), key=lambda o: o["rank"])
+    totals = [o["total_usd"] for o in ranked]
+    assert totals == sorted(totals)
+
+
+def test_cost_parts_add_up_and_name_their_price(user: User) -> None:
+    document = _document({**LLAMA, "dataset_gb": 2000, "checkpoint_gb": 100,
+                          "storage_months": 2, "egress_gb": 500})
+    for option in document["options"][:50]:
+        parts = option["compute_usd"] + option["storage_usd"] + option["egress_usd"]
+        assert option["total_usd"] == pytest.approx(parts, rel=1e-6)
+        assert option["as_of"] and option["source"]
+        assert option["storage_usd"] > 0 and option["egress_usd"] >= 0
+
+
+def test_gpt3_on_1024_a100_matches_the_megatron_worked_example(user: User) -> None:
+    """Narayanan et al. 2021: 175B, 300B tokens, 1024 A100 at 140 TFLOP/s: about 34 days."""
+    document = _document({"workload": "gpt3-175b", "tokens": 3e11, "gpus": ["a100-sxm4-80gb"],
+                          "providers": ["aws"], "purchase_options": ["on_demand"],
+                          "tp": 8, "pp": 8, "recompute": "full"})
+    rows = [o for o in document["options"] if o["gpus"] == 1024]
+    assert rows
+    row = rows[0]
+    assert row["time_p10_hours"] <= 34 * 24 <= row["time_p90_hours"]
+
+
+def test_an_impossible_deadline_is_explained(user: User) -> None:
+    document = _document({**LLAMA, "deadline_days": 0.5})
+    assert document["infeasible"].get("misses deadline", 0) > 0
+    assert not any(o["rank"] for o in document["options"] if o["infeasible_reason"])
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ({**LLAMA, "tokens": 0}, "tokens"),
+    ({**LLAMA, "deadline": "2020-01-01"}, "deadline"),
+    ({**LLAMA, "workload": "gpt-9"}, "workload"),
+    ({**LLAMA, "purchase_options": ["lease"]}, "purchase_options"),
+    ({"workload": "llama3-405b", "tokens": 1e12, "gpus": ["t4-pcie-16gb"], "max_nodes": 1},
+     "gpus"),
+])
+def test_bad_scenarios_are_refused_and_not_stored(user: User, raw: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        services.scenario_create(owner_id=user.id, raw=raw)
+    assert not PlanScenario.objects.exists()
+
+
+def test_task_is_idempotent(user: User, django_capture_on_commit_callbacks: Any,
+                            eager_celery: None) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        stored = services.scenario_create(owner_id=user.id, raw=LLAMA)
+    services.scenario_execute(scenario_id=stored.id, attempt=Attempt("another-delivery"))
+    stored.refresh_from_db()
+    assert stored.status == "done" and stored.progress_pct == 100
+    assert PlanScenario.objects.count() == 1
+
+
+def test_form_page_creates_and_shows_the_plan(client_ana: Client, eager_celery: None,
+                                               django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_ana.post("/plans/new", {
+            "workload": "llama2-7b", "tokens": "1e12", "providers": ["aws"],
+            "purchase_options": ["on_demand", "spot"]})
+    assert response.status_code == 302
+    page = client_ana.get(response["Location"])
+    content = page.content.decode()
+    assert page.status_code == 200
+    assert 'data-card="cheapest_meeting_deadline"' in content
+    assert 'id="plan-table"' in content and "plan-figure-0" in content
+    assert 'class="stale"' in content  # the 2025/2026 snapshots are older than 180 days
+    other = Client()
+    other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
+    assert other.get(response["Location"]).status_code == 404
+
+
+def test_form_errors_are_400_with_the_message(client_ana: Client) -> None:
+    response = client_ana.post("/plans/new", {"workload": "llama2-7b", "tokens": "0"})
+    assert response.status_code == 400
+    assert b"training goal" in response.content
+    assert not PlanScenario.objects.exists()
+
+
+def test_whatif_link_recomputes_from_the_url(client_ana: Client) -> None:
+    response = client_ana.get("/plans/whatif?workload=llama2-7b&tokens=1e12&providers=gcp"
+                              "&purchase_options=on_demand")
+    assert response.status_code == 200
+    assert "gcp" in response.content.decode()
+
+
+def test_api_round_trip_and_privacy(client_ana: Client, eager_celery: None,
+                                    django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client_ana.post("/api/plans", json.dumps(LLAMA),
+                                  content_type="application/json")
+    assert created.status_code == 201
+    plan_id = created.json()["id"]
+    shown = client_ana.get(f"/api/plans/{plan_id}").json()
+    assert shown["status"] == "done" and shown["result"]["recommendations"]
+    bad = client_ana.post("/api/plans", json.dumps({**LLAMA, "tokens": 0}),
+                          content_type="application/json")
+    assert bad.status_code == 400 and "tokens" in bad.json()["detail"]
+    other = Client()
+    other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
+    assert other.get(f"/api/plans/{plan_id}").status_code == 404
+    assert "/api/plans" in client_ana.get("/api/openapi.json").json()["paths"]
+
+
+def test_plan_command_prints_table_and_json(user: User) -> None:
+    out = StringIO()
+    call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers", "aws",
+                 "--purchase", "on_demand,spot", stdout=out)
+    assert "total ($)" in out.getvalue()
+    out = StringIO()
+    call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers", "aws",
+                 "--json", stdout=out)
+    document = json.loads(out.getvalue())
+    assert document["status"] == "done" and document["result"]["options"]
+    with pytest.raises(CommandError, match="tokens"):
+        call_command("plan", "--workload", "llama2-7b", "--tokens", "0")
+
+
+def test_custom_architecture_and_spot_band_are_used(user: User) -> None:
+    base = {"n_layers": 32, "hidden_size": 4096, "n_heads": 32, "seq_len": 4096,
+            "vocab_size": 32000, "tokens": 1e11, "providers": ["aws"],
+            "purchase_options": ["spot"]}
+    calm = _document({**base, "spot_interruptions_pct_per_month": "aws=1"})
+    rough = _document({**base, "spot_interruptions_pct_per_month": {"aws": 60}})
+    assert calm["assumptions"]["spot_hazard_per_instance_hour"]["aws"] < \
+        rough["assumptions"]["spot_hazard_per_instance_hour"]["aws"]
+    best = min(o["total_usd"] for o in calm["options"] if o["rank"])
+    assert min(o["total_usd"] for o in rough["options"] if o["rank"]) > best
+    with pytest.raises(ValueError, match="spot_interruptions"):
+        scenario_from_input({**base, "spot_interruptions_pct_per_month": "aws=120"}, today=TODAY)
+
+
+def test_result_page_shows_the_assumptions(client_ana: Client, eager_celery: None,
+                                           django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        stored = services.scenario_create(owner_id=User.objects.get(username="ana").id,
+                                          raw={**LLAMA, "dataset_gb": 500})
+    content = client_ana.get(f"/plans/{stored.id}").content.decode()
+    assert "Spot interruptions (% of instances per month)" in content
+    assert "Data set 500.0 GB" in content

@@ -1,0 +1,131 @@
+import io
+import math
+from pathlib import Path
+
+import pytest
+
+from planner.models import AnalysisRun, History
+from planner.purchase_mix import selectors, services
+from planner.purchase_mix.core.offers import GpuOffer
+from tests.planner.conftest import BAD_CSV, GENERIC_CSV, HELIOS
+
+
+def _create(owner_id: int, text: str, **options: object) -> services.UploadOutcome:
+    data = text.encode()
+    return services.history_create(
+        owner_id=owner_id, upload=io.BytesIO(data), name="jobs.csv", size_bytes=len(data),
+        options=services.ParseOptions(fmt="generic", **options),  # type: ignore[arg-type]
+    )
+
+
+def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
+    offer_set = selectors.gpu_offers(
+        sizes=[selectors.GpuDemandSize("A100", 20.0), selectors.GpuDemandSize("P100", 1.0)],
+        provider="aws", region="us-east-1", spot_bands={}, accelerator_map={},
+    )
+    (offer,) = offer_set.offers
+    assert isinstance(offer, GpuOffer)
+    assert (offer.provider, offer.region, offer.gpus_per_instance) == ("aws", "us-east-1", 8)
+    assert offer.instance_type.startswith("p4")
+    assert [c.term for c in offer.commitments] == ["reserved_1y"]
+    assert offer.commitments[0].usd_per_hour < offer.on_demand_usd_per_hour
+    assert offer.spot_usd_per_hour is not None
+    assert offer.spot_interruptions_per_hour == pytest.approx(
+        selectors.spot_hazard_per_hour("15-20%")  # the planner's AWS default
+    )
+    assert "P100" in offer_set.unpriced
+    options = {row["purchase_option"] for row in offer_set.prices}
+    assert options == {"on_demand", "reserved_1y", "spot"}
+    assert all(row["source"] and row["as_of"] for row in offer_set.prices)
+
+
+def test_offers_small_demand_prefers_small_nodes_and_gcp_commitments(loaded_catalog, db):
+    offer_set = selectors.gpu_offers(
+        sizes=[selectors.GpuDemandSize("A100-40GB", 1.0)],
+        provider="gcp", region="us-central1", spot_bands={"gcp": ">20%"}, accelerator_map={},
+    )
+    (offer,) = offer_set.offers
+    assert offer.gpus_per_instance == 1
+    assert offer_set.accelerators["A100-40GB"] == "a100-sxm4-40gb"
+    assert {c.term for c in offer.commitments} == {"committed_1y", "committed_3y"}
+    if offer.spot_usd_per_hour is not None:
+        assert offer.spot_interruptions_per_hour == pytest.approx(
+            selectors.spot_hazard_per_hour(">20%")
+        )
+
+
+def test_offers_cheapest_where_offered_uses_accelerator_map(loaded_catalog, db):
+    offer_set = selectors.gpu_offers(
+        sizes=[selectors.GpuDemandSize("P100", 16.0)], provider="", region="",
+        spot_bands={}, accelerator_map={"P100": "v100-sxm2-16gb"},
+    )
+    (offer,) = offer_set.offers
+    assert offer_set.accelerators == {"P100": "v100-sxm2-16gb"}
+    assert offer.gpus_per_instance >= 8
+
+
+def test_spot_hazard_from_band():
+    assert selectors.spot_hazard_per_hour("<5%") == pytest.approx(-math.log(0.975) / 730)
+    with pytest.raises(ValueError, match="spot band"):
+        selectors.spot_hazard_per_hour("sometimes")
+
+
+def test_history_create_stores_files_and_queues_a_run(
+    user, settings, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks() as callbacks:
+        outcome = _create(user.pk, GENERIC_CSV)
+    assert outcome.history is not None and outcome.run is not None
+    assert len(callbacks) == 1
+    history = History.objects.get()
+    assert history.records == 3 and history.gpu_types == ["A100-80GB", "H100"]
+    for field in (history.upload, history.parsed, history.demand):
+        assert (Path(settings.MEDIA_ROOT) / field.name).is_file()
+    assert "jobs" not in history.upload.name  # stored under a random name
+    demand = services.history_demand(history)
+    assert demand.gpu_types == ("A100-80GB", "H100")
+    assert demand.total_gpus["A100-80GB"].iloc[0] == pytest.approx(8.0)
+
+
+def test_history_create_with_bad_rows_stores_nothing(user, settings):
+    outcome = _create(user.pk, BAD_CSV)
+    assert outcome.history is None
+    assert [(e["line"], e["field"]) for e in outcome.errors] == [(3, "start"), (4, "gpu_count")]
+    assert History.objects.count() == 0 and AnalysisRun.objects.count() == 0
+    assert not (Path(settings.MEDIA_ROOT) / "histories").exists()
+
+
+def test_history_create_removes_files_when_the_transaction_fails(user, settings, monkeypatch):
+    def boom(**kwargs):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(services, "run_create", boom)
+    with pytest.raises(RuntimeError):
+        _create(user.pk, GENERIC_CSV)
+    assert History.objects.count() == 0
+    assert list((Path(settings.MEDIA_ROOT) / "histories").iterdir()) == []
+
+
+def test_history_create_size_limit(user, settings):
+    settings.UPLOAD_MAX_BYTES = 10
+    with pytest.raises(services.UploadTooLargeError, match="limit"):
+        _create(user.pk, GENERIC_CSV)
+
+
+def test_recommendation_document_has_demand_prices_and_metrics(loaded_catalog, db):
+    with HELIOS.open("rb") as handle:
+        parsed = services.history_parse(handle, options=services.ParseOptions(
+            fmt="usage", column_map={"timestamp": "time", "gpus_in_use": "running_gpu_num"},
+            default_gpu_type="V100",
+        ))
+    assert parsed.history is not None
+    document = services.recommendation_document(
+        parsed.history, options=services.RunOptions(provider="aws", region="us-east-1")
+    )
+    assert set(document["hourly_demand"]["firm"]["series"]) == {"V100"}
+    assert len(document["hourly_demand"]["firm"]["hours"]) == 84
+    assert document["prices"][0]["purchase_option"] == "on_demand"
+    plan = document["recommendation"]["plans"][0]
+    assert plan["offer"]["provider"] == "aws"
+    assert [r["days"] for r in document["lookback_sensitivity"]["results"]] == [7, 30, 60, 90]
+    assert document["backtest"]["strategies"][0]["name"] == "all_on_demand"

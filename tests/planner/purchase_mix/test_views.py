@@ -1,0 +1,153 @@
+import pytest
+from django.urls import reverse
+
+from planner.models import AnalysisRun, History
+from tests.planner.conftest import (
+    BAD_CSV,
+    GENERIC_CSV,
+    HELIOS,
+    HELIOS_FIELDS,
+    PHILLY,
+    PHILLY_MAP,
+    csv_upload,
+    file_upload,
+)
+
+UPLOAD = "/history/upload"
+
+
+def _post(client, upload, **fields):
+    return client.post(UPLOAD, {"file": upload, "fmt": "generic", **fields})
+
+
+@pytest.mark.parametrize("url", ["/history/", UPLOAD, "/history/1", "/history/1/status"])
+def test_login_required(client, db, url):
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_login_page_and_signup(client, db):
+    assert client.get(reverse("login")).status_code == 200
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "carol", "password1": "a-long-pass-42x", "password2": "a-long-pass-42x"},
+    )
+    assert response.status_code == 302 and response["Location"] == "/history/"
+    assert client.get("/history/").status_code == 200
+
+
+def test_upload_page_documents_columns_and_example(user_client):
+    response = user_client.get(UPLOAD)
+    assert response.status_code == 200
+    assert "history/upload" in response.templates[0].name.replace("_", "/")
+    body = response.content.decode()
+    for column in ("job_id, start, end, gpu_type, gpu_count", "interruptible", "region"):
+        assert column in body
+    assert "planner/example-generic.csv" in body
+
+
+def test_bad_file_shows_line_numbered_errors_and_stores_nothing(user_client, settings):
+    response = _post(user_client, csv_upload(BAD_CSV))
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert 'id="row-errors"' in body
+    lines = [(e.line, e.field) for e in response.context["parse"].errors]
+    assert lines == [(3, "start"), (4, "gpu_count")]
+    assert History.objects.count() == 0 and AnalysisRun.objects.count() == 0
+
+
+def test_skip_bad_rows_stores_the_good_rows(user_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = _post(user_client, csv_upload(BAD_CSV), skip_bad_rows="on")
+    history = History.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/history/{history.pk}"
+    assert (history.records, history.rows_read, history.rows_skipped) == (1, 3, 2)
+    assert history.runs.get().status == "queued" and len(callbacks) == 1
+
+
+def test_missing_columns_is_a_form_error(user_client):
+    response = _post(user_client, csv_upload("a,b\n1,2\n"))
+    assert response.status_code == 400
+    assert "missing required columns" in response.content.decode()
+    assert History.objects.count() == 0
+
+
+def test_size_limit_is_413(user_client, settings):
+    settings.UPLOAD_MAX_BYTES = 50
+    response = _post(user_client, csv_upload(GENERIC_CSV))
+    assert response.status_code == 413
+    assert "the limit is" in response.content.decode()
+    assert History.objects.count() == 0
+
+
+def test_upload_runs_and_detail_shows_everything(
+    user_client, loaded_catalog, eager_celery, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(user_client, file_upload(HELIOS), **HELIOS_FIELDS)
+    history = History.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        user_client.post(f"/history/{history.pk}/runs", {"provider": "aws", "region": "us-east-1"})
+    run = history.runs.order_by("-id").first()
+    assert run.status == "done" and run.progress_pct == 100
+    response = user_client.get(f"/history/{history.pk}")
+    assert response.status_code == 200
+    body = response.content.decode()
+    for element in ("chart-demand", "chart-cost", "chart-mix", "chart-waterfall", "chart-trend",
+                    "lookback", "backtest", "prices-used", "demand-stats"):
+        assert f'id="{element}' in body, element
+    assert "vantage" in body.lower() or "skypilot" in body.lower()  # price sources shown
+    status = user_client.get(f"/history/{history.pk}/status").json()
+    assert status == {"id": run.pk, "status": "done", "progress_pct": 100, "message": "done",
+                      "error": "", "is_finished": True, "attempts": 1}
+
+
+def test_growth_param_recomputes_the_trend(user_client, loaded_catalog, eager_celery,
+                                            django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(user_client, file_upload(HELIOS), **HELIOS_FIELDS)
+    history = History.objects.get()
+    response = user_client.get(f"/history/{history.pk}?growth=50")
+    report = response.context["report"]
+    assert report.trend_growth_per_year == pytest.approx(0.5)
+    first, last = report.trend_projected_gpus.iloc[0], report.trend_projected_gpus.iloc[-1]
+    days = len(report.trend_projected_gpus)
+    assert days == 30  # a 4-day history projects 30 days ahead
+    assert last == pytest.approx(first * 1.5 ** ((days - 1) / 365), rel=1e-6)
+    assert "+50%/year" in response.content.decode()
+
+
+def test_philly_mapping_with_duration_chart_and_new_run(
+    user_client, loaded_catalog, eager_celery, django_capture_on_commit_callbacks
+):
+    fields = {"column_map": PHILLY_MAP, "time_unit": "min", "origin": "2017-10-01",
+              "default_gpu_type": "P100"}
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(user_client, file_upload(PHILLY), **fields)
+    history = History.objects.get()
+    assert history.fmt == "mapped"
+    body = user_client.get(f"/history/{history.pk}").content.decode()
+    assert 'id="unpriced"' in body and "chart-durations" in body and "chart-teams" in body
+    with django_capture_on_commit_callbacks(execute=True):
+        response = user_client.post(
+            f"/history/{history.pk}/runs",
+            {"provider": "aws", "region": "us-east-1", "accelerator_map": "P100=v100-sxm2-16gb",
+             "spot_aws": "<5%"},
+        )
+    assert response.status_code == 302
+    run = history.runs.order_by("-id").first()
+    assert run.status == "done" and run.result["accelerators"] == {"P100": "v100-sxm2-16gb"}
+    assert run.result["settings"]["spot_bands"] == {"aws": "<5%"}
+    assert 'id="unpriced"' not in user_client.get(f"/history/{history.pk}").content.decode()
+
+
+def test_other_user_gets_404(user_client, other_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        _post(user_client, csv_upload(GENERIC_CSV))
+    pk = History.objects.get().pk
+    assert other_client.get(f"/history/{pk}").status_code == 404
+    assert other_client.get(f"/history/{pk}/status").status_code == 404
+    assert other_client.post(f"/history/{pk}/runs", {}).status_code == 404
+    assert pk not in [h.pk for h in other_client.get("/history/").context["histories"]]

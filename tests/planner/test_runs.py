@@ -1,0 +1,106 @@
+"""The one run protocol (planner.runs): claim once, store, fail readably, survive transient
+database errors and killed workers."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import OperationalError
+from django.utils import timezone
+
+from planner.runs import Attempt, run_claim, run_execute, run_status
+from simulator.models import SimulationRun
+
+pytestmark = pytest.mark.django_db
+
+FIRST = Attempt(task_id="task-1", is_last_try=False)
+
+
+@pytest.fixture
+def run() -> SimulationRun:
+    owner = User.objects.create_user("ana", password="pw-ana-123")
+    return SimulationRun.objects.create(owner=owner, request={})
+
+
+def test_result_is_stored_once_and_a_second_delivery_does_nothing(run: SimulationRun) -> None:
+    calls: list[int] = []
+
+    def compute(row: SimulationRun) -> dict:
+        calls.append(row.id)
+        return {"answer": 42}
+
+    run_execute(SimulationRun, run.id, compute, attempt=FIRST)
+    run_execute(SimulationRun, run.id, compute, attempt=Attempt(task_id="task-2"))
+    run.refresh_from_db()
+    assert calls == [run.id]
+    assert (run.status, run.result, run.progress_pct, run.attempts) == (
+        "done", {"answer": 42}, 100, 1)
+    assert run.started_at and run.finished_at
+
+
+def test_bad_input_fails_with_its_message(run: SimulationRun) -> None:
+    def compute(row: SimulationRun) -> dict:
+        raise ValueError("nodes: must be between 1 and 512")
+
+    run_execute(SimulationRun, run.id, compute, attempt=FIRST)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == "nodes: must be between 1 and 512"
+
+
+def test_an_unexpected_error_is_stored_and_raised(run: SimulationRun) -> None:
+    def compute(row: SimulationRun) -> dict:
+        raise KeyError("oops")
+
+    with pytest.raises(KeyError):
+        run_execute(SimulationRun, run.id, compute, attempt=FIRST)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == "internal error: KeyError"
+
+
+def test_a_transient_error_is_retried_by_the_same_task_to_success(run: SimulationRun) -> None:
+    outcomes = iter([OperationalError("database is locked"), {"answer": 1}])
+
+    def compute(row: SimulationRun) -> dict:
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    with pytest.raises(OperationalError):
+        run_execute(SimulationRun, run.id, compute, attempt=FIRST)
+    run.refresh_from_db()
+    assert run.status == "running" and run.error == ""
+    retry = Attempt(task_id="task-1", is_last_try=False)
+    run_execute(SimulationRun, run.id, compute, attempt=retry)
+    run.refresh_from_db()
+    assert (run.status, run.result, run.attempts) == ("done", {"answer": 1}, 2)
+
+
+def test_the_last_try_of_a_transient_error_fails_the_run(run: SimulationRun) -> None:
+    def compute(row: SimulationRun) -> dict:
+        raise OperationalError("database is locked")
+
+    with pytest.raises(OperationalError):
+        run_execute(SimulationRun, run.id, compute, attempt=Attempt("task-1", is_last_try=True))
+    run.refresh_from_db()
+    assert run.status == "failed" and "database was unavailable" in run.error
+
+
+def test_another_delivery_cannot_take_a_fresh_running_row(run: SimulationRun) -> None:
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    assert run_claim(SimulationRun, run.id, Attempt(task_id="task-2"), "started") is None
+
+
+def test_a_running_row_older_than_the_time_limit_is_reclaimed(run: SimulationRun, settings) -> None:
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    SimulationRun.objects.filter(pk=run.id).update(
+        started_at=timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 1)
+    )
+    reclaimed = run_claim(SimulationRun, run.id, Attempt(task_id="task-2"), "started")
+    assert reclaimed is not None and reclaimed.attempts == 2 and reclaimed.task_id == "task-2"
+
+
+def test_status_json_has_one_shape(run: SimulationRun) -> None:
+    assert set(run_status(run)) == {
+        "id", "status", "progress_pct", "message", "error", "is_finished", "attempts"}
+    assert run_status(run)["is_finished"] is False
