@@ -9,9 +9,12 @@ reload). Spot is chosen only if spot rate * (1 + overhead) < on-demand rate.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+import numpy as np
+
+FloatOrArray = TypeVar("FloatOrArray", float, np.ndarray)
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,14 @@ class SpotPlan:
         return dict(self.__dict__)
 
 
+def young_interval_hours(checkpoint_hours: FloatOrArray, mtbf_hours: FloatOrArray) -> FloatOrArray:
+    """Young's (1974) checkpoint interval sqrt(2 * C * M), hours; scalars or numpy arrays."""
+    return np.sqrt(2.0 * np.asarray(checkpoint_hours) * mtbf_hours)  # type: ignore[no-any-return]
+
+
 def expected_overhead(mtbf_hours: float, policy: CheckpointPolicy) -> tuple[float, float]:
     """(checkpoint interval hours, overhead fraction) for a given mean time between failures."""
-    interval_hours = math.sqrt(2.0 * policy.checkpoint_write_hours * mtbf_hours)
+    interval_hours = float(young_interval_hours(policy.checkpoint_write_hours, mtbf_hours))
     if interval_hours == 0.0:
         return 0.0, policy.restart_hours / mtbf_hours
     overhead = (

@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 
+from planner.core.cloud import HOURS_PER_MONTH
 from planner.plans import charts
 
 SORT_KEYS = {
@@ -25,7 +26,6 @@ SORT_KEYS = {
 TABLE_ROWS = 50
 
 
-HOURS_PER_MONTH = 730.0
 
 
 def assumption_rows(assumptions: dict[str, Any]) -> list[dict[str, Any]]:

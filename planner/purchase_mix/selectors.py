@@ -9,8 +9,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from planner.plans.core.plan import (
+from planner.core.cloud import (
     DEFAULT_PROVIDER_SPOT_BANDS,
+    DEFAULT_SPOT_BAND,
     SPOT_BAND_MONTHLY_FRACTION,
     hazard_per_instance_hour,
 )
@@ -20,11 +21,9 @@ from planner.purchase_mix.core.upload.gpu_names import CatalogGpu, match_acceler
 from planner.purchase_mix.models import AnalysisRun, History
 from pricing.models import Accelerator, Price, PurchaseOption, Region
 
-HOURS_PER_MONTH = 730.0
-# Spot interruption bands and the provider defaults are the planner's (planner/core/plan.py),
-# so that a history's mix and a plan price spot the same way.
+# Spot interruption bands and the provider defaults are shared with the planner
+# (planner.core.cloud), so that a history's mix and a plan price spot the same way.
 SPOT_BANDS: dict[str, float] = SPOT_BAND_MONTHLY_FRACTION
-DEFAULT_SPOT_BAND = ">20%"
 PROVIDER_SPOT_BANDS: dict[str, str] = DEFAULT_PROVIDER_SPOT_BANDS
 TERM_YEARS: dict[str, float] = {
     PurchaseOption.RESERVED_1Y: 1.0,

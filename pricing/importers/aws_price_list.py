@@ -12,9 +12,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from planner.core.cloud import HOURS_PER_YEAR
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
-    HOURS_PER_YEAR,
     ParsedPrices,
     RowChecker,
     base_row,

@@ -11,8 +11,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from planner.core.cloud import HOURS_PER_YEAR
 from pricing.canonical import canonical_accelerator
-from pricing.importers.common import HOURS_PER_YEAR, ParsedPrices, RowChecker, base_row, to_frame
+from pricing.importers.common import ParsedPrices, RowChecker, base_row, to_frame
 from pricing.importers.jsonfile import (
     array_item_lines,
     count,

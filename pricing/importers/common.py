@@ -55,8 +55,6 @@ PURCHASE_OPTIONS = (
     "savings_plan_3y",
 )
 
-HOURS_PER_YEAR = 8760.0
-HOURS_PER_MONTH = 730.0
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
+from planner.core.cloud import HOURS_PER_MONTH
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
-    HOURS_PER_MONTH,
     ParsedPrices,
     RowChecker,
     base_row,

@@ -13,24 +13,15 @@ P90 cost is total(P90 time) and P(cost > budget) = P(T > hours_at_budget).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+import pandas as pd
 
-HOURS_PER_MONTH = 730.0
-HOURS_PER_YEAR = 8760.0
-# Term length in years per purchase option; 0 = pay as you go.
-PURCHASE_TERM_YEARS: dict[str, float] = {
-    "on_demand": 0.0,
-    "spot": 0.0,
-    "reserved_1y": 1.0,
-    "reserved_3y": 3.0,
-    "committed_1y": 1.0,
-    "committed_3y": 3.0,
-    "savings_plan_1y": 1.0,
-    "savings_plan_3y": 3.0,
-}
+from planner.core.cloud import HOURS_PER_MONTH, HOURS_PER_YEAR, PURCHASE_TERM_YEARS
+from planner.plans.core.assumptions import PlanAssumptions
 
 
 @dataclass(frozen=True)
@@ -94,3 +85,37 @@ def storage_rates(
     """(USD per run hour, USD after the run) for `stored_gb` kept during and after the run."""
     per_month = stored_gb * np.asarray(usd_per_gb_month, dtype=np.float64)
     return per_month / HOURS_PER_MONTH, per_month * retention_months
+
+
+def _lookup(values: pd.Series, mapping: Mapping[str, float], what: str) -> np.ndarray:
+    """mapping[value] per row (factorized: one dict lookup per distinct value)."""
+    codes, uniques = pd.factorize(values)
+    missing = sorted(str(v) for v in uniques if v not in mapping)
+    if missing:
+        raise ValueError(f"assumptions: no {what} for {missing}")
+    return np.array([mapping[v] for v in uniques], dtype=np.float64)[codes]
+
+
+def option_rates(table: pd.DataFrame, assumptions: PlanAssumptions) -> OptionRates:
+    stored_gb = assumptions.dataset_gb + assumptions.checkpoints_kept * assumptions.checkpoint_gb
+    storage = _lookup(table["provider"], assumptions.storage_usd_per_gb_month,
+                      "storage_usd_per_gb_month of providers")
+    egress = _lookup(table["provider"], assumptions.egress_usd_per_gb,
+                     "egress_usd_per_gb of providers")
+    per_hour, after = storage_rates(stored_gb, storage, assumptions.storage_months)
+    term_years = _lookup(table["purchase_option"], PURCHASE_TERM_YEARS, "term of options")
+    return OptionRates(
+        usd_per_hour=table["usd_per_hour"].to_numpy(dtype=np.float64),
+        nodes=table["nodes"].to_numpy(dtype=np.float64),
+        min_billed_hours=min_billed_hours(term_years, assumptions.commitment_reuse_fraction),
+        storage_usd_per_hour=per_hour,
+        storage_fixed_usd=after,
+        egress_usd=assumptions.egress_gb * egress,
+    )
+
+
+def per_million(usd: np.ndarray, per_second: np.ndarray, hours: np.ndarray) -> np.ndarray:
+    """USD per million units trained (units = rate × simulated hours); NaN without a rate."""
+    millions = per_second * hours * 3600.0 / 1e6
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(millions > 0, usd / millions, np.nan)

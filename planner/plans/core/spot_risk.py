@@ -20,6 +20,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+
+from planner.core.spot import young_interval_hours
+from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
+from planner.plans.core.costs import OptionRates
 
 Z90 = 1.2815515655446004  # standard normal 90th percentile
 EXACT_REWORK_TERMS = 3  # sum of up to 3 uniforms drawn exactly; more: moment-matched normal
@@ -62,7 +67,7 @@ def checkpoint_interval_hours(
 ) -> np.ndarray:
     """Young's interval sqrt(2*C/(N*lambda)) capped at the work; inf with no hazard."""
     with np.errstate(divide="ignore"):
-        young = np.sqrt(2.0 * checkpoint_hours / job_hazard_per_hour)
+        young = young_interval_hours(checkpoint_hours, 1.0 / job_hazard_per_hour)
     return np.where(job_hazard_per_hour > 0, np.minimum(young, work_hours), np.inf)
 
 
@@ -153,3 +158,130 @@ def sample_exceed_probability(
     thresholds = np.clip(threshold_hours, -0.5, top + 1.0)
     below = np.searchsorted(flat, run_index * span + thresholds, side="right")
     return np.asarray(1.0 - (below - run_index * n_samples) / n_samples, dtype=np.float64)
+
+
+MIN_SAMPLES_PER_RUN = 200
+
+
+@dataclass(frozen=True)
+class RunTimes:
+    """Per option row, hours (and probabilities)."""
+
+    expected_hours: np.ndarray
+    p10_hours: np.ndarray
+    p50_hours: np.ndarray
+    p90_hours: np.ndarray
+    deadline_miss_probability: np.ndarray
+    budget_overrun_probability: np.ndarray
+    miss_probability: np.ndarray  # P(misses the deadline or overruns the budget)
+    checkpoint_interval_hours: np.ndarray  # NaN where nothing is checkpointed for spot
+    expected_interruptions: np.ndarray
+
+
+def _hazard_for(provider: str, gpu: str, assumptions: PlanAssumptions) -> float:
+    by_gpu = assumptions.spot_hazard_per_instance_hour_by_gpu.get(provider, {})
+    name = gpu.lower()
+    for key, hazard in by_gpu.items():
+        if name == key.lower() or name.startswith(key.lower() + " "):
+            return float(hazard)
+    if provider not in assumptions.spot_hazard_per_instance_hour:
+        raise ValueError(f"assumptions: no spot hazard for provider {provider!r}")
+    return float(assumptions.spot_hazard_per_instance_hour[provider])
+
+
+def spot_hazards(table: pd.DataFrame, assumptions: PlanAssumptions) -> np.ndarray:
+    """Hazard per instance-hour of every spot row (0 for other rows)."""
+    spot = (table["purchase_option"] == "spot").to_numpy()
+    hazards = np.zeros(len(table), dtype=np.float64)
+    if not spot.any():
+        return hazards
+    pairs = table.loc[spot, ["provider", "gpu"]].astype(str)
+    codes, uniques = pd.MultiIndex.from_frame(pairs).factorize()
+    lookup = np.array([_hazard_for(p, g, assumptions) for p, g in uniques], dtype=np.float64)
+    hazards[spot] = lookup[codes]
+    return hazards
+
+
+def _samples_per_run(n_runs: int, assumptions: PlanAssumptions) -> int:
+    """Fewer samples per run when there are many runs, never below MIN_SAMPLES_PER_RUN
+    (unless monte_carlo_samples asks for fewer)."""
+    share = assumptions.max_total_samples // max(n_runs, 1)
+    return int(min(assumptions.monte_carlo_samples, max(MIN_SAMPLES_PER_RUN, share)))
+
+
+def _checkpoint_hours(nodes: np.ndarray, assumptions: PlanAssumptions) -> np.ndarray:
+    bandwidth = np.minimum(assumptions.checkpoint_write_gbytes_per_s * nodes,
+                           assumptions.checkpoint_max_aggregate_gbytes_per_s)
+    return np.asarray(assumptions.checkpoint_gb / bandwidth / 3600.0, dtype=np.float64)
+
+
+def _thresholds(n_rows: int, rates: OptionRates,
+                constraints: PlanConstraints) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run hours beyond which a row misses the deadline, the budget, either."""
+    deadline = np.full(n_rows, constraints.deadline_hours or np.inf)
+    budget = (np.full(n_rows, np.inf) if constraints.budget_usd is None
+              else rates.hours_at_budget(constraints.budget_usd))
+    return deadline, budget, np.minimum(deadline, budget)
+
+
+def run_times(table: pd.DataFrame, cfg_rows: np.ndarray, rates: OptionRates,
+               assumptions: PlanAssumptions, constraints: PlanConstraints) -> tuple[RunTimes, int]:
+    """Analytic lognormal times for every row, then Monte Carlo for spot rows with hazard."""
+    point = table["time_to_train_hours"].to_numpy(dtype=np.float64)
+    p10 = table["time_to_train_p10_hours"].to_numpy(dtype=np.float64)
+    p90 = table["time_to_train_p90_hours"].to_numpy(dtype=np.float64)
+    mu, sigma = lognormal_from_p10_p90(p10, p90)
+    thresholds = _thresholds(len(table), rates, constraints)
+    columns = {
+        "expected_hours": point.copy(), "p10_hours": p10.copy(), "p50_hours": np.exp(mu),
+        "p90_hours": p90.copy(),
+        "deadline_miss_probability": lognormal_exceed_probability(mu, sigma, thresholds[0]),
+        "budget_overrun_probability": lognormal_exceed_probability(mu, sigma, thresholds[1]),
+        "miss_probability": lognormal_exceed_probability(mu, sigma, thresholds[2]),
+        "checkpoint_interval_hours": np.full(len(table), np.nan),
+        "expected_interruptions": np.zeros(len(table)),
+    }
+    hazards = spot_hazards(table, assumptions)
+    spot = np.flatnonzero(hazards > 0)
+    n_samples = 0
+    if spot.size:
+        runs, codes = _spot_runs(table, cfg_rows, spot, hazards, mu, sigma, assumptions)
+        n_samples = _samples_per_run(len(runs.work_hours), assumptions)
+        rng = np.random.default_rng(assumptions.seed)
+        samples = np.sort(runs.sample_hours(rng, n_samples), axis=1)
+        _fill_spot(columns, spot, codes, runs, samples, thresholds)
+    return RunTimes(**columns), n_samples
+
+
+def _spot_runs(table: pd.DataFrame, cfg_rows: np.ndarray, spot: np.ndarray,
+               hazards: np.ndarray, mu: np.ndarray, sigma: np.ndarray,
+               assumptions: PlanAssumptions) -> tuple[SpotRuns, np.ndarray]:
+    """Distinct (configuration, hazard) runs of the spot rows and each row's run index."""
+    codes, _ = pd.MultiIndex.from_arrays([cfg_rows[spot], hazards[spot]]).factorize()
+    codes = np.asarray(codes)
+    first = np.empty(int(codes.max()) + 1, dtype=np.int64)
+    first[codes[::-1]] = spot[::-1]
+    nodes = table["nodes"].to_numpy(dtype=np.float64)[first]
+    runs = SpotRuns(
+        work_hours=table["time_to_train_hours"].to_numpy(dtype=np.float64)[first],
+        log_mu=mu[first],
+        log_sigma=sigma[first],
+        checkpoint_hours=_checkpoint_hours(nodes, assumptions),
+        job_hazard_per_hour=hazards[first] * nodes,
+        restart_hours=assumptions.restart_overhead_hours,
+    )
+    return runs, codes
+
+
+def _fill_spot(columns: dict[str, np.ndarray], spot: np.ndarray, codes: np.ndarray,
+               runs: SpotRuns, samples: np.ndarray,
+               thresholds: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    columns["expected_hours"][spot] = runs.expected_hours()[codes]
+    for name, q in (("p10_hours", 0.1), ("p50_hours", 0.5), ("p90_hours", 0.9)):
+        columns[name][spot] = sorted_quantile(samples, q)[codes]
+    names = ("deadline_miss_probability", "budget_overrun_probability", "miss_probability")
+    for name, threshold in zip(names, thresholds, strict=True):
+        columns[name][spot] = sample_exceed_probability(samples, codes, threshold[spot])
+    columns["checkpoint_interval_hours"][spot] = runs.rework_interval_hours()[codes]
+    interruptions = runs.job_hazard_per_hour * runs.work_hours * runs.checkpoint_factor()
+    columns["expected_interruptions"][spot] = interruptions[codes]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-HOURS_PER_YEAR = 8760.0
-
 
 @dataclass(frozen=True)
 class CommitmentOption:

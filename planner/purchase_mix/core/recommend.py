@@ -18,50 +18,19 @@ from typing import Any
 
 import numpy as np
 
+from planner.core.cloud import HOURS_PER_YEAR
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan, plan_spot
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.offers import HOURS_PER_YEAR, GpuOffer
+from planner.purchase_mix.core.offers import GpuOffer
 from planner.purchase_mix.core.outcome import ReplayOutcome, make_outcome, sum_outcomes
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.savings_plan_mix import SavingsPlanResult, savings_plan_results
+from planner.purchase_mix.core.type_plan import TermCommitment, TypeDecision, TypePlan
 
 HOURS_PER_WEEK = 168
-
-
-@dataclass(frozen=True)
-class TypeDecision:
-    """What to buy for one GPU type: instances per commitment term (offer order), spot or not."""
-
-    gpu_type: str
-    levels: tuple[int, ...]
-    is_spot: bool
-
-
-@dataclass(frozen=True)
-class TermCommitment:
-    term: str
-    term_years: float
-    instances: int
-    gpus: int
-    usd_per_hour_per_instance: float
-    hourly_commitment_usd: float
-    total_commitment_usd: float  # over the whole term
-    break_even_utilization_pct: float  # committed rate / on-demand rate
-    discount_pct: float
-
-
-@dataclass(frozen=True)
-class TypePlan:
-    offer: GpuOffer
-    decision: TypeDecision
-    commitments: tuple[TermCommitment, ...]
-    spot: SpotPlan | None
-    expected: ReplayOutcome
-    p10_week: ReplayOutcome
-    hourly_commitment_usd: float
-    total_commitment_usd: float
+__all__ = ["MixRecommendation", "TermCommitment", "TypeDecision", "TypePlan", "recommend_mix"]
 
 
 @dataclass(frozen=True)

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from planner.core.cloud import HOURS_PER_YEAR
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.offers import HOURS_PER_YEAR
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer, solve_savings_plan
-
-if TYPE_CHECKING:
-    from planner.purchase_mix.core.recommend import TypePlan
+from planner.purchase_mix.core.type_plan import TypePlan
 
 
 @dataclass(frozen=True)

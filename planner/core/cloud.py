@@ -1,0 +1,91 @@
+"""Cloud facts both planning features use: hours, terms, spot interruption bands, storage and
+egress list prices. Django-free; one place for each fact (STYLE.md §1.7).
+
+Units are in the names: hours, USD per GB-month, USD per GB, hazard per instance-hour.
+"""
+
+from __future__ import annotations
+
+import math
+
+HOURS_PER_MONTH = 730.0
+HOURS_PER_YEAR = 8760.0
+# Term length in years per purchase option; 0 = pay as you go.
+PURCHASE_TERM_YEARS: dict[str, float] = {
+    "on_demand": 0.0,
+    "spot": 0.0,
+    "reserved_1y": 1.0,
+    "reserved_3y": 3.0,
+    "committed_1y": 1.0,
+    "committed_3y": 3.0,
+    "savings_plan_1y": 1.0,
+    "savings_plan_3y": 3.0,
+}
+# A spot band nobody has published for a provider reads as the top one.
+DEFAULT_SPOT_BAND = ">20%"
+
+
+# Monthly reclaim fraction per AWS Spot Advisor "frequency of interruption" band (Azure shows
+# the same bands as eviction rates); each band read at its midpoint, the open ">20%" at 25%.
+SPOT_BAND_MONTHLY_FRACTION: dict[str, float] = {
+    "<5%": 0.025, "5-10%": 0.075, "10-15%": 0.125, "15-20%": 0.175, ">20%": 0.25,
+}
+
+
+def hazard_per_instance_hour(monthly_fraction: float) -> float:
+    """Poisson hazard per instance-hour for a monthly reclaim fraction p: -ln(1 - p) / 730."""
+    if not 0.0 <= monthly_fraction < 1.0:
+        raise ValueError("monthly interruption fraction must be in [0, 1)")
+    return -math.log(1.0 - monthly_fraction) / HOURS_PER_MONTH
+
+
+def band_hazard(band: str) -> float:
+    """Hazard per instance-hour of a Spot Advisor band (e.g. "15-20%")."""
+    return hazard_per_instance_hour(SPOT_BAND_MONTHLY_FRACTION[band])
+
+
+# List prices, USD per GB-month, first tier, US regions, as of 2026-01. Figures as given in
+# the what-if planner issue; Lambda's ($0.20/GiB-month, no ingress/egress charge) re-checked
+# on docs.lambda.ai/public-cloud/billing, the others not re-fetched here (≈ = approximate):
+DEFAULT_STORAGE_USD_PER_GB_MONTH: dict[str, float] = {
+    "aws": 0.023,  # S3 Standard, us-east-1, first 50 TB (aws.amazon.com/s3/pricing)
+    "gcp": 0.020,  # Cloud Storage Standard, regional us-central1 (cloud.google.com/storage)
+    "azure": 0.0184,  # Blob Storage Hot LRS, East US, first 50 TB (≈; azure.microsoft.com)
+    "lambda": 0.20,  # persistent filesystem, per GiB-month (docs.lambda.ai billing)
+    "vast": 0.10,  # marketplace hosts set their own disk rate; a typical listing (≈)
+}
+
+
+# Internet egress, USD per GB, first paid tier, as of 2026-01 (same origin as above):
+DEFAULT_EGRESS_USD_PER_GB: dict[str, float] = {
+    "aws": 0.09,  # EC2/S3 data transfer out to internet, first 10 TB/month
+    "gcp": 0.12,  # premium tier internet egress, first 1 TB
+    "azure": 0.087,  # internet egress (Microsoft network routing), first 10 TB
+    "lambda": 0.0,  # no ingress/egress charges (docs.lambda.ai billing)
+    "vast": 0.0,  # bandwidth is priced per host on the marketplace; 0 by default (≈)
+}
+
+
+# Spot hazard per instance-hour. AWS Spot Advisor puts most GPU types in the upper bands and
+# the newest generations often above 20 % (commitment_anchors.md §3); Azure publishes the same
+# bands; GCP publishes none and GPU Spot VMs are reclaimed often, so its top band is assumed;
+# Lambda sells no spot (top band if a row appears); Vast interruptible instances are outbid.
+DEFAULT_PROVIDER_SPOT_BANDS: dict[str, str] = {
+    "aws": "15-20%",  # 2.6e-4 /h
+    "azure": "15-20%",
+    "gcp": ">20%",  # 3.9e-4 /h
+    "lambda": ">20%",
+    "vast": ">20%",
+}
+
+
+DEFAULT_SPOT_HAZARD_PER_INSTANCE_HOUR: dict[str, float] = {
+    provider: band_hazard(band) for provider, band in DEFAULT_PROVIDER_SPOT_BANDS.items()
+}
+
+
+# provider -> GPU name (exact, or the model prefix of "<model> <variant>") -> hazard.
+DEFAULT_SPOT_HAZARD_BY_GPU: dict[str, dict[str, float]] = {
+    "aws": {"H100": band_hazard(">20%"), "H200": band_hazard(">20%"),
+            "B200": band_hazard(">20%")},
+}

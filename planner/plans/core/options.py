@@ -1,0 +1,112 @@
+"""The option table: every (simulated configuration × current price) pair that passes the
+user's filters, with the columns the costing needs. Input checks raise ValueError."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import numpy as np
+import pandas as pd
+
+from planner.plans.core.assumptions import PURCHASE_OPTIONS, PlanConstraints
+
+LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "zero_stage", "recompute", "micro_batch",
+                  "grad_accum", "precision")
+
+
+CONFIG_COLUMNS = ("instance_key", "gpu", "nodes", "gpus", *LAYOUT_COLUMNS, "step_seconds",
+                  "samples_per_second", "tokens_per_second", "time_to_train_hours",
+                  "time_to_train_p10_hours", "time_to_train_p90_hours", "gpu_hours",
+                  "energy_kwh", "memory_per_gpu_gib", "mfu", "memory_capacity_gib")
+
+
+PRICE_COLUMNS = ("instance_key", "provider", "region", "instance_type", "purchase_option",
+                 "usd_per_hour", "as_of", "source", "is_derived")
+
+
+def check_configs(configs: pd.DataFrame) -> None:
+    missing = [c for c in CONFIG_COLUMNS if c not in configs.columns]
+    if missing or configs.empty:
+        raise ValueError(f"configs: empty or missing columns {missing}")
+    numbers = configs[["nodes", "gpus", "time_to_train_hours", "time_to_train_p10_hours",
+                       "time_to_train_p90_hours"]].to_numpy(dtype=np.float64)
+    if not (np.isfinite(numbers).all() and (numbers > 0).all()):
+        raise ValueError("configs: nodes, gpus and times to train must be finite and > 0")
+    if configs[["instance_key", "gpu"]].isna().any().any():
+        raise ValueError("configs: missing instance_key or gpu")
+    p10, p90 = numbers[:, 3], numbers[:, 4]
+    if (p10 > p90).any():
+        raise ValueError("configs: time_to_train_p10_hours must be <= time_to_train_p90_hours")
+
+
+def check_prices(prices: pd.DataFrame) -> None:
+    missing = [c for c in PRICE_COLUMNS if c not in prices.columns]
+    if missing or prices.empty:
+        raise ValueError(f"prices: empty or missing columns {missing}")
+    rates = prices["usd_per_hour"].to_numpy(dtype=np.float64)
+    if not (np.isfinite(rates).all() and (rates > 0).all()):
+        raise ValueError("prices: usd_per_hour must be finite and > 0")
+    unknown = set(prices["purchase_option"].unique()) - set(PURCHASE_OPTIONS)
+    if unknown:
+        raise ValueError(f"prices: unknown purchase options {sorted(map(str, unknown))}")
+    if prices[list(PRICE_COLUMNS)].isna().any().any():
+        raise ValueError("prices: missing values (every price needs names and an as_of date)")
+
+
+def _gpu_allowed(gpus: pd.Series, allowed: Collection[str]) -> np.ndarray:
+    """Exact name, or model prefix followed by a space, case-insensitive."""
+    names = gpus.astype(str).str.lower()
+    mask = np.zeros(len(gpus), dtype=bool)
+    for name in (str(a).lower() for a in allowed):
+        mask |= ((names == name) | names.str.startswith(name + " ")).to_numpy()
+    return mask
+
+
+def option_pairs(configs: pd.DataFrame, prices: pd.DataFrame,
+                  constraints: PlanConstraints) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (config row, price row) of every option passing the filters."""
+    price_ok = np.ones(len(prices), dtype=bool)
+    for column in ("provider", "region", "purchase_option"):
+        allowed = getattr(constraints, f"{column}s")
+        if allowed is not None:
+            price_ok &= prices[column].isin(list(allowed)).to_numpy()
+    cfg_ok = np.ones(len(configs), dtype=bool)
+    if constraints.gpus is not None:
+        cfg_ok = _gpu_allowed(configs["gpu"], constraints.gpus)
+    left = pd.DataFrame({"key": configs["instance_key"].to_numpy()[cfg_ok],
+                         "cfg": np.flatnonzero(cfg_ok)})
+    right = pd.DataFrame({"key": prices["instance_key"].to_numpy()[price_ok],
+                          "price": np.flatnonzero(price_ok)})
+    pairs = left.merge(right, on="key").sort_values(["cfg", "price"], kind="stable")
+    if pairs.empty:
+        raise ValueError("no priced option passes the filters (providers, regions, gpus, "
+                         "purchase options)")
+    return pairs["cfg"].to_numpy(), pairs["price"].to_numpy()
+
+
+def iso_dates(values: pd.Series) -> pd.Series:
+    """as_of as ISO strings (dates stay dates, strings are kept as given)."""
+    lookup = {v: v if isinstance(v, str) else v.isoformat() for v in values.unique()}
+    return values.map(lookup)
+
+
+def _categorical(values: pd.Series, rows: np.ndarray) -> pd.Categorical:
+    """values[rows] without copying strings row by row."""
+    codes, uniques = pd.factorize(values)
+    return pd.Categorical.from_codes(codes[rows], categories=uniques)
+
+
+def work_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray,
+                price_rows: np.ndarray) -> pd.DataFrame:
+    """The columns the costing needs, one row per option (strings as categoricals)."""
+    numbers = ("nodes", "time_to_train_hours", "time_to_train_p10_hours",
+               "time_to_train_p90_hours", "tokens_per_second", "samples_per_second",
+               "memory_capacity_gib", "memory_per_gpu_gib")
+    work = {name: configs[name].to_numpy(dtype=np.float64)[cfg_rows] for name in numbers}
+    return pd.DataFrame({
+        **work,
+        "gpu": _categorical(configs["gpu"].astype(str), cfg_rows),
+        "provider": _categorical(prices["provider"], price_rows),
+        "purchase_option": _categorical(prices["purchase_option"], price_rows),
+        "usd_per_hour": prices["usd_per_hour"].to_numpy(dtype=np.float64)[price_rows],
+    })

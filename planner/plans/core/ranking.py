@@ -1,0 +1,146 @@
+"""Rank and highlight plan options: the Pareto front and the four recommendation cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.plans.core.assumptions import PlanConstraints
+
+RISK_RESOLUTION = 1e-3  # miss probabilities closer than this count as a tie (MC resolution)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One highlighted option; `row_index` is its position (and index label) in the table."""
+
+    key: str  # cheapest_meeting_deadline | fastest_within_budget | best_cost_per_token
+    # | lowest_risk
+    row_index: int
+    title: str
+    why: str
+
+
+def pareto_mask(hours: np.ndarray, usd: np.ndarray) -> np.ndarray:
+    """True where no other point is at least as fast and as cheap and better in one of them
+    (equal points are all kept)."""
+    order = np.lexsort((usd, hours))
+    sorted_hours, sorted_usd = hours[order], usd[order]
+    running_min = np.minimum.accumulate(sorted_usd)
+    group_start = np.searchsorted(sorted_hours, sorted_hours, side="left")
+    faster_min = np.where(group_start > 0, running_min[np.maximum(group_start - 1, 0)], np.inf)
+    on_front = (sorted_usd == sorted_usd[group_start]) & (sorted_usd < faster_min)
+    mask = np.empty(len(hours), dtype=bool)
+    mask[order] = on_front
+    return mask
+
+
+def _pick(table: pd.DataFrame, mask: np.ndarray, keys: list[np.ndarray]) -> int | None:
+    """Row position of the smallest `keys` (primary first) among `mask`, else None."""
+    candidates = np.flatnonzero(mask & np.isfinite(keys[0]))
+    if not candidates.size:
+        return None
+    order = np.lexsort([key[candidates] for key in reversed(keys)])
+    return int(candidates[order[0]])
+
+
+def _option_label(row: pd.Series) -> str:
+    return (f"{row['instance_type']} × {row['nodes']:g} ({row['gpus']:g} × {row['gpu']}, "
+            f"{row['purchase_option']}) in {row['provider']} {row['region']}")
+
+
+def _deadline_text(row: pd.Series, constraints: PlanConstraints) -> str:
+    if constraints.deadline_hours is None:
+        return ""
+    return (f" against the {constraints.deadline_hours:,.0f} h deadline "
+            f"({row['deadline_miss_probability']:.1%} chance of missing it)")
+
+
+def _cheapest(table: pd.DataFrame, feasible: np.ndarray, c: PlanConstraints,
+              n_feasible: int) -> Recommendation | None:
+    index = _pick(table, feasible, [table["total_usd"].to_numpy(),
+                                    table["time_to_train_hours"].to_numpy()])
+    if index is None:
+        return None
+    row = table.iloc[index]
+    title = "Cheapest meeting the deadline" if c.deadline_hours is not None else "Cheapest"
+    why = (f"{_option_label(row)}: lowest expected total ${row['total_usd']:,.0f} of "
+           f"{n_feasible} feasible options; expected {row['time_to_train_hours']:,.1f} h "
+           f"(P90 {row['time_p90_hours']:,.1f} h){_deadline_text(row, c)}.")
+    return Recommendation("cheapest_meeting_deadline", index, title, why)
+
+
+def _fastest(table: pd.DataFrame, feasible: np.ndarray,
+             c: PlanConstraints) -> Recommendation | None:
+    index = _pick(table, feasible, [table["time_to_train_hours"].to_numpy(),
+                                    table["total_usd"].to_numpy()])
+    if index is None:
+        return None
+    row = table.iloc[index]
+    budget = "" if c.budget_usd is None else f" within the ${c.budget_usd:,.0f} budget"
+    why = (f"{_option_label(row)}: shortest expected time {row['time_to_train_hours']:,.1f} h "
+           f"(P90 {row['time_p90_hours']:,.1f} h) for ${row['total_usd']:,.0f}{budget}.")
+    title = "Fastest within budget" if c.budget_usd is not None else "Fastest"
+    return Recommendation("fastest_within_budget", index, title, why)
+
+
+def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation | None:
+    """Lowest compute cost per million tokens at the option's hourly rate (what the hardware
+    costs per unit of work if kept busy; a single run's total also carries storage, egress
+    and any unused commitment term)."""
+    unit, column = "token", "steady_usd_per_million_tokens"
+    if not np.isfinite(table[column].to_numpy(dtype=np.float64)).any():
+        unit, column = "sample", "usd_per_million_samples"
+    steady = table[column].to_numpy(dtype=np.float64)
+    index = _pick(table, feasible, [steady, table["total_usd"].to_numpy()])
+    if index is None:
+        return None
+    row = table.iloc[index]
+    why = (f"{_option_label(row)}: ${row[column]:.3g} per million {unit}s at "
+           f"${row['usd_per_hour']:,.2f} per instance-hour and {row['mfu']:.0%} MFU; this run "
+           f"costs ${row['total_usd']:,.0f} in total.")
+    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}", why)
+
+
+def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
+                 c: PlanConstraints) -> Recommendation | None:
+    """Lowest P(miss deadline or budget), ties within RISK_RESOLUTION → non-spot → cheapest.
+    With neither limit set, risk is read as the P90 total cost."""
+    is_spot = table["is_spot"].to_numpy().astype(np.float64)
+    usd = table["total_usd"].to_numpy()
+    if c.deadline_hours is None and c.budget_usd is None:
+        index = _pick(table, feasible, [table["total_p90_usd"].to_numpy(), is_spot, usd])
+        if index is None:
+            return None
+        row = table.iloc[index]
+        why = (f"{_option_label(row)}: lowest P90 total ${row['total_p90_usd']:,.0f} "
+               f"(expected ${row['total_usd']:,.0f}); no deadline or budget is set.")
+        return Recommendation("lowest_risk", index, "Lowest risk", why)
+    risk = np.round(table["miss_probability"].to_numpy() / RISK_RESOLUTION)
+    index = _pick(table, feasible, [risk, is_spot, usd])
+    if index is None:
+        return None
+    row = table.iloc[index]
+    limits = " or ".join(name for name, value in (
+        ("deadline", c.deadline_hours), ("budget", c.budget_usd)) if value is not None)
+    spot = (f", {row['expected_interruptions']:.1f} spot interruptions expected"
+            if row["is_spot"] else "")
+    why = (f"{_option_label(row)}: {row['miss_probability']:.1%} chance of missing the {limits} "
+           f"(P90 {row['time_p90_hours']:,.1f} h, ${row['total_p90_usd']:,.0f}{spot}); "
+           f"expected ${row['total_usd']:,.0f}.")
+    return Recommendation("lowest_risk", index, "Lowest risk", why)
+
+
+def recommend_options(table: pd.DataFrame,
+                      constraints: PlanConstraints) -> tuple[Recommendation, ...]:
+    """Highlights among feasible rows of a plan table; empty when nothing is feasible."""
+    feasible = table["rank"].notna().to_numpy()
+    picks = (
+        _cheapest(table, feasible, constraints, int(feasible.sum())),
+        _fastest(table, feasible, constraints),
+        _best_per_token(table, feasible),
+        _lowest_risk(table, feasible, constraints),
+    )
+    return tuple(pick for pick in picks if pick is not None)
