@@ -10,11 +10,9 @@ reload). Spot is chosen only if spot rate * (1 + overhead) < on-demand rate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-
-FloatOrArray = TypeVar("FloatOrArray", float, np.ndarray)
 
 
 @dataclass(frozen=True)
@@ -43,9 +41,11 @@ class SpotPlan:
         return dict(self.__dict__)
 
 
-def young_interval_hours(checkpoint_hours: FloatOrArray, mtbf_hours: FloatOrArray) -> FloatOrArray:
-    """Young's (1974) checkpoint interval sqrt(2 * C * M), hours; scalars or numpy arrays."""
-    return np.sqrt(2.0 * np.asarray(checkpoint_hours) * mtbf_hours)  # type: ignore[no-any-return]
+def young_interval_hours(
+    checkpoint_hours: float | np.ndarray, mtbf_hours: float | np.ndarray
+) -> np.ndarray:
+    """Young's (1974) checkpoint interval sqrt(2 * C * M), hours, element-wise."""
+    return np.sqrt(2.0 * np.asarray(checkpoint_hours, dtype=np.float64) * mtbf_hours)
 
 
 def expected_overhead(mtbf_hours: float, policy: CheckpointPolicy) -> tuple[float, float]:

@@ -1,44 +1,49 @@
 """Plan API: POST a scenario as JSON, GET its status, progress and ranked configurations."""
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
+from pydantic import ConfigDict, Field, create_model
 
 from planner.plans import services
+from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
 
 router = Router(tags=["plans"])
 
 
-class PlanIn(Schema):
-    """A training scenario. Exactly one goal; deadline as a date or in days; budget in USD."""
+def _annotation(field: ScenarioField) -> Any:
+    """The JSON type of a scenario field, with its range in the schema."""
+    description = f"{field.label}. {field.help}".strip(" .")
+    if field.kind in ("number", "integer"):
+        bounds: dict[str, Any] = {}
+        if field.minimum is not None:
+            bounds["gt" if field.is_min_exclusive else "ge"] = field.minimum
+        if field.maximum is not None:
+            bounds["le"] = field.maximum
+        number = float if field.kind == "number" else int
+        return Annotated[number | None, Field(None, description=description, **bounds)]
+    json_type: Any = {
+        "choices": list[str], "bands": dict[str, float] | str,
+    }.get(field.kind, str)
+    return Annotated[json_type | None, Field(None, description=description)]
 
-    name: str = ""
-    workload: str = ""
-    params_billion: float | None = None
-    seq_len: int | None = None
-    tokens: float | None = None
-    samples: float | None = None
-    epochs: float | None = None
-    dataset_samples: float | None = None
-    deadline: str | None = None
-    deadline_days: float | None = None
-    budget_usd: float | None = None
-    providers: list[str] = []
-    regions: list[str] = []
-    gpus: list[str] = []
-    purchase_options: list[str] = []
-    dataset_gb: float | None = None
-    checkpoint_gb: float | None = None
-    storage_months: float | None = None
-    egress_gb: float | None = None
-    restart_overhead_hours: float | None = None
-    commitment_reuse_fraction: float | None = None
-    max_nodes: int | None = None
-    layout: dict[str, Any] = {}
+
+# The request body: every field of the scenario table, and nothing else (unknown fields get
+# a 422 naming them). Exactly one goal; deadline as a date or in days; budget in USD.
+class _ClosedSchema(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+PlanIn = create_model(  # type: ignore[call-overload]
+    "PlanIn",
+    __base__=_ClosedSchema,
+    **{field.name: _annotation(field) for field in SCENARIO_FIELDS},
+    layout=Annotated[dict[str, Any] | None, Field(None, description="Fixed layout fields")],
+)
 
 
 class PlanCreated(Schema):
@@ -58,7 +63,7 @@ class PlanOut(Schema):
 
 
 @router.post("", response={201: PlanCreated})
-def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:
+def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: ignore[valid-type]
     """Check and store the scenario, then plan it in the background; 400 names the field."""
     try:
         stored = services.scenario_create(

@@ -1,82 +1,81 @@
-"""The scenario form. Its GET query is the shareable state of a scenario (what-if links)."""
+"""The scenario form, built from the scenario field table (planner.plans.core.fields).
+
+Its GET query is the shareable state of a scenario (what-if links).
+"""
 
 from typing import Any
 
 from django import forms
 
+from planner.plans.core.fields import (
+    GROUPS,
+    PRECISION_CHOICES,
+    RECOMPUTE_CHOICES,
+    SCENARIO_FIELDS,
+    ScenarioField,
+)
 from pricing.models import Accelerator, Provider, PurchaseOption
 from simulator.core import PRESETS
 
-RECOMPUTE = [("", "search"), ("none", "none"), ("selective", "selective"), ("full", "full")]
+
+def _choices(source: str) -> list[tuple[str, str]]:
+    if source == "presets":
+        return [("", "custom: give parameters below")] + [(k, w.name) for k, w in PRESETS.items()]
+    if source == "providers":
+        return list(Provider.objects.values_list("slug", "name"))
+    if source == "gpus":
+        return [(a.slug, a.name) for a in Accelerator.objects.all()]
+    if source == "purchase_options":
+        return list(PurchaseOption.choices)
+    blank = [("", "search")]
+    return blank + list(RECOMPUTE_CHOICES if source == "recompute" else PRECISION_CHOICES)
+
+
+def _bounds(field: ScenarioField) -> dict[str, Any]:
+    bounds: dict[str, Any] = {}
+    if field.minimum is not None and not field.is_min_exclusive:
+        bounds["min_value"] = field.minimum
+    if field.maximum is not None and field.kind != "bands":
+        bounds["max_value"] = field.maximum
+    return bounds
+
+
+def form_field(field: ScenarioField) -> forms.Field:
+    """The Django form field of one scenario field (range checks also run in the scenario)."""
+    common: dict[str, Any] = {"required": False, "label": field.label, "help_text": field.help}
+    if field.kind == "number":
+        return forms.FloatField(**common, **_bounds(field))
+    if field.kind == "integer":
+        return forms.IntegerField(**common, **_bounds(field))
+    if field.kind == "date":
+        return forms.DateField(**common, widget=forms.DateInput(attrs={"type": "date"}))
+    if field.kind == "choice":
+        return forms.ChoiceField(**common, choices=_choices(field.choices_from))
+    if field.kind == "choices" and field.choices_from:
+        widget = (forms.SelectMultiple if field.choices_from == "gpus"
+                  else forms.CheckboxSelectMultiple)
+        return forms.MultipleChoiceField(
+            **common, choices=_choices(field.choices_from), widget=widget)
+    return forms.CharField(**common, max_length=2000 if field.kind != "text" else 200)
 
 
 class PlanForm(forms.Form):
-    name = forms.CharField(required=False, max_length=200)
-    workload = forms.ChoiceField(
-        required=False,
-        label="Workload preset",
-        choices=[("", "custom: give parameters below")] + [(k, w.name) for k, w in PRESETS.items()],
-    )
-    params_billion = forms.FloatField(
-        required=False, min_value=0.001, label="Custom model: parameters (billions)"
-    )
-    seq_len = forms.IntegerField(
-        required=False, min_value=1, label="Custom model: sequence length (tokens)"
-    )
-    n_layers = forms.IntegerField(required=False, min_value=1, label="Custom architecture: layers")
-    hidden_size = forms.IntegerField(required=False, min_value=1, label="Hidden size")
-    n_heads = forms.IntegerField(required=False, min_value=1, label="Attention heads")
-    ffn_hidden_size = forms.IntegerField(required=False, min_value=1, label="FFN size")
-    vocab_size = forms.IntegerField(required=False, min_value=1, label="Vocabulary (tokens)")
-    tokens = forms.FloatField(required=False, label="Goal: tokens (e.g. 1e12)")
-    samples = forms.FloatField(required=False, label="Goal: samples")
-    epochs = forms.FloatField(required=False, label="Goal: epochs")
-    dataset_samples = forms.FloatField(required=False, label="Dataset size (samples)")
-    deadline = forms.DateField(
-        required=False,
-        label="Deadline (YYYY-MM-DD)",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    deadline_days = forms.FloatField(required=False, label="…or deadline in days from today")
-    budget_usd = forms.FloatField(required=False, label="Budget (USD)")
-    providers = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
-    regions = forms.CharField(required=False, label="Regions (comma-separated codes; blank: all)")
-    gpus = forms.MultipleChoiceField(required=False, label="GPU models (blank: all)")
-    purchase_options = forms.MultipleChoiceField(
-        required=False,
-        choices=PurchaseOption.choices,
-        widget=forms.CheckboxSelectMultiple,
-        initial=["on_demand", "spot"],
-    )
-    dataset_gb = forms.FloatField(required=False, min_value=0, label="Data set size (GB)")
-    checkpoint_gb = forms.FloatField(required=False, min_value=0, label="Checkpoint size (GB)")
-    storage_months = forms.FloatField(required=False, min_value=0, label="Storage (months)")
-    egress_gb = forms.FloatField(required=False, min_value=0, label="Network egress (GB)")
-    restart_overhead_hours = forms.FloatField(
-        required=False, min_value=0, label="Spot restart overhead (h)"
-    )
-    spot_interruptions_pct_per_month = forms.CharField(
-        required=False,
-        label="Spot interruptions, % of instances per month (e.g. aws=15,gcp=25;"
-        " blank: Spot Advisor band defaults)",
-    )
-    commitment_reuse_fraction = forms.FloatField(
-        required=False,
-        min_value=0,
-        max_value=1,
-        label="Share of a 1y/3y commitment reused after this run (0-1)",
-    )
-    max_nodes = forms.IntegerField(
-        required=False, min_value=1, max_value=512, label="Largest cluster (nodes)"
-    )
-    recompute = forms.ChoiceField(
-        required=False, choices=RECOMPUTE, label="Activation recomputation"
-    )
+    """One form field per entry of SCENARIO_FIELDS, in table order."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["providers"].choices = list(Provider.objects.values_list("slug", "name"))
-        self.fields["gpus"].choices = [(a.slug, a.name) for a in Accelerator.objects.all()]
+        for field in SCENARIO_FIELDS:
+            self.fields[field.name] = form_field(field)
+        self.fields["purchase_options"].initial = ["on_demand", "spot"]
+
+    @property
+    def grouped_fields(self) -> list[tuple[str, list[forms.BoundField]]]:
+        """(legend, bound fields) per group of the table, for the template."""
+        groups: list[tuple[str, list[forms.BoundField]]] = []
+        for key, legend in GROUPS:
+            bound = [self[f.name] for f in SCENARIO_FIELDS if f.group == key]
+            groups.append((legend, bound))
+        return groups
 
     def to_raw(self) -> dict[str, Any]:
         """The scenario input dict (planner.plans.scenario) from the cleaned form."""
@@ -88,7 +87,7 @@ class PlanForm(forms.Form):
 
 def initial_from_scenario(inputs: dict[str, Any]) -> dict[str, Any]:
     """Form initial values from a stored scenario (lists stay lists, regions joined)."""
-    initial = dict(inputs)
+    initial = {k: v for k, v in inputs.items() if k != "layout"}
     initial.update(inputs.get("layout", {}))
     if inputs.get("regions"):
         initial["regions"] = ",".join(inputs["regions"])

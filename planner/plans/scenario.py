@@ -4,41 +4,26 @@ The same dict is the API body, the CLI's options, the form's data and the URL qu
 result page, so a scenario can be shared as a link.
 """
 
+import math
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from planner.plans.core.fields import (
+    ARCH_FIELDS,
+    EXTRA_INPUTS,
+    FIELDS_BY_NAME,
+    LAYOUT_FIELDS,
+    PRECISION_CHOICES,
+    RECOMPUTE_CHOICES,
+    SCENARIO_FIELDS,
+)
 from pricing.models import PurchaseOption
 from simulator.core import PRESETS
 
 PURCHASE_OPTIONS = tuple(PurchaseOption.values)
 DEFAULT_PURCHASE = ("on_demand", "spot")
-LIST_FIELDS = ("providers", "regions", "gpus", "purchase_options")
-NUMBER_FIELDS = (
-    "tokens",
-    "samples",
-    "epochs",
-    "dataset_samples",
-    "params_billion",
-    "seq_len",
-    "deadline_days",
-    "budget_usd",
-    "dataset_gb",
-    "checkpoint_gb",
-    "storage_months",
-    "egress_gb",
-    "restart_overhead_hours",
-    "checkpoint_write_gbytes_per_s",
-    "commitment_reuse_fraction",
-    "max_nodes",
-    "n_layers",
-    "hidden_size",
-    "n_heads",
-    "ffn_hidden_size",
-    "vocab_size",
-)
-ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size", "ffn_hidden_size")
-LAYOUT_FIELDS = ("recompute", "zero_stage", "tp", "pp", "precision")
+NUMBER_KINDS = ("number", "integer")
 DEFAULTS: dict[str, Any] = {
     "dataset_gb": 0.0,
     "checkpoint_gb": 0.0,
@@ -61,15 +46,54 @@ class Scenario:
 
 
 def _number(name: str, value: Any) -> float | None:
+    """A finite number within the field's documented range; None when blank."""
     if value in (None, ""):
         return None
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: {value!r} is not a number")
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: {value!r} is not a number") from None
-    if number < 0 or number != number:
+    if not math.isfinite(number):
+        raise ValueError(f"{name}: must be a finite number")
+    field = FIELDS_BY_NAME.get(name)
+    if field is not None:
+        if field.kind == "integer" and not number.is_integer():
+            raise ValueError(f"{name}: must be a whole number (got {number:g})")
+        field.check_number(number)
+    elif number < 0:
         raise ValueError(f"{name}: must be zero or more")
     return number
+
+
+def _reject_unknown(raw: dict[str, Any]) -> None:
+    unknown = sorted(set(raw) - set(FIELDS_BY_NAME) - set(EXTRA_INPUTS))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: unknown field (known: {', '.join(FIELDS_BY_NAME)})")
+
+
+def _layout(raw: dict[str, Any]) -> dict[str, Any]:
+    given = dict(raw["layout"]) if isinstance(raw.get("layout"), dict) else {}
+    if raw.get("layout") not in (None, "", {}) and not isinstance(raw.get("layout"), dict):
+        raise ValueError("layout: must be an object of layout fields")
+    unknown = sorted(set(given) - set(LAYOUT_FIELDS))
+    if unknown:
+        raise ValueError(f"layout.{unknown[0]}: unknown layout field ({', '.join(LAYOUT_FIELDS)})")
+    given.update({k: raw[k] for k in LAYOUT_FIELDS if raw.get(k) not in (None, "")})
+    layout: dict[str, Any] = {}
+    for name, value in given.items():
+        if value in (None, ""):
+            continue
+        field = FIELDS_BY_NAME[name]
+        if field.kind == "integer":
+            layout[name] = int(_number(name, value) or 0)
+        else:
+            allowed = dict(RECOMPUTE_CHOICES if name == "recompute" else PRECISION_CHOICES)
+            if value not in allowed:
+                raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+            layout[name] = value
+    return layout
 
 
 def _list(name: str, value: Any) -> list[str]:
@@ -93,6 +117,8 @@ def _spot_bands(value: Any) -> dict[str, float]:
         if len(pair) != 2:
             raise ValueError("spot_interruptions_pct_per_month: write provider=percent, ...")
         provider, pct = str(pair[0]).strip(), _number("spot_interruptions_pct_per_month", pair[1])
+        if not provider:
+            raise ValueError("spot_interruptions_pct_per_month: a band names no provider")
         if pct is None or pct >= 100:
             raise ValueError(f"spot_interruptions_pct_per_month: {provider} must be 0 to <100 %")
         bands[provider] = pct
@@ -107,7 +133,11 @@ def _deadline_days(raw: dict[str, Any], today: date) -> float | None:
             raise ValueError(f"deadline: {raw['deadline']!r} is not a date (YYYY-MM-DD)") from None
         if deadline <= today:
             raise ValueError(f"deadline: {deadline} is not in the future")
-        return float((deadline - today).days)
+        days_away = float((deadline - today).days)
+        limit = FIELDS_BY_NAME["deadline_days"].maximum or math.inf
+        if days_away > limit:
+            raise ValueError(f"deadline: {deadline} is more than {limit:g} days away")
+        return days_away
     days = _number("deadline_days", raw.get("deadline_days"))
     if days is not None and days <= 0:
         raise ValueError("deadline_days: must be more than zero")
@@ -138,16 +168,19 @@ def _check_workload(data: dict[str, Any]) -> None:
 
 def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     """Normalise form/API/CLI input; `today` turns a deadline date into days."""
+    _reject_unknown(raw)
     data: dict[str, Any] = dict(DEFAULTS)
     data["workload"] = str(raw.get("workload") or "").strip()
     data["name"] = str(raw.get("name") or "").strip()[:200]
-    for name in NUMBER_FIELDS:
-        value = _number(name, raw.get(name))
-        if value is not None:
-            data[name] = value
+    for field in SCENARIO_FIELDS:
+        if field.kind in NUMBER_KINDS and not field.is_layout:
+            value = _number(field.name, raw.get(field.name))
+            if value is not None:
+                data[field.name] = int(value) if field.kind == "integer" else value
     data["deadline_days"] = _deadline_days(raw, today)
-    for name in LIST_FIELDS:
-        data[name] = _list(name, raw.get(name))
+    for field in SCENARIO_FIELDS:
+        if field.kind == "choices":
+            data[field.name] = _list(field.name, raw.get(field.name))
     data["purchase_options"] = data["purchase_options"] or list(DEFAULT_PURCHASE)
     unknown = set(data["purchase_options"]) - set(PURCHASE_OPTIONS)
     if unknown:
@@ -155,9 +188,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     data["spot_interruptions_pct_per_month"] = _spot_bands(
         raw.get("spot_interruptions_pct_per_month")
     )
-    data["layout"] = {k: raw[k] for k in LAYOUT_FIELDS if raw.get(k) not in (None, "")}
-    if isinstance(raw.get("layout"), dict):
-        data["layout"].update(raw["layout"])
+    data["layout"] = _layout(raw)
     _check_workload(data)
     _check_goal(data)
     if data.get("budget_usd") == 0:

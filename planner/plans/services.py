@@ -7,6 +7,7 @@ import pandas as pd
 from django.db import transaction
 from django.utils import timezone
 
+from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import (
     PlanAssumptions,
     PlanConstraints,
@@ -27,15 +28,6 @@ from simulator.services import calibration_for, catalog_instances_frame, catalog
 # Options stored per plan: the cheapest ones plus every recommended and Pareto option.
 OPTIONS_KEPT = 500
 NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-_ASSUMPTION_FIELDS = (
-    "restart_overhead_hours",
-    "checkpoint_write_gbytes_per_s",
-    "commitment_reuse_fraction",
-    "dataset_gb",
-    "checkpoint_gb",
-    "storage_months",
-    "egress_gb",
-)
 
 
 @dataclass(frozen=True)
@@ -103,7 +95,7 @@ def plan_prices(*, scenario: Scenario, instance_keys: list[int]) -> pd.DataFrame
 
 def _assumptions(scenario: Scenario) -> PlanAssumptions:
     overrides: dict[str, Any] = {
-        k: scenario.data[k] for k in _ASSUMPTION_FIELDS if k in scenario.data}
+        k: scenario.data[k] for k in ASSUMPTION_FIELDS if k in scenario.data}
     base = PlanAssumptions()
     bands = scenario.data.get("spot_interruptions_pct_per_month") or {}
     if bands:

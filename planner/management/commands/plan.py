@@ -1,4 +1,8 @@
-"""Plan a training run from the command line: rank every catalog configuration by cost."""
+"""Plan a training run from the command line: rank every catalog configuration by cost.
+
+Every scenario field (planner.plans.core.fields) is an option: `--tokens`, `--deadline-days`,
+`--dataset-gb`, `--checkpoint-gb`, `--egress-gb`...; lists are comma-separated.
+"""
 
 import json
 from typing import Any
@@ -6,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
 
@@ -14,29 +19,32 @@ TABLE_COLUMNS = {
     "instance_type": "instance", "gpus": "GPUs", "purchase_option": "purchase",
     "time_to_train_hours": "time (h)", "total_usd": "total ($)", "mfu": "MFU",
 }
+# Short spellings kept from earlier releases.
+ALIASES = {"purchase_options": ["--purchase"]}
+
+
+def _option(field: ScenarioField) -> tuple[list[str], dict[str, Any]]:
+    flags = [f"--{field.name.replace('_', '-')}", *ALIASES.get(field.name, [])]
+    types = {"number": float, "integer": int}
+    help_text = field.label + (f"; {field.range_text}" if field.range_text else "")
+    if field.kind in ("choices", "bands"):
+        help_text += " (comma-separated)"
+    return flags, {"dest": field.name, "type": types.get(field.kind, str), "help": help_text}
 
 
 class Command(BaseCommand):
     help = "Rank catalog configurations for a training workload by cost and time."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--workload", required=True, help="simulator preset, e.g. llama2-7b")
-        parser.add_argument("--tokens", required=True, type=float)
-        parser.add_argument("--deadline-days", type=float)
-        parser.add_argument("--budget-usd", type=float)
-        parser.add_argument("--providers", default="", help="comma-separated, e.g. aws,gcp")
-        parser.add_argument("--purchase", default="on_demand,spot",
-                            help="comma-separated purchase options")
-        parser.add_argument("--gpus", default="", help="comma-separated accelerator slugs")
+        for field in SCENARIO_FIELDS:
+            flags, options = _option(field)
+            parser.add_argument(*flags, **options)
         parser.add_argument("--top", type=int, default=20, help="rows to print")
         parser.add_argument("--json", action="store_true",
                             help="print the same document as GET /api/plans/{id}")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        raw = {"workload": options["workload"], "tokens": options["tokens"],
-               "deadline_days": options["deadline_days"], "budget_usd": options["budget_usd"],
-               "providers": options["providers"], "purchase_options": options["purchase"],
-               "gpus": options["gpus"]}
+        raw = {f.name: options[f.name] for f in SCENARIO_FIELDS if options.get(f.name) is not None}
         try:
             scenario = scenario_from_input(raw, today=timezone.now().date())
             result = plan_compute(scenario=scenario, owner_id=None)
