@@ -144,6 +144,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+    # An unacknowledged task (its worker was killed) is redelivered after this many seconds:
+    # just past the hard time limit, so the first delivery is surely dead, and the run row it
+    # left "running" is reclaimed by the redelivery (planner.runs).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": CELERY_TASK_TIME_LIMIT + env_int("CELERY_REDELIVERY_MARGIN", 30),
+        # Sweep for such messages every N seconds (kombu's default is about 100 s).
+        "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_SECONDS", 10),
+        "unacked_restore_throttle": 1,
+    }
 else:
     _queue_dir = VAR_DIR / "celery-queue"
     (_queue_dir / "processed").mkdir(parents=True, exist_ok=True)
@@ -153,6 +162,8 @@ else:
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(_queue_dir / "processed"),
         "store_processed": False,
+        # kombu keeps its exchange tables here (its default is ./control in the work tree).
+        "control_folder": str(VAR_DIR / "celery-control"),
     }
     # Results live in the database rows the tasks update, so no result backend is needed.
     CELERY_RESULT_BACKEND = None

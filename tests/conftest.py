@@ -3,6 +3,7 @@
 Integration fixtures: a real Redis (TEST_REDIS_URL) and a Celery worker subprocess.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -83,51 +84,70 @@ def redis_url() -> str:
     return _redis_url()
 
 
-@pytest.fixture
-def celery_worker_process(redis_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A real `celery worker` on Redis, sharing the test database file; the app points at it."""
+def start_worker(
+    redis_url: str, log_path: Path, loglevel: str = "WARNING", **extra_env: str
+) -> subprocess.Popen[bytes]:
+    """A real `celery worker` process (solo pool) on Redis and the test database file."""
     from django.db import connection
-
-    from planner.celery import app
 
     env = dict(
         os.environ,
         REDIS_URL=redis_url,
         SECRET_KEY="test-only-secret",
         DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}",
+        **extra_env,
     )
-    log = (tmp_path / "worker.log").open("wb")
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "planner",
-            "worker",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "planner", "worker", "--pool=solo",
+                f"--loglevel={loglevel}", "--without-gossip", "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+@contextlib.contextmanager
+def app_on_redis(redis_url: str) -> Iterator[Any]:
+    """Point the test process's Celery app at Redis (to publish tasks), then restore it."""
+    from planner.celery import app
+
     old = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_ignore_result")}
     app.conf.update(broker_url=redis_url, result_backend=redis_url, task_ignore_result=False)
     _reset_pool(app)
     try:
-        _wait_ready(app, worker, tmp_path / "worker.log")
-        yield worker
+        yield app
     finally:
-        worker.terminate()
-        worker.wait(timeout=20)
-        log.close()
         app.conf.update(old)
         _reset_pool(app)
+
+
+def stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    if worker.poll() is None:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait(timeout=5)
+
+
+@pytest.fixture
+def celery_worker_process(redis_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `celery worker` on Redis, sharing the test database file; the app points at it."""
+    log = tmp_path / "worker.log"
+    worker = start_worker(redis_url, log)
+    with app_on_redis(redis_url) as app:
+        try:
+            wait_ready(app, worker, log)
+            yield worker
+        finally:
+            stop_worker(worker)
 
 
 def _reset_pool(app: Any) -> None:
@@ -138,7 +158,7 @@ def _reset_pool(app: Any) -> None:
     app._local.__dict__.pop("backend", None)
 
 
-def _wait_ready(app: Any, worker: subprocess.Popen[bytes], log: Path) -> None:
+def wait_ready(app: Any, worker: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if worker.poll() is not None:

@@ -54,7 +54,8 @@ class PlanView:
 
 
 def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The plan's Plotly figures as plain JSON, built once when the plan is stored."""
+    """The plan's Plotly figures as plain JSON, built from the stored result when a page is
+    shown (the rendered fragment is cached, so once per plan and page)."""
     options = document["options"]
     figures = [charts.pareto_figure(options), charts.cost_breakdown_figure(options),
                charts.scaling_figure(document["scaling"])]
@@ -64,7 +65,7 @@ def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _figure_scripts(document: dict[str, Any]) -> list[SafeString]:
-    figures = document.get("figures") or figures_json(document)
+    figures = figures_json(document)
     return [json_script(figure, f"plan-figure-{i}") for i, figure in enumerate(figures)]
 
 

@@ -16,7 +16,6 @@ from planner.plans.core.plan import (
     plan,
 )
 from planner.plans.models import PlanScenario
-from planner.plans.presenters import figures_json
 from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.models import InstanceType, Price
@@ -136,7 +135,6 @@ def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     document = result.to_dict(limit=OPTIONS_KEPT)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
-    document["figures"] = figures_json(document)
     return document
 
 

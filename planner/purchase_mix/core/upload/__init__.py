@@ -1,0 +1,1 @@
+"""Reading uploads: job and usage schemas, streaming CSV, formats, values, GPU names."""

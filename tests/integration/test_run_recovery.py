@@ -1,0 +1,108 @@
+"""Runs survive what happens to workers and databases (planner.runs), with real processes:
+a worker killed mid-plan, and a database locked under a running plan."""
+
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import connection
+
+from planner.plans import services
+from planner.plans.models import PlanScenario
+from tests.conftest import app_on_redis, start_worker, stop_worker, wait_ready
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+# A heavy plan (every provider, 70B model), so that it is still running when the test acts.
+HEAVY = {"workload": "llama2-70b", "tokens": 2e12,
+         "purchase_options": ["on_demand", "spot", "reserved_1y", "committed_1y"]}
+# Short limits so that a lost delivery comes back within seconds: time limit 8 s, redelivery
+# 1 s after it, unacknowledged messages swept every second.
+FAST_RECOVERY = {"CELERY_TASK_TIME_LIMIT": "8", "CELERY_TASK_SOFT_TIME_LIMIT": "7",
+                 "CELERY_REDELIVERY_MARGIN": "1", "CELERY_UNACKED_RESTORE_SECONDS": "1"}
+
+
+def _wait_for(scenario_id: int, statuses: set[str], timeout_s: float) -> PlanScenario:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        scenario = PlanScenario.objects.get(pk=scenario_id)
+        if scenario.status in statuses:
+            return scenario
+        time.sleep(0.01)
+    raise AssertionError(f"plan {scenario_id} never reached {statuses}: {scenario.status}")
+
+
+def _wait_for_log(log: Path, text: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared in the worker log")
+
+
+def _submit(app: Any) -> int:
+    owner = User.objects.create_user("ana", password="pw-ana-123")
+    return services.scenario_create(owner_id=owner.id, raw=HEAVY).id
+
+
+def test_a_worker_killed_mid_plan_leaves_it_to_finish_once(redis_url: str, tmp_path: Path) -> None:
+    call_command("load_catalog", verbosity=0)
+    log = tmp_path / "worker.log"
+    with app_on_redis(redis_url) as app:
+        first = start_worker(redis_url, log, **FAST_RECOVERY)
+        try:
+            wait_ready(app, first, log)
+            scenario_id = _submit(app)
+            _wait_for(scenario_id, {"running"}, timeout_s=30)
+            os.killpg(first.pid, signal.SIGKILL)  # the worker dies holding the plan
+            first.wait(timeout=10)
+        finally:
+            stop_worker(first)
+        stuck = PlanScenario.objects.get(pk=scenario_id)
+        assert stuck.status == "running" and stuck.attempts == 1
+        second = start_worker(redis_url, log, **FAST_RECOVERY)
+        try:
+            done = _wait_for(scenario_id, {"done", "failed"}, timeout_s=90)
+        finally:
+            stop_worker(second)
+    assert done.status == "done", (done.error, log.read_text()[-2000:])
+    assert done.attempts == 2 and done.result["recommendations"]
+    time.sleep(1.5)  # no third delivery runs it again
+    assert PlanScenario.objects.get(pk=scenario_id).attempts == 2
+
+
+def test_a_locked_database_under_a_running_plan_is_retried_to_success(
+    redis_url: str, tmp_path: Path
+) -> None:
+    call_command("load_catalog", verbosity=0)
+    log = tmp_path / "worker.log"
+    with app_on_redis(redis_url) as app:
+        worker = start_worker(redis_url, log, loglevel="INFO", **FAST_RECOVERY)
+        try:
+            wait_ready(app, worker, log)
+            scenario_id = _submit(app)
+            _wait_for(scenario_id, {"running"}, timeout_s=30)
+            # Another process takes the whole database until the worker's next write has
+            # waited out SQLite's busy timeout and failed with "database is locked", a real
+            # transient error; then it lets go.
+            lock = sqlite3.connect(connection.settings_dict["NAME"], timeout=30)
+            lock.execute("BEGIN EXCLUSIVE")
+            _wait_for_log(log, "database is locked", timeout_s=120)
+            held = lock.execute(
+                "SELECT status FROM planner_planscenario WHERE id = ?", (scenario_id,)
+            ).fetchone()[0]
+            lock.rollback()
+            lock.close()
+            done = _wait_for(scenario_id, {"done", "failed"}, timeout_s=90)
+        finally:
+            stop_worker(worker)
+    assert held == "running"
+    assert done.status == "done", (done.error, log.read_text()[-2000:])
+    assert done.attempts >= 2, "the run should have been retried after the lock"
+    assert "database is locked" in log.read_text()
