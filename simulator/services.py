@@ -16,13 +16,14 @@ from simulator.core import (
     best_layout,
     gpu_specs_from_frame,
     layout_grid,
-    leave_one_source_out,
     load_calibration,
     load_reference_runs,
+    save_calibration,
     summarize_errors,
     sweep,
     validate,
 )
+from simulator.core.crossval import calibrate, cross_validate
 from simulator.core.hardware import GpuSpec
 from simulator.core.layout import RECOMPUTE_MODES
 from simulator.hardware_adapter import hardware, is_simulatable
@@ -130,6 +131,7 @@ def _scaling_point(gpus: int, choice: Any) -> dict[str, Any]:
         "samples_per_second": result.samples_per_second,
         "time_to_train_hours": result.time_to_train_hours,
         "mfu": result.mfu,
+        "calibration_status": result.calibration_status,
     }
 
 
@@ -228,13 +230,32 @@ class ValidationReport:
 
 
 def simulator_validate_file(
-    *, path: Path, loso: bool, calibration: Calibration | None = None
+    *,
+    path: Path | None = None,
+    paths: list[Path] | None = None,
+    loso: bool = False,
+    cv: str | None = None,
+    calibration: Calibration | None = None,
 ) -> ValidationReport:
-    """Predict every row of a reference-runs CSV; with `loso`, refit leaving out each source."""
-    runs = load_reference_runs(str(path))
+    """Predict every row of one or more reference-runs CSVs.
+
+    `cv="family"` (or `loso`, i.e. "source") refits leaving out one group at a time, so every
+    figure is out-of-group; otherwise the shipped (or given) calibration predicts every row.
+    """
+    files = [str(p) for p in (paths or [])] + ([str(path)] if path is not None else [])
+    runs = load_reference_runs(*files)
     specs = catalog_gpu_specs()
-    if loso:
-        predictions = leave_one_source_out(runs, specs)
+    group_by = cv or ("source" if loso else None)
+    if group_by is not None:
+        predictions = cross_validate(runs, specs, group_by=group_by)
     else:
         predictions = validate(runs, specs, calibration or shipped_calibration())
     return ValidationReport(predictions, summarize_errors(predictions))
+
+
+def simulator_calibration_refit(*, paths: list[Path], out_path: Path) -> Calibration:
+    """Refit the shipped calibration on reference-runs CSVs, with out-of-family bands, and
+    write it to `out_path` (simulator/data/calibration.json)."""
+    fitted = calibrate(load_reference_runs(*[str(p) for p in paths]), catalog_gpu_specs())
+    save_calibration(fitted, str(out_path))
+    return fitted

@@ -21,14 +21,21 @@ Calibration and validation against reference_runs.csv
     validate(runs_df, gpus, calibration) -> DataFrame (run_id, metric, reported, predicted,
         predicted_p10, predicted_p90, abs_pct_error, note, + grouping/baseline/layout columns)
     summarize_errors(predictions) -> DataFrame (simulator vs 40%-of-peak rule of thumb)
-    leave_one_source_out(runs_df, gpus, initial=None) -> DataFrame
+Cross-validation (simulator.core.crossval, imports scikit-learn, so not re-exported here)
+    cross_validate(runs_df, gpus, group_by="family"|"source") -> DataFrame (out-of-group)
+    leave_one_source_out(runs_df, gpus) -> DataFrame;  calibrate(runs_df, gpus) -> Calibration
+Uncertainty and goodput
+    CalibrationDomain, STATUSES (calibrated / extrapolated / uncalibrated), GoodputAssumptions,
+    goodput_fraction(n_gpus, steady_seconds, assumptions)
 
 The shipped calibration is simulator/data/calibration.json, produced by
-`save_calibration(fit_calibration(load_reference_runs(runs_csv), load_gpu_specs(gpus_csv)), path)`.
+`python -m simulator.core.ship` (calibrate on reference_runs.csv + reference_runs_additions.csv).
 """
 
 from simulator.core.calibration import Calibration, load_calibration, save_calibration
+from simulator.core.domain import STATUSES, CalibrationDomain
 from simulator.core.fitting import fit_calibration
+from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import (
     GpuSpec,
     Hardware,
@@ -42,7 +49,7 @@ from simulator.core.runs import load_reference_runs
 from simulator.core.search import LayoutChoice, best_layout
 from simulator.core.simulate import MemoryReport, SimulationResult, TimeReport, simulate
 from simulator.core.sweep import SweepResult, layout_grid, sweep
-from simulator.core.validation import leave_one_source_out, summarize_errors, validate
+from simulator.core.validation import summarize_errors, validate
 from simulator.core.workloads import (
     PRESETS,
     TrainingGoal,
@@ -57,10 +64,11 @@ from simulator.core.workloads import (
 )
 
 __all__ = [
-    "PRESETS", "Calibration", "GpuSpec", "Hardware", "Layout", "LayoutChoice",
-    "LayoutConstraints", "MemoryReport", "SimulationResult", "SweepResult", "TimeReport",
+    "PRESETS", "STATUSES", "Calibration", "CalibrationDomain", "GoodputAssumptions", "GpuSpec",
+    "Hardware", "Layout", "LayoutChoice", "LayoutConstraints", "MemoryReport", "SimulationResult",
+    "SweepResult", "TimeReport",
     "TrainingGoal", "Workload", "bert", "best_layout", "dense_llm", "fit_calibration", "generic",
-    "gpu_specs_from_frame", "layout_grid", "leave_one_source_out", "llm_from_params",
+    "goodput_fraction", "gpu_specs_from_frame", "layout_grid", "llm_from_params",
     "load_calibration", "load_gpu_specs", "load_reference_runs", "lookup_gpu", "lora",
     "make_hardware", "moe_llm", "resnet50", "save_calibration", "simulate",
     "summarize_errors", "sweep", "validate",

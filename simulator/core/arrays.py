@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from simulator.core.hardware import Hardware
+from simulator.core.hardware import EFFICIENCY_CLASSES, Hardware, efficiency_class
 from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value
 from simulator.core.workloads import Workload
 
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 FloatArray = npt.NDArray[np.float64]
 KIND_INDEX: dict[str, int] = {"llm": 0, "llm_moe": 0, "llm_lora": 0, "generic": 0,
                               "bert": 1, "resnet50": 2}
-# FP8 GEMMs reach about 1.5x bf16 in practice (scaling and casts), not the 2x peak ratio
-# (simulator anchors: "FP8 with its real speed-up of about 1.2-1.5x").
-FP8_SPEEDUP_OVER_16BIT = 1.5
 
 
 @dataclass(frozen=True)
@@ -51,9 +48,10 @@ class ConfigArrays:
     activation_bytes: FloatArray  # per sample, non-transformers only
     gemm_rows: FloatArray  # per sample
     peak_tflops: FloatArray  # nominal dense peak at the layout precision (for MFU)
-    gemm_peak_tflops: FloatArray  # peak the GEMMs can use (fp8 capped, see above)
+    gemm_peak_tflops: FloatArray  # peak the weight GEMMs run at (fp8 for fp8 runs)
     peak_16bit_tflops: FloatArray  # for attention cores
     is_simt: FloatArray  # 0/1, fp32 math without tensor cores
+    efficiency_class: FloatArray  # index into hardware.EFFICIENCY_CLASSES
     memory_bandwidth_gbytes_per_s: FloatArray
     memory_gib: FloatArray
     intra_gbytes_per_s: FloatArray  # per GPU per direction
@@ -135,12 +133,12 @@ def hardware_columns(hardware: Hardware, precision: str) -> dict[str, float]:
     gpu = hardware.gpu
     peak = gpu.peak_tflops(precision)
     peak16 = gpu.peak_tflops("bf16") if gpu.supports("bf16") else gpu.peak_tflops("fp16")
-    gemm_peak = min(peak, FP8_SPEEDUP_OVER_16BIT * peak16) if precision == "fp8" else peak
     is_simt = precision == "fp32" or (precision == "tf32" and math.isnan(gpu.tf32_tflops))
     return {
-        "peak_tflops": peak, "gemm_peak_tflops": gemm_peak,
+        "peak_tflops": peak, "gemm_peak_tflops": peak,
         "peak_16bit_tflops": peak if is_simt else peak16,
         "is_simt": float(is_simt),
+        "efficiency_class": float(EFFICIENCY_CLASSES.index(efficiency_class(gpu, precision))),
         "memory_bandwidth_gbytes_per_s": gpu.memory_bandwidth_gbytes_per_s,
         "memory_gib": gpu.memory_gib,
         "intra_gbytes_per_s": hardware.intra_node_gbytes_per_s,

@@ -4,83 +4,110 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from simulator.core.arrays import ConfigArrays, FloatArray
+from simulator.core.domain import CalibrationDomain
 
 MAX_GEMM_EFFICIENCY = 0.98
+# FP32 GEMMs on CUDA cores (no tensor cores) run close to peak: cuBLAS SGEMM reaches ~85-90%.
+SIMT_EFFICIENCY = 0.85
+# Keys of older calibration files, ignored on load (their knobs were dropped or renamed).
+LEGACY_KEYS = frozenset({"efficiency_llm", "efficiency_bert", "efficiency_resnet",
+                         "simt_factor", "log_residual_p10", "log_residual_p90"})
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """Physical knobs of the time model; a handful, each with a meaning.
+    """Physical knobs of the time model, each with a prior (see fitting.PRIORS).
 
-    - efficiency_*: best fraction of dense peak the GEMMs of a workload kind reach.
+    - efficiency_<architecture>_<precision>: achievable fraction of dense peak of large GEMMs on
+      that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other is
+      shared by every architecture/precision without its own parameter.
+    - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
+      GEMMs (kernel mix, padding, small convolutions).
     - ridge_multiple: GEMMs reach half the ceiling when their arithmetic intensity (FLOPs per
       byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
-      forward and backward), priced at the GPU's memory bandwidth.
-    - network_efficiency: achieved fraction of link bandwidth in collectives.
+      forward and backward), priced at the GPU's memory bandwidth; cnn_traffic_factor the
+      same for CNNs (batch norm and ReLU passes make them largely memory-bound).
+    - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
-    - hop_latency_us: per-hop latency of ring collectives, microseconds.
+    - hop_latency_us: per-hop latency of ring collectives, microseconds (fixed prior).
     - ring_full_bandwidth_nodes: sharded-state (ZeRO 2/3) rings keep every NIC of a node busy
       up to this many nodes; over k more nodes a GPU's share falls as this/k, down to one NIC.
-    - simt_factor: efficiency multiplier for fp32 math on CUDA cores (no tensor cores).
-    - run_overhead_seconds: fixed time per training run (evaluation, warm-up, first steps).
-    - log_residual_p10/p90: quantiles of log(reported / predicted throughput) on the
-      calibration rows, used for P10-P90 bands.
+    - run_overhead_seconds: fixed time per run outside steady state (fixed, 0 by default: MLPerf
+      times exclude initialisation, and long-run losses are in goodput).
+    - band_log_p10/p90: quantiles of log(reported / predicted speed) of out-of-family
+      predictions, normalised by their band scale (split-conformal; see crossval).
+    - domain: which GPU × precision and architecture × precision keys have calibration runs.
     """
 
-    efficiency_llm: float = 0.6
-    efficiency_bert: float = 0.5
-    efficiency_resnet: float = 0.5
+    efficiency_volta_16bit: float = 0.60
+    efficiency_ampere_16bit: float = 0.65
+    efficiency_hopper_16bit: float = 0.60
+    efficiency_hopper_fp8: float = 0.45
+    efficiency_other: float = 0.45
+    encoder_factor: float = 1.0
+    cnn_factor: float = 0.6
     ridge_multiple: float = 1.0
     traffic_factor: float = 4.0
+    cnn_traffic_factor: float = 8.0
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
     hop_latency_us: float = 5.0
     ring_full_bandwidth_nodes: float = 4.0
-    simt_factor: float = 1.5
-    run_overhead_seconds: float = 10.0
-    log_residual_p10: float = -0.2
-    log_residual_p90: float = 0.2
+    run_overhead_seconds: float = 0.0
+    band_log_p10: float = -0.2
+    band_log_p90: float = 0.2
     n_rows: int = 0
+    domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not math.isfinite(value):
+            if f.name != "domain" and not math.isfinite(value):
                 raise ValueError(f"calibration {f.name} must be finite")
-        if self.log_residual_p10 > self.log_residual_p90:
-            raise ValueError("log_residual_p10 must be <= log_residual_p90")
+        if self.band_log_p10 > self.band_log_p90:
+            raise ValueError("band_log_p10 must be <= band_log_p90")
 
-    def to_dict(self) -> dict[str, float]:
-        """JSON-safe dict of all fields."""
-        return {k: float(v) if k != "n_rows" else int(v) for k, v in asdict(self).items()}
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict of all fields (domain as a nested dict)."""
+        out: dict[str, Any] = {k: float(v) for k, v in asdict(self).items()
+                               if k not in ("n_rows", "domain")}
+        return {**out, "n_rows": int(self.n_rows), "domain": self.domain.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Calibration:
-        """Inverse of to_dict. Raises ValueError on unknown or malformed keys."""
+        """Inverse of to_dict; LEGACY_KEYS are ignored. Raises ValueError on unknown keys."""
         known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
+        unknown = set(data) - known - LEGACY_KEYS
         if unknown:
             raise ValueError(f"unknown calibration keys: {sorted(unknown)}")
+        domain = CalibrationDomain.from_dict(data.get("domain") or {})
         try:
-            values = {k: int(v) if k == "n_rows" else float(v) for k, v in data.items()}
+            values = {k: int(v) if k == "n_rows" else float(v) for k, v in data.items()
+                      if k in known and k != "domain"}
         except (TypeError, ValueError) as exc:
             raise ValueError(f"malformed calibration value: {exc}") from exc
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values, domain=domain)  # type: ignore[arg-type]
 
-    def kind_efficiencies(self) -> FloatArray:
-        """Efficiencies indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""
-        return np.array([self.efficiency_llm, self.efficiency_bert, self.efficiency_resnet])
+    def class_efficiencies(self) -> FloatArray:
+        """Efficiencies indexed like hardware.EFFICIENCY_CLASSES."""
+        return np.array([self.efficiency_volta_16bit, self.efficiency_ampere_16bit,
+                         self.efficiency_hopper_16bit, self.efficiency_hopper_fp8,
+                         self.efficiency_other])
+
+    def kind_factors(self) -> FloatArray:
+        """Workload-kind multipliers indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""
+        return np.array([1.0, self.encoder_factor, self.cnn_factor])
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Fraction of peak the GEMMs reach: kind ceiling × I/(I + ridge_multiple·ridge).
+    """Fraction of peak the GEMMs reach: class ceiling × kind factor × I/(I + ridge_multiple·ridge).
 
     I = 1/(1/rows + 1/K + 1/N) is the 16-bit arithmetic intensity (FLOPs per byte) of the
     per-GPU GEMM, with rows = micro-batch tokens (or CNN output pixels), K = hidden and
@@ -91,10 +118,11 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     inv_k = np.where(is_tf, 1.0 / np.maximum(c.hidden_size, 1.0), 0.0)
     inv_n = np.where(is_tf, c.tp / np.maximum(c.hidden_size, 1.0), 0.0)
     size = 1.0 / (1.0 / rows + inv_k + inv_n)
-    ceiling = cal.kind_efficiencies()[c.kind_index.astype(np.intp)]
-    simt = np.where(c.is_simt > 0, cal.simt_factor, 1.0)
+    kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
+    tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
+    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind
     ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    efficiency = ceiling * size / (size + cal.ridge_multiple * ridge) * simt
+    efficiency = ceiling * size / (size + cal.ridge_multiple * ridge)
     return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
 
 

@@ -20,6 +20,10 @@ PCIE_GBYTES_PER_S: dict[int, float] = {3: 16.0, 4: 32.0, 5: 64.0}
 # (DGX-1/2 EDR 100, DGX A100 HDR 200, DGX H100 NDR 400).
 DEFAULT_NIC_GBITS_PER_GPU: dict[str, float] = {"Volta": 100.0, "Ampere": 200.0}
 DEFAULT_NIC_GBITS_FALLBACK = 400.0
+# GEMM-efficiency classes with a fitted parameter each (architecture|precision class); every
+# other architecture or precision shares the "other" class and its prior.
+EFFICIENCY_CLASSES: tuple[str, ...] = ("Volta|16bit", "Ampere|16bit", "Hopper|16bit",
+                                       "Hopper|fp8", "other")
 
 
 @dataclass(frozen=True)
@@ -95,9 +99,12 @@ EXTRA_GPU_SPECS: tuple[GpuSpec, ...] = (
 )
 # Same chip as the SXM2 part; DGX-2H's 450 W variant clocks higher: the Megatron-LM 2019
 # paper implies ~130 TFLOP/s fp16 against 125 listed (factor 1.04).
+# torchtitan's Grand Teton H100 is a 500 W SXM part whose peak the source puts "between SXM and
+# NVL": the midpoint of the H100 SXM5 (989) and NVL (835) bf16 dense peaks.
 GPU_ALIASES: dict[str, tuple[str, float, float]] = {
     "V100 SXM3-32GB": ("V100 SXM2-32GB", 1.0, 350.0),
     "V100 SXM3-32GB 450W": ("V100 SXM2-32GB", 130.0 / 125.0, 450.0),
+    "H100 SXM 500W (Grand Teton)": ("H100 SXM5-80GB", (989.0 + 835.0) / 2.0 / 989.0, 500.0),
 }
 
 
@@ -190,3 +197,25 @@ def make_hardware(
     inter = inter_node_gbits_per_s or default_inter_node_gbits_per_s(gpu, gpus_per_node)
     return Hardware(gpu, gpus_per_node, n_nodes, intra_node, intra, inter)
 
+
+
+def precision_class(precision: str) -> str:
+    """fp16 and bf16 share tensor-core peaks and kernels: one class "16bit"; others as given."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}")
+    return "16bit" if precision in ("fp16", "bf16") else precision
+
+
+def efficiency_class(gpu: GpuSpec, precision: str) -> str:
+    """The EFFICIENCY_CLASSES entry of `gpu` at `precision`.
+
+    TF32 runs on the same tensor cores as 16-bit math (efficiency relative to the TF32 peak).
+    """
+    return efficiency_class_of(gpu.architecture, precision)
+
+
+def efficiency_class_of(architecture: str, precision: str) -> str:
+    """efficiency_class from an architecture name (as in gpus.csv) and a precision."""
+    pclass = "16bit" if precision == "tf32" else precision_class(precision)
+    key = f"{architecture}|{pclass}"
+    return key if key in EFFICIENCY_CLASSES else "other"

@@ -33,6 +33,8 @@ DEFAULT_VOCAB = 51200
 # positions of the phase-2 Wikipedia data are padding (Krell et al. 2021, sequence packing).
 MLPERF_BERT_TOKEN_FILL = 0.5
 MLPERF_ROUND = re.compile(r"MLPerf Training v(\d+)\.")
+# GPU-hours barely depend on the GPU count; without one, plan the best layout at this scale.
+DEFAULT_GPU_COUNT = 256
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,22 @@ class RunInputs:
     notes: tuple[str, ...]
 
 
-def load_reference_runs(path: str) -> pd.DataFrame:
-    """Read reference_runs.csv at `path` (integer columns as nullable Int64)."""
-    return pd.read_csv(path)
+def load_reference_runs(*paths: str) -> pd.DataFrame:
+    """Read one or more reference-runs CSVs (same 34 columns) into one frame, in order."""
+    if not paths:
+        raise ValueError("give at least one reference-runs file")
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
+def run_family(source: str) -> str:
+    """Validation family of a row: its `source` up to the first ": ".
+
+    One paper, one repository's benchmark table or one MLPerf round ("MLPerf Training v2.1
+    results: <system>" -> "MLPerf Training v2.1 results"; both Lambda csv tables and both
+    DeepLearningExamples READMEs become one repository each). Sources without ": " are their
+    own family (each torchtitan benchmark file, the llm-foundry README).
+    """
+    return str(source).split(": ", 1)[0].strip()
 
 
 def _num(row: Mapping[str, Any], key: str) -> float:
@@ -115,17 +130,31 @@ def _transformer(row: Mapping[str, Any], kind: str, params: float, seq: int,
                      params=params)
 
 
+def _gpu_name(row: Mapping[str, Any]) -> str:
+    """The row's GPU; rows whose notes flag the 500 W Grand Teton H100 use its alias."""
+    name, notes = str(row.get("gpu")), str(row.get("notes", ""))
+    if name == "H100 SXM5-80GB" and "Grand Teton" in notes and "500 W" in notes:
+        return "H100 SXM 500W (Grand Teton)"
+    return name
+
+
 def row_hardware(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> tuple[Hardware, list[str]]:
     """Hardware of a reference row; single-GPU runs use a one-GPU 'node'."""
-    gpu = lookup_gpu(dict(gpus), str(row.get("gpu")))
+    gpu = lookup_gpu(dict(gpus), _gpu_name(row))
     count = _int_or_none(row, "gpu_count")
+    notes: list[str] = []
+    if count is None and row.get("metric") == "gpu_hours":
+        count = DEFAULT_GPU_COUNT
+        notes.append(f"gpu_count not given: best layout planned at {count} GPUs "
+                     "(GPU-hours barely depend on it)")
     if count is None or count < 1:
         raise ValueError("missing gpu_count")
     per_node = min(_int_or_none(row, "gpus_per_node") or 8, count)
     if count % per_node:
         raise ValueError(f"gpu_count {count} is not a multiple of gpus_per_node {per_node}")
     inter = _num(row, "inter_node_gbps_per_node")
-    notes = ["inter-node bandwidth assumed"] if math.isnan(inter) and count > per_node else []
+    if math.isnan(inter) and count > per_node:
+        notes.append("inter-node bandwidth assumed")
     hardware = make_hardware(gpu, gpus_per_node=per_node, n_nodes=count // per_node,
                              intra_node=_str_or_none(row, "intra_node") or "unknown",
                              inter_node_gbits_per_s=None if math.isnan(inter) else inter)
@@ -159,8 +188,16 @@ def row_goal(row: Mapping[str, Any], workload: Workload) -> TrainingGoal:
     return TrainingGoal(samples=total, global_batch_samples=batch)
 
 
+TIME_METRICS: tuple[str, ...] = ("time_to_train_minutes", "gpu_hours")
+
+
 def run_inputs(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> RunInputs:
-    """All simulator inputs for one reference row. Raises ValueError when not predictable."""
+    """All simulator inputs for one reference row. Raises ValueError when not predictable.
+
+    A time metric needs the run's work: without tokens_or_samples_total the row is refused.
+    """
+    if row.get("metric") in TIME_METRICS and math.isnan(_num(row, "tokens_or_samples_total")):
+        raise ValueError("missing tokens_or_samples_total")
     workload, w_notes = row_workload(row)
     hardware, h_notes = row_hardware(row, gpus)
     constraints, c_notes = row_constraints(row, hardware)

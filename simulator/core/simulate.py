@@ -8,6 +8,8 @@ from typing import Any
 
 from simulator.core.arrays import ConfigArrays, config_arrays
 from simulator.core.calibration import Calibration
+from simulator.core.domain import DomainPoint, assess
+from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import Hardware
 from simulator.core.layout import Layout
 from simulator.core.memory import GIB, MemoryArrays, memory_breakdown
@@ -48,7 +50,12 @@ class TimeReport:
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """Everything predicted for one configuration. MFU/HFU are fractions of dense peak."""
+    """Everything predicted for one configuration. MFU/HFU are fractions of dense peak.
+
+    time_to_train_* are whole-run: steady_state_hours / goodput_fraction plus the run overhead.
+    calibration_status is "calibrated", "extrapolated" or "uncalibrated" (see domain), with
+    calibration_note saying why; *_p10/*_p90 are the band around the point prediction.
+    """
 
     workload_name: str
     gpu_name: str
@@ -68,6 +75,13 @@ class SimulationResult:
     time_to_train_p90_hours: float
     gpu_hours: float
     energy_kwh: float
+    tokens_per_second_p10: float
+    tokens_per_second_p90: float
+    steady_state_hours: float
+    goodput_fraction: float
+    goodput_assumptions: GoodputAssumptions
+    calibration_status: str
+    calibration_note: str
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (floats, ints, bools, strings)."""
@@ -102,15 +116,16 @@ def time_report(t: TimeArrays, i: int = 0) -> TimeReport:
 
 
 def simulate(workload: Workload, hardware: Hardware, layout: Layout, goal: TrainingGoal,
-             calibration: Calibration) -> SimulationResult:
+             calibration: Calibration,
+             goodput: GoodputAssumptions | None = None) -> SimulationResult:
     """Predict memory, step time, throughput and time/GPU-hours/energy to reach `goal`.
 
     The layout must use exactly hardware.n_gpus GPUs and a precision the GPU supports.
-    Raises ValueError otherwise.
+    `goodput` defaults to GoodputAssumptions() (Llama 3 failure rate). Raises ValueError otherwise.
     """
     _check_inputs(workload, hardware, layout)
     c = config_arrays(workload, hardware, layout)
-    return result_from_arrays(c, 0, workload, hardware, layout, goal, calibration)
+    return result_from_arrays(c, 0, workload, hardware, layout, goal, calibration, goodput)
 
 
 def _check_inputs(workload: Workload, hardware: Hardware, layout: Layout) -> None:
@@ -122,25 +137,38 @@ def _check_inputs(workload: Workload, hardware: Hardware, layout: Layout) -> Non
         raise ValueError("tensor/pipeline/context parallelism needs a transformer workload")
 
 
+def speed_band(calibration: Calibration, band_scale: float) -> tuple[float, float]:
+    """(low, high) multipliers of predicted speed for its P10-P90 band (low <= 1 <= high)."""
+    low = min(calibration.band_log_p10, 0.0) * band_scale
+    high = max(calibration.band_log_p90, 0.0) * band_scale
+    return math.exp(low), math.exp(high)
+
+
 def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Hardware,
-                       layout: Layout, goal: TrainingGoal,
-                       calibration: Calibration) -> SimulationResult:
+                       layout: Layout, goal: TrainingGoal, calibration: Calibration,
+                       goodput: GoodputAssumptions | None = None) -> SimulationResult:
     """Assemble the SimulationResult of entry `i` of evaluated ConfigArrays."""
+    assumptions = goodput or GoodputAssumptions()
     times = step_time(c, calibration)
     samples_s = float(times.samples_per_second[i])
     tokens_s = samples_s * workload.tokens_per_sample
     n_gpus = layout.n_gpus
     peak = hardware.gpu.peak_tflops(layout.precision) * 1e12 * n_gpus
-    seconds = goal.total_samples(workload) / samples_s + calibration.run_overhead_seconds
+    steady = goal.total_samples(workload) / samples_s
+    fraction = float(goodput_fraction(n_gpus, steady, assumptions))
+    seconds = steady / fraction + calibration.run_overhead_seconds
     hours = seconds / SECONDS_PER_HOUR
+    verdict = assess(calibration.domain, DomainPoint(
+        hardware.gpu.name, hardware.gpu.architecture, layout.precision, n_gpus,
+        workload.tokens_per_sample))
+    slow, fast = speed_band(calibration, verdict.band_scale)
     return SimulationResult(
         workload.name, hardware.gpu.name, n_gpus, layout, memory_report(memory_breakdown(c), i),
         time_report(times, i), samples_s, tokens_s, tokens_s / n_gpus,
         float(c.model_flops[i]) * samples_s / peak,
         float(times.hardware_flops_per_sample[i]) * samples_s / peak,
-        seconds, hours, hours / 24.0,
-        hours * math.exp(-calibration.log_residual_p90),
-        hours * math.exp(-calibration.log_residual_p10),
+        seconds, hours, hours / 24.0, hours / fast, hours / slow,
         hours * n_gpus, hours * n_gpus * hardware.gpu.tdp_watts / 1000.0,
+        tokens_s * slow, tokens_s * fast, steady / SECONDS_PER_HOUR, fraction, assumptions,
+        verdict.status, verdict.reason,
     )
-

@@ -12,7 +12,6 @@ number of (instance type, node count, layout) combinations examined.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -22,6 +21,8 @@ import pandas as pd
 
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
 from simulator.core.calibration import Calibration
+from simulator.core.domain import Assessment, DomainPoint, assess
+from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu
 from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value
 from simulator.core.memory import GIB, memory_breakdown
@@ -34,7 +35,8 @@ OUTPUT_COLUMNS = [
     "instance_key", "gpu", "nodes", "gpus", "tp", "pp", "dp", "cp", "zero_stage", "recompute",
     "micro_batch", "grad_accum", "precision", "step_seconds", "samples_per_second",
     "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
-    "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu"]
+    "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu",
+    "steady_state_hours", "goodput_fraction", "calibration_status"]
 
 
 @dataclass(frozen=True)
@@ -109,12 +111,13 @@ def _hardware_table(instances: pd.DataFrame, gpus: Mapping[str, GpuSpec],
         hardware = Hardware(gpu, int(record["gpus_per_node"]), 1, "unknown",
                             float(record["intra_node_gbytes_per_s"]),
                             float(record["inter_node_gbits_per_s"]))
-        rows.append({**record, **hardware_columns(hardware, chosen), "precision": chosen})
+        rows.append({**record, **hardware_columns(hardware, chosen), "precision": chosen,
+                     "architecture": gpu.architecture, "gpu_name": gpu.name})
     return pd.DataFrame(rows)
 
 
 HARDWARE_FIELDS = (
-    "peak_tflops", "gemm_peak_tflops", "peak_16bit_tflops", "is_simt",
+    "peak_tflops", "gemm_peak_tflops", "peak_16bit_tflops", "is_simt", "efficiency_class",
     "memory_bandwidth_gbytes_per_s", "memory_gib", "intra_gbytes_per_s", "inter_gbytes_per_s",
     "gpus_per_node", "tdp_watts")
 
@@ -141,7 +144,7 @@ def _best_per_instance_and_nodes(hw_index: np.ndarray, nodes: np.ndarray,
 
 def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
                  node_counts: np.ndarray, layouts: pd.DataFrame, calibration: Calibration,
-                 keep: str) -> pd.DataFrame:
+                 keep: str, goodput: GoodputAssumptions) -> pd.DataFrame:
     gpus_per_node, precision = int(group["gpus_per_node"].iloc[0]), str(group["precision"].iloc[0])
     pairs = _pairs(layouts, node_counts, gpus_per_node, goal.global_batch(workload))
     hw_index, pair_index, memory = _fitting_pairs(workload, group, pairs, precision)
@@ -157,15 +160,37 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
     if keep == "best":
         rows = _best_per_instance_and_nodes(hw_index, pairs["nodes"][pair_index], times.step)
     return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
-                         c.take(rows), times.step[rows], memory[rows], precision)
+                         c.take(rows), times.step[rows], memory[rows], precision, goodput)
+
+
+def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray, precision: str,
+                 seq_len: float) -> tuple[np.ndarray, np.ndarray]:
+    """(calibration status, band scale) per output row, assessed once per (GPU, GPU count)."""
+    names = instances["gpu_name"].to_numpy()
+    archs = instances["architecture"].to_numpy()
+    cache: dict[tuple[str, float], Assessment] = {}
+    status, scale = [], []
+    for name, arch, n in zip(names, archs, gpus, strict=True):
+        key = (str(name), float(n))
+        if key not in cache:
+            cache[key] = assess(cal.domain, DomainPoint(str(name), str(arch), precision,
+                                                        float(n), seq_len))
+        status.append(cache[key].status)
+        scale.append(cache[key].band_scale)
+    return np.asarray(status, dtype=object), np.asarray(scale, dtype=float)
 
 
 def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
                   instances: pd.DataFrame, c: ConfigArrays, step: np.ndarray,
-                  memory: np.ndarray, precision: str) -> pd.DataFrame:
+                  memory: np.ndarray, precision: str, goodput: GoodputAssumptions) -> pd.DataFrame:
     samples = c.global_batch / step
     gpus = c.n_gpus
-    hours = (goal.total_samples(workload) / samples + cal.run_overhead_seconds) / 3600.0
+    steady = goal.total_samples(workload) / samples
+    fraction = goodput_fraction(gpus, steady, goodput)
+    hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
+    status, scale = _assessments(cal, instances, gpus, precision, workload.tokens_per_sample)
+    slow = np.exp(min(cal.band_log_p10, 0.0) * scale)
+    fast = np.exp(max(cal.band_log_p90, 0.0) * scale)
     return pd.DataFrame({
         "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),
         "nodes": gpus / c.gpus_per_node, "gpus": gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp,
@@ -175,24 +200,27 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         "step_seconds": step, "samples_per_second": samples,
         "tokens_per_second": samples * workload.tokens_per_sample,
         "time_to_train_hours": hours,
-        "time_to_train_p10_hours": hours * math.exp(-cal.log_residual_p90),
-        "time_to_train_p90_hours": hours * math.exp(-cal.log_residual_p10),
+        "time_to_train_p10_hours": hours / fast, "time_to_train_p90_hours": hours / slow,
         "gpu_hours": hours * gpus, "energy_kwh": hours * gpus * c.tdp_watts / 1000.0,
         "memory_per_gpu_gib": memory / GIB,
-        "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12)})
+        "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12),
+        "steady_state_hours": steady / 3600.0, "goodput_fraction": fraction,
+        "calibration_status": status})
 
 
 def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
           node_counts: Sequence[int], calibration: Calibration,
           gpus: Mapping[str, GpuSpec], *, precision: str | None = None,
-          layouts: pd.DataFrame | None = None, keep: str = "best") -> SweepResult:
+          layouts: pd.DataFrame | None = None, keep: str = "best",
+          goodput: GoodputAssumptions | None = None) -> SweepResult:
     """Evaluate `workload` on every instance type × node count × layout, vectorized.
 
     instances_df columns: instance_key, gpu ("<model> <variant>" key of `gpus`),
     gpus_per_node, intra_node_gbytes_per_s (per GPU per direction, GB/s),
     inter_node_gbits_per_s (per node, Gbit/s). `layouts` defaults to layout_grid(workload).
     keep="best" returns the fastest fitting layout per (instance, nodes); "all" every fitting
-    configuration. Precision defaults to bf16, else fp16, else fp32 per GPU.
+    configuration. Precision defaults to bf16, else fp16, else fp32 per GPU. Times are
+    whole-run (goodput, default GoodputAssumptions()); every row has its calibration_status.
     """
     missing = [k for k in INSTANCE_COLUMNS if k not in instances_df]
     if missing or keep not in ("best", "all") or not len(node_counts) or min(node_counts) < 1:
@@ -200,7 +228,8 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     grid = layouts if layouts is not None else layout_grid(workload)
     nodes = np.unique(np.asarray(node_counts, dtype=float))
     table = _hardware_table(instances_df, gpus, precision)
-    frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep)
+    assumptions = goodput or GoodputAssumptions()
+    frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep, assumptions)
               for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
     frames = [f for f in frames if len(f)]
     empty = pd.DataFrame(columns=OUTPUT_COLUMNS)

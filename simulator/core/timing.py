@@ -49,7 +49,8 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     flop_seconds = linear / c.gemm_peak_tflops + attention / c.peak_16bit_tflops
     flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
     passes = 1.0 + (c.recompute == 2) / 3.0
-    traffic = cal.traffic_factor * c.traffic_bytes * c.micro_batch / split * passes
+    factor = np.where(c.is_transformer > 0, cal.traffic_factor, cal.cnn_traffic_factor)
+    traffic = factor * c.traffic_bytes * c.micro_batch / split * passes
     traffic = traffic * c.activation_value_bytes / 2.0
     return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
 

@@ -1,191 +1,91 @@
 """Validate the simulator against published runs (reference_runs.csv schema).
 
 `validate` predicts each row's metric for its configuration; blank layout fields are filled by
-the layout search. Rows it cannot predict get NaN and a note, never an exception.
+the layout search. Rows it cannot predict get NaN and a note, never an exception. Every
+predicted row carries its calibration status and a P10-P90 band (see domain).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from simulator.core.arrays import (
-    ConfigArrays,
-    FloatArray,
-    hardware_columns,
-    layout_columns,
-    workload_columns,
-)
 from simulator.core.calibration import Calibration
-from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
-from simulator.core.layout import Layout
-from simulator.core.runs import RunInputs, run_inputs
-from simulator.core.search import best_layout
-from simulator.core.timing import step_time
+from simulator.core.domain import assess
+from simulator.core.hardware import GpuSpec
+from simulator.core.prediction import (
+    METRICS,
+    THROUGHPUT_METRICS,
+    PreparedRuns,
+    baseline_prepared,
+    predict_prepared,
+    prepare_runs,
+)
+from simulator.core.runs import TIME_METRICS
 
-THROUGHPUT_METRICS: tuple[str, ...] = ("tokens_per_sec_per_gpu", "samples_per_sec",
-                                       "tflops_per_gpu", "mfu_pct")
-TIME_METRICS: tuple[str, ...] = ("time_to_train_minutes", "gpu_hours")
-METRICS = THROUGHPUT_METRICS + TIME_METRICS
-RULE_OF_THUMB_EFFICIENCY = 0.40
+__all__ = ["METRICS", "PREDICTION_COLUMNS", "THROUGHPUT_METRICS", "TIME_METRICS",
+           "predictions_frame", "summarize_errors", "validate"]
+
 PREDICTION_COLUMNS = ["run_id", "metric", "reported", "predicted", "predicted_p10",
                       "predicted_p90", "abs_pct_error", "note"]
+SCALE_BANDS: tuple[tuple[float, str], ...] = (
+    (1, "1 GPU"), (8, "2-8 GPUs"), (64, "9-64 GPUs"), (512, "65-512 GPUs"),
+    (4096, "513-4096 GPUs"), (float("inf"), ">4096 GPUs"))
+GROUPINGS: tuple[str, ...] = ("overall", "metric_class", "metric", "gpu", "precision",
+                              "scale_band", "family", "workload_kind", "calibration_status")
 
 
-@dataclass(frozen=True)
-class PreparedRuns:
-    """Reference rows with chosen layouts, ready for repeated vectorized prediction.
-
-    `info` has one row per input row (run_id, metric, reported, gpu, workload_kind, source,
-    note, is_predictable, convention, work_samples, n_gpus and the chosen layout); `arrays`
-    holds the predictable rows in order.
-    """
-
-    info: pd.DataFrame
-    arrays: ConfigArrays
-
-    @property
-    def is_predictable(self) -> np.ndarray:
-        return self.info["is_predictable"].to_numpy(dtype=bool)
+def scale_band(n_gpus: float) -> str:
+    """Label of the GPU-count band of a run (SCALE_BANDS)."""
+    return next(label for limit, label in SCALE_BANDS if n_gpus <= limit)
 
 
-@dataclass(frozen=True)
-class RowTargets:
-    """Numpy views of the predictable rows' metric definitions (fast repeated prediction)."""
-
-    metric: np.ndarray
-    convention: np.ndarray
-    work_samples: FloatArray
-    reported: FloatArray
-
-    @classmethod
-    def of(cls, prepared: PreparedRuns) -> RowTargets:
-        sub = prepared.info.loc[prepared.is_predictable]
-        convention = np.array([v if isinstance(v, str) else "" for v in sub["convention"]])
-        return cls(sub["metric"].to_numpy(), convention,
-                   sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float))
-
-
-def as_gpu_specs(gpus: pd.DataFrame | Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
-    """Accept a gpus.csv-style DataFrame or an existing name -> GpuSpec mapping."""
-    return gpu_specs_from_frame(gpus) if isinstance(gpus, pd.DataFrame) else dict(gpus)
-
-
-def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> dict[str, object]:
-    base: dict[str, object] = {
-        "run_id": row["run_id"], "metric": row["metric"], "reported": float(row["value"]),
-        "gpu": row["gpu"], "workload_kind": row["workload_kind"], "source": row["source"],
-        "convention": row.get("flops_include_recompute"), "is_predictable": False}
-    try:
-        if row["metric"] not in METRICS:
-            raise ValueError(f"unknown metric {row['metric']!r}")
-        inputs = run_inputs(cast(dict[str, Any], row.to_dict()), gpus)
-        choice = best_layout(inputs.workload, inputs.hardware, inputs.goal, cal, inputs.constraints)
-    except ValueError as exc:
-        return {**base, "note": f"not predicted: {exc}"}
-    notes = list(inputs.notes) + ([] if choice.is_fit else ["memory model says it does not fit"])
-    return {**base, **_row_columns(inputs, choice.result.layout), "note": "; ".join(notes),
-            "is_predictable": True, "work_samples": inputs.goal.total_samples(inputs.workload),
-            "n_gpus": choice.result.n_gpus, "precision": choice.result.layout.precision}
-
-
-def _row_columns(inputs: RunInputs, layout: Layout) -> dict[str, object]:
-    return {**workload_columns(inputs.workload),
-            **hardware_columns(inputs.hardware, layout.precision), **layout_columns(layout),
-            "recompute_mode": layout.recompute}
-
-
-def prepare_runs(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
-                 calibration: Calibration) -> PreparedRuns:
-    """Build inputs and choose layouts for every row (layout search uses `calibration`)."""
-    specs = as_gpu_specs(gpus)
-    info = pd.DataFrame([_prepare_row(row, specs, calibration) for _, row in runs_df.iterrows()])
-    ok = info["is_predictable"].to_numpy(dtype=bool)
-    arrays = ConfigArrays.from_columns(info.loc[ok]) if ok.any() else _empty_arrays()
-    return PreparedRuns(info, arrays)
-
-
-def _empty_arrays() -> ConfigArrays:
-    return ConfigArrays(**{f.name: np.zeros(0) for f in fields(ConfigArrays)})
-
-
-def metric_values(c: ConfigArrays, samples_per_second: FloatArray, executed_flops: FloatArray,
-                  targets: RowTargets, overhead_seconds: float) -> FloatArray:
-    """Predicted value of each row's metric from throughput (samples/s) per row."""
-    n_gpus, samples = c.n_gpus, samples_per_second
-    full = c.linear_train_flops + c.linear_recompute_flops + 4.0 * c.attention_fwd_flops
-    convention = targets.convention
-    # Blank convention: assume model FLOPs (PaLM/MFU style), the most common unstated count.
-    per_sample = np.where(convention == "yes", full,
-                          np.where(convention == "rule", executed_flops, c.model_flops))
-    flops = per_sample * samples / n_gpus
-    minutes = (targets.work_samples / samples + overhead_seconds) / 60.0
-    choices = [samples * c.seq_len / n_gpus, samples, flops / 1e12,
-               100.0 * flops / (c.peak_tflops * 1e12), minutes, minutes * n_gpus / 60.0]
-    return np.select([targets.metric == m for m in METRICS], choices, default=np.nan)
-
-
-def predict_targets(c: ConfigArrays, targets: RowTargets, calibration: Calibration) -> FloatArray:
-    """Predicted metric for arrays/targets of predictable rows (the fitting hot path)."""
-    times = step_time(c, calibration)
-    return metric_values(c, times.samples_per_second, times.hardware_flops_per_sample,
-                         targets, calibration.run_overhead_seconds)
-
-
-def predict_prepared(prepared: PreparedRuns, calibration: Calibration) -> FloatArray:
-    """Predicted metric per input row (NaN where not predictable)."""
-    out = np.full(len(prepared.info), np.nan)
-    ok = prepared.is_predictable
-    if ok.any():
-        out[ok] = predict_targets(prepared.arrays, RowTargets.of(prepared), calibration)
-    return out
-
-
-def baseline_prepared(prepared: PreparedRuns) -> FloatArray:
-    """Rule of thumb: 6·params·tokens (ResNet: 3x forward FLOPs) at 40% of dense peak.
-
-    Its FLOP rate is 40% of peak under any counting convention.
-    """
-    out = np.full(len(prepared.info), np.nan)
-    ok = prepared.is_predictable
-    if not ok.any():
-        return out
-    c, targets = prepared.arrays, RowTargets.of(prepared)
-    per_sample = np.where(c.is_transformer > 0, 6.0 * c.params * c.seq_len, c.linear_train_flops)
-    samples = RULE_OF_THUMB_EFFICIENCY * c.peak_tflops * 1e12 * c.n_gpus / per_sample
-    plain = RowTargets(targets.metric, np.full(len(per_sample), "rule"), targets.work_samples,
-                       targets.reported)
-    out[ok] = metric_values(c, samples, per_sample, plain, 0.0)
-    return out
-
-
-def speed_ratio(metric: np.ndarray, predicted: FloatArray, reported: FloatArray) -> FloatArray:
-    """log(predicted/reported) expressed for speed (time metrics inverted)."""
-    ratio = np.log(predicted / reported)
-    return np.where(np.isin(metric, TIME_METRICS), -ratio, ratio)
+def _bands(prepared: PreparedRuns, cal: Calibration) -> pd.DataFrame:
+    """calibration_status, status_reason and band_scale of every info row."""
+    n = len(prepared.info)
+    status, reason, scale = ["not predicted"] * n, [""] * n, np.full(n, np.nan)
+    ok = np.flatnonzero(prepared.is_predictable)
+    for i, point in zip(ok, prepared.domain_points(), strict=True):
+        verdict = assess(cal.domain, point)
+        status[i], reason[i], scale[i] = verdict.status, verdict.reason, verdict.band_scale
+    return pd.DataFrame({"calibration_status": status, "status_reason": reason,
+                         "band_scale": scale}, index=prepared.info.index)
 
 
 def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.DataFrame:
-    """The validation table: PREDICTION_COLUMNS plus grouping, baseline and layout columns."""
+    """The validation table: PREDICTION_COLUMNS plus grouping, band, baseline and layout columns.
+
+    Bands: predicted speed × exp(band_scale × band_log_p10/p90) (inverted for time metrics).
+    """
     info = prepared.info
     predicted = predict_prepared(prepared, calibration)
-    baseline = baseline_prepared(prepared)
+    bands = _bands(prepared, calibration)
+    scale = bands["band_scale"].to_numpy(dtype=float)
     is_time = info["metric"].isin(TIME_METRICS).to_numpy()
-    low = np.where(is_time, -calibration.log_residual_p90, calibration.log_residual_p10)
-    high = np.where(is_time, -calibration.log_residual_p10, calibration.log_residual_p90)
+    q10, q90 = min(calibration.band_log_p10, 0.0), max(calibration.band_log_p90, 0.0)
+    low = np.where(is_time, -q90, q10) * scale
+    high = np.where(is_time, -q10, q90) * scale
     reported = info["reported"].to_numpy(dtype=float)
-    frame = info[["run_id", "metric", "reported", "note", "gpu", "workload_kind", "source"]].copy()
+    frame = info[["run_id", "metric", "reported", "note", "gpu", "workload_kind", "source",
+                  "family"]].copy()
     frame["predicted"] = predicted
     frame["predicted_p10"] = predicted * np.exp(low)
     frame["predicted_p90"] = predicted * np.exp(high)
     frame["abs_pct_error"] = 100.0 * np.abs(predicted / reported - 1.0)
+    frame["signed_pct_error"] = 100.0 * (predicted / reported - 1.0)
+    frame["is_covered"] = np.where(np.isnan(predicted), np.nan,
+                                   (frame["predicted_p10"] <= reported)
+                                   & (reported <= frame["predicted_p90"]))
+    frame = frame.join(bands)
+    baseline = baseline_prepared(prepared)
     frame["baseline"] = baseline
     frame["baseline_abs_pct_error"] = 100.0 * np.abs(baseline / reported - 1.0)
-    layout_cols = [k for k in ("tp", "pp", "dp", "cp", "zero_stage", "recompute_mode",
+    frame["is_answerable"] = ~frame["note"].str.startswith("not predicted: missing")
+    n_gpus = info["n_gpus"] if "n_gpus" in info else pd.Series(np.nan, index=info.index)
+    frame["scale_band"] = [scale_band(n) if n == n else "unknown" for n in n_gpus]
+    layout_cols = [k for k in ("n_gpus", "tp", "pp", "dp", "cp", "zero_stage", "recompute_mode",
                                "micro_batch", "grad_accum", "precision") if k in info]
     frame = frame.join(info[layout_cols])
     return frame[PREDICTION_COLUMNS + [c for c in frame.columns if c not in PREDICTION_COLUMNS]]
@@ -197,62 +97,46 @@ def validate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
     return predictions_frame(prepare_runs(runs_df, gpus, calibration), calibration)
 
 
-def subset_prepared(prepared: PreparedRuns, mask: np.ndarray) -> PreparedRuns:
-    """Rows of `prepared` selected by a boolean mask over its info rows."""
-    arrays_mask = mask[prepared.is_predictable]
-    info = prepared.info.loc[mask].reset_index(drop=True)
-    return PreparedRuns(info, prepared.arrays.take(arrays_mask))
-
-
-def _error_stats(errors: pd.Series) -> tuple[float, float]:
-    valid = errors.dropna()
+def _quantiles(values: pd.Series) -> tuple[float, float]:
+    valid = values.dropna()
     if valid.empty:
         return float("nan"), float("nan")
     return float(valid.median()), float(valid.quantile(0.9))
 
 
 def _summary_row(group_by: str, group: str, rows: pd.DataFrame) -> dict[str, object]:
-    sim_median, sim_p90 = _error_stats(rows["abs_pct_error"])
-    base_median, base_p90 = _error_stats(rows["baseline_abs_pct_error"])
+    sim_median, sim_p90 = _quantiles(rows["abs_pct_error"])
+    base_median, base_p90 = _quantiles(rows["baseline_abs_pct_error"])
+    answerable = rows["is_answerable"] if "is_answerable" in rows else pd.Series(True, rows.index)
+    predicted = rows["predicted"].notna()
+    covered = rows["is_covered"].dropna() if "is_covered" in rows else pd.Series(dtype=float)
+    bias = rows["signed_pct_error"].dropna() if "signed_pct_error" in rows else covered
     return {"group_by": group_by, "group": group, "n_rows": len(rows),
-            "share_predicted": float(rows["predicted"].notna().mean()),
+            "n_predicted": int(predicted.sum()),
+            "share_predicted": float(predicted.sum() / max(int(answerable.sum()), 1)),
             "median_ape": sim_median, "p90_ape": sim_p90,
+            "bias_pct": float(bias.median()) if len(bias) else float("nan"),
+            "coverage": float(covered.astype(float).mean()) if len(covered) else float("nan"),
             "baseline_median_ape": base_median, "baseline_p90_ape": base_p90}
 
 
 def summarize_errors(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Median and P90 absolute % error, simulator vs rule of thumb, overall and by group.
+    """Error statistics, simulator vs rule of thumb, overall and by group (GROUPINGS).
 
-    Groups: overall, metric_class (throughput vs time), metric, gpu, workload_kind.
-    Input is a `validate` / `leave_one_source_out` frame.
+    Columns: group_by, group, n_rows, n_predicted, share_predicted (of answerable rows),
+    median_ape and p90_ape (absolute % error), bias_pct (median signed % error), coverage
+    (share of predicted rows whose reported value lies in the P10-P90 band),
+    baseline_median_ape, baseline_p90_ape. Input is a `validate` or cross-validation frame.
     """
     frame = predictions.assign(
         metric_class=np.where(predictions["metric"].isin(TIME_METRICS), "time", "throughput"),
         overall="all")
+    for column in GROUPINGS:
+        if column not in frame:
+            frame[column] = "unknown"
+    frame = frame.fillna({c: "unknown" for c in GROUPINGS})
     out = []
-    for group_by in ("overall", "metric_class", "metric", "gpu", "workload_kind"):
+    for group_by in GROUPINGS:
         for group, rows in frame.groupby(group_by, sort=True):
             out.append(_summary_row(group_by, str(group), rows))
     return pd.DataFrame(out)
-
-
-def leave_one_source_out(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
-                         initial: Calibration | None = None) -> pd.DataFrame:
-    """For each distinct `source`, refit on the other sources and predict that source's rows.
-
-    Returns the `validate` columns for every row, predicted by its fold's calibration, plus
-    `fold_calibration_rows`.
-    """
-    from simulator.core.fitting import fit_prepared
-
-    start = initial or Calibration()
-    specs = as_gpu_specs(gpus)
-    prepared = prepare_runs(runs_df, specs, start)
-    sources = prepared.info["source"].to_numpy()
-    frames = []
-    for source in pd.unique(sources):
-        held_out = sources == source
-        cal = fit_prepared(subset_prepared(prepared, ~held_out), start)
-        frame = validate(runs_df.loc[held_out], specs, cal)
-        frames.append(frame.assign(fold_calibration_rows=cal.n_rows))
-    return pd.concat(frames, ignore_index=True)

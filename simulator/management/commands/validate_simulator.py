@@ -1,4 +1,4 @@
-"""Predict every row of a reference-runs CSV and print the error table."""
+"""Predict every row of reference-runs CSVs and print the error tables."""
 
 from pathlib import Path
 from typing import Any
@@ -6,7 +6,7 @@ from typing import Any
 import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
-from simulator.services import simulator_validate_file
+from simulator.services import simulator_calibration_refit, simulator_validate_file
 
 OUT_COLUMNS = [
     "run_id",
@@ -18,51 +18,93 @@ OUT_COLUMNS = [
     "abs_pct_error",
     "note",
 ]
+EXTRA_OUT_COLUMNS = ["family", "calibration_status", "fold_group"]
+SUMMARY_COLUMNS = {
+    "group": "group",
+    "n_rows": "rows",
+    "n_predicted": "predicted",
+    "share_predicted": "predicted %",
+    "median_ape": "median APE %",
+    "p90_ape": "P90 APE %",
+    "bias_pct": "bias %",
+    "coverage": "P10-P90 cover %",
+    "baseline_median_ape": "rule median %",
+    "baseline_p90_ape": "rule P90 %",
+}
+MODES = {"family": "leave-one-family-out", "source": "leave-one-source-out"}
 
 
 def _summary_text(summary: pd.DataFrame) -> str:
-    columns = {
-        "group_by": "by",
-        "group": "group",
-        "n_rows": "rows",
-        "share_predicted": "predicted %",
-        "median_ape": "median APE %",
-        "p90_ape": "P90 APE %",
-        "baseline_median_ape": "rule median APE %",
-        "baseline_p90_ape": "rule P90 APE %",
-    }
-    shown = summary[list(columns)].rename(columns=columns)
+    shown = summary[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
     shown["predicted %"] = shown["predicted %"] * 100
+    shown["P10-P90 cover %"] = shown["P10-P90 cover %"] * 100
+    shown["group"] = shown["group"].str.slice(0, 60)
     return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
 
 
 class Command(BaseCommand):
     help = (
-        "Predict each row's metric of a CSV in the reference-runs schema; print median and "
-        "P90 absolute % error overall and by GPU, metric and workload kind, beside the "
-        "6·N·D at 40%-of-peak rule of thumb."
+        "Predict each row's metric of CSVs in the reference-runs schema; print rows predicted, "
+        "median and P90 absolute % error, signed bias and P10-P90 coverage overall and by "
+        "metric, GPU, precision, scale band and family, beside the 6·N·D at 40%-of-peak rule "
+        "of thumb. --cv family refits leaving out one family at a time (out-of-family figures)."
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("file", type=Path)
+        parser.add_argument("files", type=Path, nargs="+")
         parser.add_argument("--out", type=Path, default=None, help="write PREDICTIONS.csv")
         parser.add_argument(
             "--loso",
             action="store_true",
             help="refit leaving out each source, predict that source's rows",
         )
+        parser.add_argument(
+            "--cv",
+            choices=sorted(MODES),
+            default=None,
+            help="refit leaving out one family (or source) at a time",
+        )
+        parser.add_argument(
+            "--write-calibration",
+            type=Path,
+            default=None,
+            help="refit on FILES (bands from leave-one-family-out residuals) and write JSON here",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path: Path = options["file"]
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        paths: list[Path] = options["files"]
+        for path in paths:
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        cv = options["cv"] or ("source" if options["loso"] else None)
         try:
-            report = simulator_validate_file(path=path, loso=options["loso"])
+            if options["write_calibration"]:
+                fitted = simulator_calibration_refit(
+                    paths=paths, out_path=options["write_calibration"]
+                )
+                self.stdout.write(
+                    f"wrote calibration fitted on {fitted.n_rows} rows to "
+                    f"{options['write_calibration']}"
+                )
+            report = simulator_validate_file(paths=paths, cv=cv)
         except ValueError as exc:
-            raise CommandError(f"{path}: {exc}") from None
+            raise CommandError(f"{', '.join(map(str, paths))}: {exc}") from None
         if options["out"]:
-            report.predictions[OUT_COLUMNS].to_csv(options["out"], index=False)
+            extra = [c for c in EXTRA_OUT_COLUMNS if c in report.predictions]
+            report.predictions[OUT_COLUMNS + extra].to_csv(options["out"], index=False)
             self.stdout.write(f"wrote {len(report.predictions)} predictions to {options['out']}")
-        mode = "leave-one-source-out" if options["loso"] else "shipped calibration"
-        self.stdout.write(f"Absolute percentage error ({mode}; rule = 6·N·D at 40% of peak):")
-        self.stdout.write(_summary_text(report.summary))
+        self._write_report(report.summary, report.predictions, MODES.get(cv or "", "shipped"))
+
+    def _write_report(self, summary: pd.DataFrame, predictions: pd.DataFrame, mode: str) -> None:
+        self.stdout.write(
+            f"Error of the simulator ({mode} calibration) beside the rule of thumb "
+            "(6·N·D at 40% of peak); bias = median signed % error:"
+        )
+        for group_by in summary["group_by"].unique():
+            self.stdout.write(f"\nby {group_by}:")
+            self.stdout.write(_summary_text(summary[summary["group_by"] == group_by]))
+        skipped = predictions[predictions["predicted"].isna()]
+        if len(skipped):
+            self.stdout.write(f"\n{len(skipped)} row(s) not predicted:")
+            for row in skipped[["run_id", "note"]].itertuples(index=False):
+                self.stdout.write(f"  {row.run_id}: {row.note}")

@@ -1,0 +1,152 @@
+"""Where the calibration has data, and how sure a prediction outside it can be.
+
+Every prediction carries a calibration status:
+- ``calibrated``: its GPU × precision class has calibration runs, at a similar scale (GPU count
+  within a factor SCALE_SLACK of those runs) and with a fitted efficiency of its own;
+- ``extrapolated``: its architecture has runs, but not this GPU, precision, scale or
+  sequence length, or its architecture shares the generic efficiency (a handful of runs);
+- ``uncalibrated``: no run of that architecture at that precision class (e.g. CDNA 3, or fp8
+  on Blackwell today): the efficiency is the prior.
+
+P10-P90 bands are the out-of-family residual quantiles scaled by `band_scale`, which grows with
+the status and with the distance (octaves of GPU count or sequence length) outside the data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from simulator.core.hardware import efficiency_class_of, precision_class
+
+STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
+# Band multipliers by status: fixed in advance (not tuned on the held-out families).
+STATUS_BAND_SCALE: dict[str, float] = {"calibrated": 1.0, "extrapolated": 1.5,
+                                       "uncalibrated": 2.5}
+# Added to the band multiplier per octave outside the calibrated GPU-count / sequence range.
+SCALE_OCTAVE_WIDENING = 0.15
+SEQ_OCTAVE_WIDENING = 0.10
+# A GPU count within this factor of calibration runs still counts as the same scale.
+SCALE_SLACK = 4.0
+
+
+@dataclass(frozen=True)
+class DomainEntry:
+    """Calibration runs of one key ("<GPU>|<precision class>" or "<architecture>|<class>")."""
+
+    key: str
+    n_rows: int
+    min_gpus: float
+    max_gpus: float
+    min_seq_len: float
+    max_seq_len: float
+
+
+@dataclass(frozen=True)
+class CalibrationDomain:
+    """GPU × precision and architecture × precision keys with calibration runs."""
+
+    gpus: tuple[DomainEntry, ...] = ()
+    architectures: tuple[DomainEntry, ...] = ()
+
+    def entry(self, key: str, *, is_architecture: bool) -> DomainEntry | None:
+        """The entry for `key`, or None without runs."""
+        table = self.architectures if is_architecture else self.gpus
+        return next((e for e in table if e.key == key), None)
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        """JSON-safe form."""
+        return {"gpus": [asdict(e) for e in self.gpus],
+                "architectures": [asdict(e) for e in self.architectures]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CalibrationDomain:
+        """Inverse of to_dict. Raises ValueError on malformed entries."""
+        try:
+            return cls(tuple(_entry(e) for e in data.get("gpus", [])),
+                       tuple(_entry(e) for e in data.get("architectures", [])))
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise ValueError(f"malformed calibration domain: {exc}") from exc
+
+
+def _entry(data: dict[str, Any]) -> DomainEntry:
+    return DomainEntry(str(data["key"]), int(data["n_rows"]), float(data["min_gpus"]),
+                       float(data["max_gpus"]), float(data["min_seq_len"]),
+                       float(data["max_seq_len"]))
+
+
+def gpu_key(gpu_name: str, precision: str) -> str:
+    """Domain key of a GPU at a precision: "<GPU name>|<precision class>"."""
+    return f"{gpu_name}|{precision_class(precision)}"
+
+
+def architecture_key(architecture: str, precision: str) -> str:
+    """Domain key of an architecture at a precision: "<architecture>|<precision class>"."""
+    return f"{architecture}|{precision_class(precision)}"
+
+
+@dataclass(frozen=True)
+class DomainPoint:
+    """One configuration located in the domain: GPU name, architecture, precision, scale."""
+
+    gpu_name: str
+    architecture: str
+    precision: str
+    n_gpus: float
+    seq_len: float
+
+
+def domain_from_points(points: list[DomainPoint]) -> CalibrationDomain:
+    """Domain covered by calibration rows."""
+    return CalibrationDomain(
+        _entries([(gpu_key(p.gpu_name, p.precision), p) for p in points]),
+        _entries([(architecture_key(p.architecture, p.precision), p) for p in points]))
+
+
+def _entries(keyed: list[tuple[str, DomainPoint]]) -> tuple[DomainEntry, ...]:
+    grouped: dict[str, list[DomainPoint]] = {}
+    for key, point in keyed:
+        grouped.setdefault(key, []).append(point)
+    return tuple(DomainEntry(k, len(v), min(p.n_gpus for p in v), max(p.n_gpus for p in v),
+                             min(p.seq_len for p in v), max(p.seq_len for p in v))
+                 for k, v in sorted(grouped.items()))
+
+
+def _octaves_outside(value: float, low: float, high: float) -> float:
+    if value <= 0 or low <= 0:
+        return 0.0
+    if value < low:
+        return math.log2(low / value)
+    return math.log2(value / high) if value > high else 0.0
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """Calibration status of one configuration and its band multiplier (>= 1)."""
+
+    status: str
+    band_scale: float
+    reason: str
+
+
+def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
+    """Calibration status and band multiplier of one configuration."""
+    arch_key = architecture_key(point.architecture, point.precision)
+    own = domain.entry(gpu_key(point.gpu_name, point.precision), is_architecture=False)
+    family = domain.entry(arch_key, is_architecture=True)
+    if family is None:
+        return Assessment("uncalibrated", STATUS_BAND_SCALE["uncalibrated"],
+                          f"no calibration runs of {arch_key}")
+    reference = own or family
+    scale = _octaves_outside(point.n_gpus, reference.min_gpus / SCALE_SLACK,
+                             reference.max_gpus * SCALE_SLACK)
+    seq = _octaves_outside(point.seq_len, family.min_seq_len, family.max_seq_len)
+    widening = 1.0 + SCALE_OCTAVE_WIDENING * scale + SEQ_OCTAVE_WIDENING * seq
+    shared = efficiency_class_of(point.architecture, point.precision) == "other"
+    if own is None or shared or scale > 0 or seq > 0:
+        reason = ("no runs of this GPU at this precision" if own is None else
+                  "generic efficiency shared with other architectures" if shared else
+                  "outside the calibrated GPU count or sequence length")
+        return Assessment("extrapolated", STATUS_BAND_SCALE["extrapolated"] * widening, reason)
+    return Assessment("calibrated", widening, f"{own.n_rows} calibration runs")
