@@ -26,7 +26,7 @@ def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
 @login_required
 def plan_list(request: HttpRequest) -> HttpResponse:
     scenarios = PlanScenario.objects.filter(owner_id=request.user.pk)[:100]
-    return render(request, "planner/plan_list.html", {"scenarios": scenarios})
+    return render(request, "planner/plans/list.html", {"scenarios": scenarios})
 
 
 @login_required
@@ -40,7 +40,7 @@ def plan_new(request: HttpRequest) -> HttpResponse:
                 if k in request.GET
             }
         )
-        return render(request, "planner/plan_new.html", {"form": form})
+        return render(request, "planner/plans/new.html", {"form": form})
     form = PlanForm(request.POST)
     if form.is_valid():
         try:
@@ -49,7 +49,7 @@ def plan_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("planner:plan_detail", scenario_id=stored.id)
-    return render(request, "planner/plan_new.html", {"form": form}, status=400)
+    return render(request, "planner/plans/new.html", {"form": form}, status=400)
 
 
 @login_required
@@ -68,7 +68,7 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         "share_query": urlencode(_query(scenario.inputs), doseq=True),
         **_staleness(),
     }
-    return render(request, "planner/plan_detail.html", context)
+    return render(request, "planner/plans/detail.html", context)
 
 
 def _staleness() -> dict[str, Any]:
@@ -103,7 +103,7 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
         except ValueError as exc:
             form.add_error(None, str(exc))
     status = 200 if context["view"] else 400
-    return render(request, "planner/plan_detail.html", context, status=status)
+    return render(request, "planner/plans/detail.html", context, status=status)
 
 
 @login_required
@@ -136,11 +136,11 @@ def plan_compare(request: HttpRequest) -> HttpResponse:
     if len(scenarios) != 2:
         return render(
             request,
-            "planner/plan_compare.html",
+            "planner/plans/compare.html",
             {"error": "Pick two of your scenarios to compare."},
             status=400,
         )
     columns = [
         {"scenario": s, "view": plan_view(s.result) if s.result else None} for s in scenarios
     ]
-    return render(request, "planner/plan_compare.html", {"columns": columns})
+    return render(request, "planner/plans/compare.html", {"columns": columns})

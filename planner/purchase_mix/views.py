@@ -32,7 +32,7 @@ def _owned(request: HttpRequest, pk: int) -> History:
 def history_list(request: HttpRequest) -> HttpResponse:
     assert request.user.pk is not None
     histories = selectors.owned_histories(request.user.pk)
-    return render(request, "planner/history_list.html", {"histories": histories})
+    return render(request, "planner/purchase_mix/list.html", {"histories": histories})
 
 
 @login_required
@@ -40,7 +40,7 @@ def history_upload(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)
     context: dict[str, Any] = {"form": form, "max_mb": settings.UPLOAD_MAX_BYTES // 1024**2}
     if request.method != "POST":
-        return render(request, "planner/history_upload.html", context)
+        return render(request, "planner/purchase_mix/upload.html", context)
     if form.is_valid():
         upload = form.cleaned_data["file"]
         assert request.user.pk is not None
@@ -52,7 +52,7 @@ def history_upload(request: HttpRequest) -> HttpResponse:
             return redirect("planner:history_detail", pk=outcome.history.pk)
         context.update(outcome=outcome, parse=outcome.parse)
     status = 413 if form.is_too_large else 400
-    return render(request, "planner/history_upload.html", context, status=status)
+    return render(request, "planner/purchase_mix/upload.html", context, status=status)
 
 
 @login_required
@@ -76,7 +76,7 @@ def history_detail(request: HttpRequest, pk: int) -> HttpResponse:
         )
         context.update(report=report, doc=report.document, figure_ids=list(figures),
                        figures=[_figure_script(fig, key) for key, fig in figures.items()])
-    return render(request, "planner/history_detail.html", context)
+    return render(request, "planner/purchase_mix/detail.html", context)
 
 
 @login_required
@@ -87,7 +87,7 @@ def history_run_create(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         context = {"history": history, "run": selectors.latest_run(history.pk), "run_form": form,
                    "growth_form": GrowthForm()}
-        return render(request, "planner/history_detail.html", context, status=400)
+        return render(request, "planner/purchase_mix/detail.html", context, status=400)
     services.run_create(history_id=history.pk, options=form.run_options())
     return redirect("planner:history_detail", pk=history.pk)
 

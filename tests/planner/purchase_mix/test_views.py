@@ -40,7 +40,7 @@ def test_login_page_and_signup(client, db):
 def test_upload_page_documents_columns_and_example(user_client):
     response = user_client.get(UPLOAD)
     assert response.status_code == 200
-    assert "history/upload" in response.templates[0].name.replace("_", "/")
+    assert response.templates[0].name == "planner/purchase_mix/upload.html"
     body = response.content.decode()
     for column in ("job_id, start, end, gpu_type, gpu_count", "interruptible", "region"):
         assert column in body

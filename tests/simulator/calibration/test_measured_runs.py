@@ -16,7 +16,7 @@ from simulator.core import Calibration
 from simulator.models import MeasuredRun, UserCalibration
 
 pytestmark = pytest.mark.django_db
-RUNS_CSV = Path(__file__).resolve().parents[2] / "simulator" / "data" / "reference_runs.csv"
+RUNS_CSV = Path(__file__).resolve().parents[3] / "simulator" / "data" / "reference_runs.csv"
 RUNS_URL = reverse("simulator:runs")
 
 
