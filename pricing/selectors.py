@@ -50,6 +50,29 @@ def is_stale(as_of: date, today: date) -> bool:
 # --- prices -----------------------------------------------------------------------------------
 
 
+def current_prices(
+    *,
+    purchase_options: Iterable[str] | None = None,
+    providers: Iterable[str] | None = None,
+    regions: Iterable[str] | None = None,
+    instance_type_ids: Iterable[int] | None = None,
+) -> QuerySet[Price]:
+    """The one way to read current prices: the newest listed or derived price of each
+    instance type, region and purchase option, with its relations; None = no filter."""
+    rows = Price.objects.filter(is_current=True).select_related(
+        "instance_type__provider", "instance_type__accelerator", "region", "source"
+    )
+    if purchase_options is not None:
+        rows = rows.filter(purchase_option__in=list(purchase_options))
+    if providers is not None:
+        rows = rows.filter(instance_type__provider__slug__in=list(providers))
+    if regions is not None:
+        rows = rows.filter(region__code__in=list(regions))
+    if instance_type_ids is not None:
+        rows = rows.filter(instance_type_id__in=list(instance_type_ids))
+    return rows
+
+
 def price_queryset(*, today: date) -> QuerySet[Price]:
     """Prices with their relations, `usd_per_gpu_hour_value` (float) and `is_stale_value`."""
     # Cast both sides: SQLite stores whole-dollar decimals as integers and would divide integers.

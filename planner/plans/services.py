@@ -18,7 +18,8 @@ from planner.plans.core.plan import (
 from planner.plans.models import PlanScenario
 from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
-from pricing.models import InstanceType, Price
+from pricing.models import InstanceType
+from pricing.selectors import current_prices
 from simulator.core import LayoutConstraints, best_layout
 from simulator.hardware_adapter import hardware
 from simulator.requests import inputs_from_request
@@ -56,13 +57,11 @@ def plan_configurations(*, scenario: Scenario, owner_id: int | None) -> PlanInpu
 def plan_prices(*, scenario: Scenario, instance_keys: list[int]) -> pd.DataFrame:
     """Current prices of the allowed instance types, regions and purchase options."""
     data = scenario.data
-    prices = Price.objects.filter(
-        is_current=True,
-        instance_type_id__in=instance_keys,
-        purchase_option__in=data["purchase_options"],
+    prices = current_prices(
+        instance_type_ids=instance_keys,
+        purchase_options=data["purchase_options"],
+        regions=data.get("regions") or None,
     )
-    if data.get("regions"):
-        prices = prices.filter(region__code__in=data["regions"])
     rows = prices.values_list(
         "instance_type_id",
         "instance_type__provider__slug",

@@ -19,7 +19,8 @@ from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.upload.gpu_names import CatalogGpu, match_accelerators
 from planner.purchase_mix.models import AnalysisRun, History
-from pricing.models import Accelerator, Price, PurchaseOption, Region
+from pricing.models import Accelerator, Price, PurchaseOption
+from pricing.selectors import current_prices
 
 # Spot interruption bands and the provider defaults are shared with the planner
 # (planner.core.cloud), so that a history's mix and a plan price spot the same way.
@@ -62,19 +63,16 @@ def spot_band_for(provider: str, bands: Mapping[str, str]) -> str:
 
 def spot_providers() -> list[str]:
     """Providers with current spot prices (the page offers a band for each)."""
-    rows = Price.objects.filter(is_current=True, purchase_option=PurchaseOption.SPOT)
+    rows = current_prices(purchase_options=[PurchaseOption.SPOT])
     return sorted(set(rows.values_list("instance_type__provider__slug", flat=True)))
 
 
 def region_choices() -> list[tuple[str, str]]:
     """(provider, region code) pairs that have current on-demand prices."""
-    rows = (
-        Region.objects.filter(prices__is_current=True, prices__purchase_option="on_demand")
-        .values_list("provider__slug", "code")
-        .distinct()
-        .order_by("provider__slug", "code")
+    rows = current_prices(purchase_options=[PurchaseOption.ON_DEMAND]).values_list(
+        "instance_type__provider__slug", "region__code"
     )
-    return list(rows)
+    return sorted(set(rows))
 
 
 def catalog_gpus() -> list[CatalogGpu]:
@@ -102,14 +100,11 @@ class OfferSet:
 
 
 def _current(option: str, provider: str, region: str) -> QuerySet[Price]:
-    rows = Price.objects.filter(is_current=True, purchase_option=option).select_related(
-        "instance_type__provider", "instance_type__accelerator", "region", "source"
+    return current_prices(
+        purchase_options=[option],
+        providers=[provider] if provider else None,
+        regions=[region] if region else None,
     )
-    if provider:
-        rows = rows.filter(instance_type__provider__slug=provider)
-    if region:
-        rows = rows.filter(region__code=region)
-    return rows
 
 
 def _fits(price: Price, p90_gpus: float) -> bool:
@@ -153,12 +148,9 @@ def price_row(gpu_type: str, price: Price, on_demand_usd_per_hour: float) -> dic
 
 
 def _same_node(option: str, chosen: Price) -> Price | None:
-    rows = Price.objects.filter(
-        is_current=True,
-        purchase_option=option,
-        instance_type_id=chosen.instance_type_id,
-        region_id=chosen.region_id,
-    ).select_related("instance_type__provider", "instance_type__accelerator", "region", "source")
+    rows = current_prices(
+        purchase_options=[option], instance_type_ids=[chosen.instance_type_id]
+    ).filter(region_id=chosen.region_id)
     return rows.order_by("usd_per_hour", "-as_of").first()
 
 
