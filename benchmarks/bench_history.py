@@ -32,7 +32,7 @@ def _child(path: str) -> None:
     from django.contrib.auth.models import User
 
     from planner.purchase_mix import services
-    from planner.tasks import analyze_run_task
+    from planner.purchase_mix.tasks import analyze_run_task
 
     analyze_run_task.delay_on_commit = lambda *args, **kwargs: None  # the benchmark is the worker
     user = User.objects.create_user(f"bench-{os.getpid()}-{time.time_ns()}")

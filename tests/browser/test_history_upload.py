@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page
 
 from planner.models import AnalysisRun
-from planner.tasks import analyze_run_task
+from planner.purchase_mix.tasks import analyze_run_task
 
 pytestmark = pytest.mark.browser
 
