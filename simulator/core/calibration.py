@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -13,6 +13,8 @@ from simulator.core.arrays import ConfigArrays, FloatArray
 from simulator.core.domain import CalibrationDomain
 
 MAX_GEMM_EFFICIENCY = 0.98
+# Band groups: error structure differs between decoders, encoders and CNNs (kernels, framework).
+BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
 # FP32 GEMMs on CUDA cores (no tensor cores) run close to peak: cuBLAS SGEMM reaches ~85-90%.
 SIMT_EFFICIENCY = 0.85
 # Keys of older calibration files, ignored on load (their knobs were dropped or renamed).
@@ -29,11 +31,13 @@ class Calibration:
       shared by every architecture/precision without its own parameter.
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
+    - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling).
     - ridge_multiple: GEMMs reach half the ceiling when their arithmetic intensity (FLOPs per
       byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
       forward and backward), priced at the GPU's memory bandwidth; cnn_traffic_factor the
       same for CNNs (batch norm and ReLU passes make them largely memory-bound).
+    - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models.
     - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
     - hop_latency_us: per-hop latency of ring collectives, microseconds (fixed prior).
@@ -41,8 +45,9 @@ class Calibration:
       up to this many nodes; over k more nodes a GPU's share falls as this/k, down to one NIC.
     - run_overhead_seconds: fixed time per run outside steady state (fixed, 0 by default: MLPerf
       times exclude initialisation, and long-run losses are in goodput).
-    - band_log_p10/p90: quantiles of log(reported / predicted speed) of out-of-family
-      predictions, normalised by their band scale (split-conformal; see crossval).
+    - band_log_p10/p90 (decoder LLMs), band_encoder_log_p10/p90 (BERT-style), band_vision_log_
+      p10/p90 (CNNs): quantiles of log(reported / predicted speed) of out-of-family predictions
+      of that band group, normalised by their band scale (Mondrian split-conformal; crossval).
     - domain: which GPU × precision and architecture × precision keys have calibration runs.
     """
 
@@ -53,9 +58,11 @@ class Calibration:
     efficiency_other: float = 0.45
     encoder_factor: float = 1.0
     cnn_factor: float = 0.6
+    attention_factor: float = 0.7
     ridge_multiple: float = 1.0
     traffic_factor: float = 4.0
     cnn_traffic_factor: float = 8.0
+    input_images_per_second_per_gpu: float = 6000.0
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
     hop_latency_us: float = 5.0
@@ -63,6 +70,10 @@ class Calibration:
     run_overhead_seconds: float = 0.0
     band_log_p10: float = -0.2
     band_log_p90: float = 0.2
+    band_encoder_log_p10: float = -0.3
+    band_encoder_log_p90: float = 0.3
+    band_vision_log_p10: float = -0.4
+    band_vision_log_p90: float = 0.4
     n_rows: int = 0
     domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
@@ -71,8 +82,10 @@ class Calibration:
             value = getattr(self, f.name)
             if f.name != "domain" and not math.isfinite(value):
                 raise ValueError(f"calibration {f.name} must be finite")
-        if self.band_log_p10 > self.band_log_p90:
-            raise ValueError("band_log_p10 must be <= band_log_p90")
+        for group in BAND_GROUPS:
+            low, high = self.band_quantiles(group)
+            if not low <= 0.0 <= high:
+                raise ValueError(f"{group} band quantiles must satisfy p10 <= 0 <= p90")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict of all fields (domain as a nested dict)."""
@@ -95,6 +108,19 @@ class Calibration:
             raise ValueError(f"malformed calibration value: {exc}") from exc
         return cls(**values, domain=domain)  # type: ignore[arg-type]
 
+    def band_quantiles(self, group: str) -> tuple[float, float]:
+        """(P10, P90) of normalised log speed residuals for a BAND_GROUPS entry."""
+        if group not in BAND_GROUPS:
+            raise ValueError(f"unknown band group {group!r}")
+        prefix = "band" if group == "llm" else f"band_{group}"
+        return getattr(self, f"{prefix}_log_p10"), getattr(self, f"{prefix}_log_p90")
+
+    def with_band_quantiles(self, group: str, low: float, high: float) -> Calibration:
+        """Copy with the group's band quantiles set (clipped so p10 <= 0 <= p90)."""
+        prefix = "band" if group == "llm" else f"band_{group}"
+        values = {f"{prefix}_log_p10": min(low, 0.0), f"{prefix}_log_p90": max(high, 0.0)}
+        return replace(self, **values)  # type: ignore[arg-type]
+
     def class_efficiencies(self) -> FloatArray:
         """Efficiencies indexed like hardware.EFFICIENCY_CLASSES."""
         return np.array([self.efficiency_volta_16bit, self.efficiency_ampere_16bit,
@@ -104,6 +130,11 @@ class Calibration:
     def kind_factors(self) -> FloatArray:
         """Workload-kind multipliers indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
+
+
+def band_group(workload_kind: str) -> str:
+    """BAND_GROUPS entry of a workload kind (bert -> encoder, resnet50 -> vision, else llm)."""
+    return {"bert": "encoder", "resnet50": "vision"}.get(workload_kind, "llm")
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:

@@ -3,20 +3,21 @@
 `cross_validate` refits the calibration once per left-out group (a family, see
 runs.run_family, or a source) and predicts that group's rows, so every figure it reports is
 out-of-group. Bands are split-conformal: a left-out group's P10-P90 band uses the quantiles of
-the *other* groups' out-of-group log residuals, each normalised by its band scale (status and
-distance from the calibration data, see domain), so no row sets its own band.
+the *other* groups' out-of-group log residuals of its band group (decoder, encoder, vision:
+Mondrian conformal), each normalised by its band scale (status and distance from the
+calibration data, see domain), so no row sets its own band.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from simulator.core.calibration import Calibration
+from simulator.core.calibration import BAND_GROUPS, Calibration, band_group
 from simulator.core.domain import assess
 from simulator.core.fitting import fit_prepared
 from simulator.core.hardware import GpuSpec
@@ -32,6 +33,7 @@ from simulator.core.validation import predictions_frame
 
 GROUP_COLUMNS: tuple[str, ...] = ("family", "source")
 BAND_QUANTILES = (0.1, 0.9)
+MIN_GROUP_RESIDUALS = 10
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,22 @@ def band_quantiles(residuals: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def _band_groups(prepared: PreparedRuns) -> np.ndarray:
+    return np.array([band_group(str(k)) for k in prepared.info["workload_kind"]])
+
+
+def with_bands(cal: Calibration, residuals: np.ndarray, groups: np.ndarray,
+               use: np.ndarray) -> Calibration:
+    """`cal` with each band group's quantiles from the `use` rows' residuals of that group
+    (all used rows when a group has fewer than MIN_GROUP_RESIDUALS)."""
+    pooled = band_quantiles(residuals[use])
+    for group in BAND_GROUPS:
+        own = residuals[use & (groups == group)]
+        enough = np.isfinite(own).sum() >= MIN_GROUP_RESIDUALS
+        cal = cal.with_band_quantiles(group, *(band_quantiles(own) if enough else pooled))
+    return cal
+
+
 def cross_validate_prepared(prepared: PreparedRuns, group_by: str,
                             start: Calibration) -> CrossValidation:
     """Leave each group out in turn (see module docstring)."""
@@ -93,10 +111,10 @@ def cross_validate_prepared(prepared: PreparedRuns, group_by: str,
     for fold in folds:
         held = subset_prepared(prepared, fold.mask)
         residuals[fold.mask] = _normalised_residuals(held, fold.calibration)
+    groups = _band_groups(prepared)
     frames = []
     for fold in folds:
-        low, high = band_quantiles(residuals[~fold.mask])
-        cal = replace(fold.calibration, band_log_p10=min(low, 0.0), band_log_p90=max(high, 0.0))
+        cal = with_bands(fold.calibration, residuals, groups, ~fold.mask)
         frame = predictions_frame(subset_prepared(prepared, fold.mask), cal)
         frames.append(frame.assign(fold_group=fold.group, fold_calibration_rows=cal.n_rows))
     return CrossValidation(pd.concat(frames, ignore_index=True), residuals)
@@ -124,7 +142,6 @@ def calibrate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
     leave-one-family-out residuals (split-conformal)."""
     start = initial or Calibration()
     prepared = prepare_runs(runs_df, as_gpu_specs(gpus), start)
-    low, high = band_quantiles(cross_validate_prepared(prepared, "family",
-                                                       start).normalised_residuals)
-    fitted = fit_prepared(prepared, start)
-    return replace(fitted, band_log_p10=min(low, 0.0), band_log_p90=max(high, 0.0))
+    residuals = cross_validate_prepared(prepared, "family", start).normalised_residuals
+    use = np.ones(len(residuals), dtype=bool)
+    return with_bands(fit_prepared(prepared, start), residuals, _band_groups(prepared), use)

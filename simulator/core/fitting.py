@@ -31,7 +31,8 @@ from simulator.core.prediction import (
 # (field, transform, prior value, prior sd in transformed units). Efficiencies: large-GEMM
 # fractions seen in cuBLAS/NCCL-era benchmarks (A100 ~0.65-0.7, H100 bf16 ~0.6, fp8 ~0.45 of
 # the fp8 peak i.e. ~1.5x bf16); network: NCCL bus bandwidth ~70% of link; overlap: DDP/FSDP
-# hide most gradient traffic. "logit" keeps a fraction in (0, 1), "log" a scale positive.
+# hide most gradient traffic; vision input pipelines (DALI-class) feed ~3-10k images/s per
+# GPU. "logit" keeps a fraction in (0, 1), "log" a scale positive.
 PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("efficiency_volta_16bit", "logit", 0.60, 0.5),
     ("efficiency_ampere_16bit", "logit", 0.65, 0.5),
@@ -40,9 +41,11 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("efficiency_other", "logit", 0.45, 0.5),
     ("encoder_factor", "log", 1.0, 0.3),
     ("cnn_factor", "log", 0.6, 0.5),
+    ("attention_factor", "logit", 0.7, 0.7),
     ("ridge_multiple", "log", 1.0, 0.7),
     ("traffic_factor", "log", 4.0, 0.5),
     ("cnn_traffic_factor", "log", 8.0, 0.7),
+    ("input_images_per_second_per_gpu", "log", 6000.0, 0.7),
     ("network_efficiency", "logit", 0.7, 0.5),
     ("overlap_fraction", "logit", 0.8, 0.7),
     ("ring_full_bandwidth_nodes", "log", 4.0, 0.7),
@@ -62,9 +65,14 @@ def encode(cal: Calibration) -> FloatArray:
     return np.array([_transform(getattr(cal, name), kind) for name, kind in FITTED_FIELDS])
 
 
-def prior_vector() -> tuple[FloatArray, FloatArray]:
-    """(prior means, prior sds) of FITTED_FIELDS in transformed coordinates."""
-    means = np.array([_transform(value, kind) for _, kind, value, _ in PRIORS])
+def prior_vector(center: Calibration | None = None) -> tuple[FloatArray, FloatArray]:
+    """(prior means, prior sds) of FITTED_FIELDS in transformed coordinates.
+
+    Means are the PRIORS values, or `center`'s (a refit on more runs is pulled toward the
+    calibration it refines, e.g. the shipped one).
+    """
+    means = (encode(center) if center is not None else
+             np.array([_transform(value, kind) for _, kind, value, _ in PRIORS]))
     return means, np.array([sd for *_, sd in PRIORS])
 
 
@@ -131,7 +139,7 @@ def family_weights(prepared: PreparedRuns) -> FloatArray:
 def _objective(prepared: PreparedRuns, base: Calibration) -> Callable[[FloatArray], float]:
     arrays, targets = prepared.arrays, RowTargets.of(prepared)
     weights = family_weights(prepared)
-    means, sds = prior_vector()
+    means, sds = prior_vector(base)
 
     def objective(x: FloatArray) -> float:
         predicted = predict_targets(arrays, targets, decode(x, base))
@@ -144,13 +152,14 @@ def _objective(prepared: PreparedRuns, base: Calibration) -> Callable[[FloatArra
 
 
 def fit_prepared(prepared: PreparedRuns, initial: Calibration) -> Calibration:
-    """MAP fit of FITTED_FIELDS on prepared rows; sets the domain and n_rows.
+    """MAP fit of FITTED_FIELDS on prepared rows, prior centred on `initial` (whose defaults
+    are the PRIORS values); sets the domain and n_rows.
 
     Band quantiles are kept from `initial` (they come from out-of-family residuals, see
     crossval.calibrate).
     """
     objective = _objective(prepared, initial)
-    x = prior_vector()[0]
+    x = encode(initial)
     for _ in range(RESTARTS):
         x = nelder_mead(objective, x)
     fitted = decode(x, initial)

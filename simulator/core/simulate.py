@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from simulator.core.arrays import ConfigArrays, config_arrays
-from simulator.core.calibration import Calibration
+from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import DomainPoint, assess
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import Hardware
@@ -137,11 +137,11 @@ def _check_inputs(workload: Workload, hardware: Hardware, layout: Layout) -> Non
         raise ValueError("tensor/pipeline/context parallelism needs a transformer workload")
 
 
-def speed_band(calibration: Calibration, band_scale: float) -> tuple[float, float]:
+def speed_band(calibration: Calibration, workload_kind: str,
+               band_scale: float) -> tuple[float, float]:
     """(low, high) multipliers of predicted speed for its P10-P90 band (low <= 1 <= high)."""
-    low = min(calibration.band_log_p10, 0.0) * band_scale
-    high = max(calibration.band_log_p90, 0.0) * band_scale
-    return math.exp(low), math.exp(high)
+    low, high = calibration.band_quantiles(band_group(workload_kind))
+    return math.exp(low * band_scale), math.exp(high * band_scale)
 
 
 def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Hardware,
@@ -161,7 +161,7 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
     verdict = assess(calibration.domain, DomainPoint(
         hardware.gpu.name, hardware.gpu.architecture, layout.precision, n_gpus,
         workload.tokens_per_sample))
-    slow, fast = speed_band(calibration, verdict.band_scale)
+    slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
     return SimulationResult(
         workload.name, hardware.gpu.name, n_gpus, layout, memory_report(memory_breakdown(c), i),
         time_report(times, i), samples_s, tokens_s, tokens_s / n_gpus,

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
-from simulator.core.calibration import Calibration
+from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import Assessment, DomainPoint, assess
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu
@@ -189,8 +189,8 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     status, scale = _assessments(cal, instances, gpus, precision, workload.tokens_per_sample)
-    slow = np.exp(min(cal.band_log_p10, 0.0) * scale)
-    fast = np.exp(max(cal.band_log_p90, 0.0) * scale)
+    low, high = cal.band_quantiles(band_group(workload.kind))
+    slow, fast = np.exp(low * scale), np.exp(high * scale)
     return pd.DataFrame({
         "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),
         "nodes": gpus / c.gpus_per_node, "gpus": gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp,

@@ -17,6 +17,8 @@ from simulator.core.arrays import ConfigArrays, FloatArray
 from simulator.core.calibration import Calibration, gemm_efficiency
 from simulator.core.memory import model_state_bytes
 
+CAUSAL_ATTENTION_FRACTION = 0.5
+
 
 @dataclass(frozen=True)
 class TimeArrays:
@@ -42,11 +44,17 @@ def hardware_flops_per_sample(c: ConfigArrays) -> FloatArray:
 
 
 def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth."""
+    """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth.
+
+    Attention cores (flash attention, 16-bit) run at attention_factor of the GEMM efficiency.
+    """
     split = c.tp * c.pp * c.cp
     linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
-    attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1))
-    flop_seconds = linear / c.gemm_peak_tflops + attention / c.peak_16bit_tflops
+    # Causal decoders: flash attention skips the masked half of the score blocks.
+    causal = np.where(c.kind_index == 0, CAUSAL_ATTENTION_FRACTION, 1.0)
+    attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal
+    attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, cal.attention_factor)
+    flop_seconds = linear / c.gemm_peak_tflops + attention / attention_peak
     flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
     passes = 1.0 + (c.recompute == 2) / 3.0
     factor = np.where(c.is_transformer > 0, cal.traffic_factor, cal.cnn_traffic_factor)
@@ -135,6 +143,13 @@ def optimizer_seconds(c: ConfigArrays) -> FloatArray:
     return 2.0 * (weights + gradients + optimizer) / (c.memory_bandwidth_gbytes_per_s * 1e9)
 
 
+def input_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """Vision models: the host input pipeline (decode, augment, copy) delivers at most
+    input_images_per_second_per_gpu; it runs ahead of the GPU, so a step takes the longer."""
+    per_gpu_images = c.micro_batch * c.grad_accum
+    return np.where(c.kind_index == 2, per_gpu_images / cal.input_images_per_second_per_gpu, 0.0)
+
+
 def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
     """Seconds per optimizer step and its exposed parts."""
     per_micro = compute_seconds_per_microbatch(c, cal)
@@ -146,6 +161,7 @@ def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
     bubble = (c.pp - 1.0) / c.virtual_stages * (per_micro + tp + pp)
     optimizer = optimizer_seconds(c)
     step = compute + c.grad_accum * (tp + pp) + bubble + dp_exposed + optimizer
+    step = np.maximum(step, input_seconds_per_step(c, cal))
     samples = c.global_batch / step
     return TimeArrays(compute, c.grad_accum * tp, c.grad_accum * pp, dp_exposed, dp_total,
                       bubble, optimizer, step, samples, hardware_flops_per_sample(c))

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from simulator.core.calibration import Calibration
+from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import assess
 from simulator.core.hardware import GpuSpec
 from simulator.core.prediction import (
@@ -57,14 +57,17 @@ def _bands(prepared: PreparedRuns, cal: Calibration) -> pd.DataFrame:
 def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.DataFrame:
     """The validation table: PREDICTION_COLUMNS plus grouping, band, baseline and layout columns.
 
-    Bands: predicted speed × exp(band_scale × band_log_p10/p90) (inverted for time metrics).
+    Bands: predicted speed × exp(band_scale × the row's band-group P10/P90) (inverted for time
+    metrics).
     """
     info = prepared.info
     predicted = predict_prepared(prepared, calibration)
     bands = _bands(prepared, calibration)
     scale = bands["band_scale"].to_numpy(dtype=float)
     is_time = info["metric"].isin(TIME_METRICS).to_numpy()
-    q10, q90 = min(calibration.band_log_p10, 0.0), max(calibration.band_log_p90, 0.0)
+    quantiles = np.array([calibration.band_quantiles(band_group(str(k)))
+                          for k in info["workload_kind"]]).reshape(-1, 2)
+    q10, q90 = quantiles[:, 0], quantiles[:, 1]
     low = np.where(is_time, -q90, q10) * scale
     high = np.where(is_time, -q10, q90) * scale
     reported = info["reported"].to_numpy(dtype=float)

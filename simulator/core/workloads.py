@@ -177,14 +177,41 @@ def dense_llm(
                     vocab_size, seq_len, gemm_rows_per_sample=float(seq_len))
 
 
-def llm_from_params(name: str, params: float, *, seq_len: int = 2048,
-                    vocab_size: int = 51200) -> Workload:
-    """A dense decoder of `params` parameters with a GPT-3-like shape (hidden ≈ 128·layers)."""
+# Published decoder shapes (params, layers, hidden, heads): GPT-3 (Brown et al. 2020, Table
+# 2.1) and Llama 1/2/3 (Touvron et al. 2023; Dubey et al. 2024).
+STANDARD_SHAPES: tuple[tuple[float, int, int, int], ...] = (
+    (125e6, 12, 768, 12), (350e6, 24, 1024, 16), (760e6, 24, 1536, 16),
+    (1.3e9, 24, 2048, 16), (2.7e9, 32, 2560, 32), (6.7e9, 32, 4096, 32),
+    (13e9, 40, 5120, 40), (32.5e9, 60, 6656, 52), (70e9, 80, 8192, 64),
+    (175e9, 96, 12288, 96), (405e9, 126, 16384, 128),
+)
+
+
+def standard_shape(params: float) -> tuple[int, int, int]:
+    """(layers, hidden, heads) of a standard decoder of `params` parameters.
+
+    Takes the published shape nearest in log-parameters; off its size, the width scales with
+    sqrt(params ratio), rounded so heads of 128 (64 below hidden 2048) come in multiples of 8
+    (4 for small models) and tensor parallelism up to 8 divides them.
+    """
     if params <= 0:
         raise ValueError("params must be positive")
-    n_layers = max(2, round((params / (12 * 128**2)) ** (1 / 3)))
-    hidden = max(128, 128 * round(math.sqrt(params / (12 * n_layers)) / 128))
-    return dense_llm(name, n_layers=n_layers, hidden_size=hidden, n_heads=max(1, hidden // 128),
+    ref, layers, hidden, heads = min(STANDARD_SHAPES, key=lambda s: abs(math.log(params / s[0])))
+    if abs(math.log(params / ref)) <= math.log(1.25):
+        return layers, hidden, heads
+    width = hidden * math.sqrt(params / ref)
+    head_dim = 128 if width >= 2048 else 64
+    step = head_dim * (8 if width >= 4096 else 4)
+    new_hidden = max(step, step * round(width / step))
+    return layers, new_hidden, new_hidden // head_dim
+
+
+def llm_from_params(name: str, params: float, *, seq_len: int = 2048,
+                    vocab_size: int = 51200) -> Workload:
+    """A dense decoder of `params` parameters with a standard published shape (see
+    standard_shape; FFN 4·hidden). The parameter count is kept as given."""
+    n_layers, hidden, heads = standard_shape(params)
+    return dense_llm(name, n_layers=n_layers, hidden_size=hidden, n_heads=heads,
                      seq_len=seq_len, vocab_size=vocab_size, params=params)
 
 

@@ -18,7 +18,6 @@ OUT_COLUMNS = [
     "abs_pct_error",
     "note",
 ]
-EXTRA_OUT_COLUMNS = ["family", "calibration_status", "fold_group"]
 SUMMARY_COLUMNS = {
     "group": "group",
     "n_rows": "rows",
@@ -90,8 +89,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"{', '.join(map(str, paths))}: {exc}") from None
         if options["out"]:
-            extra = [c for c in EXTRA_OUT_COLUMNS if c in report.predictions]
-            report.predictions[OUT_COLUMNS + extra].to_csv(options["out"], index=False)
+            report.predictions[OUT_COLUMNS].to_csv(options["out"], index=False)
             self.stdout.write(f"wrote {len(report.predictions)} predictions to {options['out']}")
         self._write_report(report.summary, report.predictions, MODES.get(cv or "", "shipped"))
 
