@@ -119,13 +119,24 @@ def _option_rows(row: dict[str, Any], as_of: date) -> list[dict[str, Any]]:
 
 
 def _lowest_per_region(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One price per (instance, region, option): the lowest zone, which is named for spot."""
-    best: dict[tuple[str, str, str], dict[str, Any]] = {}
+    """One price per (instance, region, option). On-demand: the lowest zone (zones list the
+    same price). Spot: the median zone (named), with the cheapest and dearest zone beside it,
+    because a spot allocation lands wherever capacity is, not in the cheapest zone."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
         key = (row["instance_type"], row["region"], row["purchase_option"])
-        if key not in best or row["usd_per_hour"] < best[key]["usd_per_hour"]:
-            best[key] = row
-    return list(best.values())
+        groups.setdefault(key, []).append(row)
+    chosen = []
+    for (_, _, option), members in groups.items():
+        members.sort(key=lambda r: r["usd_per_hour"])
+        if option != "spot":
+            chosen.append(members[0])
+            continue
+        median = dict(members[(len(members) - 1) // 2])  # the lower median: a listed zone price
+        median.update(zone_low_usd_per_hour=members[0]["usd_per_hour"],
+                      zone_high_usd_per_hour=members[-1]["usd_per_hour"])
+        chosen.append(median)
+    return chosen
 
 
 def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
