@@ -139,6 +139,28 @@ def _lowest_per_region(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return chosen
 
 
+_VAST_NAME = re.compile(r"^(\d+x-[A-Za-z0-9_]+?)(-\d+-\d+)$")
+
+
+def vast_instance_name(name: str, memory_mib_per_gpu: float | None) -> str:
+    """A Vast listing name that tells 40 GB from 80 GB cards ("1x-A100_SXM4-32-65536" with
+    40 GiB per GPU -> "1x-A100_SXM4_40GB-32-65536"): otherwise both become one instance type."""
+    match = _VAST_NAME.match(name)
+    if memory_mib_per_gpu is None or match is None or "GB" in match.group(1).upper():
+        return name
+    return f"{match.group(1)}_{round(memory_mib_per_gpu / 1024):d}GB{match.group(2)}"
+
+
+def vast_region(text: str) -> str:
+    """A region code from Vast's free text "<place>, <country code>, <continent>":
+    "Georgia, US, NA" -> "us-georgia", ", CA, NA" -> "ca" (no place given)."""
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 3 or not parts[1]:
+        return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
+    place = re.sub(r"[^a-z0-9]+", "-", parts[0].lower()).strip("-")
+    return f"{parts[1].lower()}-{place}" if place else parts[1].lower()
+
+
 def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
     records: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
@@ -156,6 +178,9 @@ def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]
             skipped[key] = skipped.get(key, 0) + 1
             continue
         row.update(provider=provider, accelerator=slug, gpu_count=int(count))
+        if provider == "vast":
+            row.update(InstanceType=vast_instance_name(row["InstanceType"], mib),
+                       Region=vast_region(row["Region"]))
         records.append(row)
     return records, skipped
 
