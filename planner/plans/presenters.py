@@ -54,6 +54,7 @@ class PlanView:
     assumption_rows: list[dict[str, Any]]
     prices: dict[str, Any]
     size_defaults: dict[str, str]
+    what_would_work: dict[str, Any] | None
 
 
 def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -100,6 +101,7 @@ def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
         assumption_rows(document.get("assumptions", {})),
         document.get("prices", {}),
         document.get("size_defaults", {}),
+        document.get("what_would_work"),
     )
 
 

@@ -114,7 +114,28 @@ class PlanResult:
             "n_samples_per_spot_run": self.n_samples_per_spot_run,
             "assumptions": json_safe(self.assumptions),
             "constraints": json_safe(_constraints_dict(self.constraints)),
+            "what_would_work": what_would_work(self.table, self.constraints),
         }
+
+
+def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
+    """When nothing is feasible: the deadline (days) and the budget (USD) that would admit an
+    option, each keeping the other limit, among options no other reason excludes."""
+    if table["rank"].notna().any():
+        return None
+    limits_only = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
+    limits_only = limits_only.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
+    usable = table[limits_only.to_numpy()]
+    if usable.empty:
+        return None
+    within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]
+    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
+    deadline = (None if within_budget.empty
+                else float(np.ceil(within_budget["time_to_train_hours"].min() / 24.0)))
+    budget = None if on_time.empty else float(np.ceil(on_time["total_usd"].min()))
+    return {"deadline_days": deadline, "budget_usd": budget,
+            "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
+            "cheapest_usd": float(usable["total_usd"].min())}
 
 
 # Snapshots further apart than this are flagged when compared in one plan.

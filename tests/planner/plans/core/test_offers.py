@@ -110,3 +110,14 @@ def test_offer_facts_per_provider() -> None:
     assert offer_facts("aws", 8) == ("cloud_instance", 512.0, 4.0)
     assert offer_facts("aws", 1) == ("cloud_instance", 512.0, 16.0)
     assert offer_facts("azure", 8, spot_node_limit=10) == ("cloud_instance", 512.0, 10.0)
+
+
+def test_an_infeasible_plan_says_which_deadline_or_budget_would_work() -> None:
+    configs = [_config(1, 48.0), _config(2, 240.0)]
+    prices = [_price(1, "on_demand", 100.0), _price(2, "on_demand", 10.0)]
+    result = _run(configs, prices, deadline_hours=24.0, budget_usd=3000.0)
+    assert not result.recommendations
+    work = result.to_dict()["what_would_work"]
+    # within $3,000 only the 10-day option fits; within a day nothing; the fast one costs $4,800
+    assert work == {"deadline_days": 10.0, "budget_usd": None, "fastest_days": 2.0,
+                    "cheapest_usd": pytest.approx(2400.0, rel=0.01)}
