@@ -32,8 +32,8 @@ class Calibration:
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
     - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling).
-    - ridge_multiple: GEMMs reach half the ceiling when their arithmetic intensity (FLOPs per
-      byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
+    - ridge_multiple: GEMMs reach 1/sqrt(2) of the ceiling when their arithmetic intensity
+      (FLOPs per byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
       forward and backward), priced at the GPU's memory bandwidth; cnn_traffic_factor the
       same for CNNs (batch norm and ReLU passes make them largely memory-bound).
@@ -138,7 +138,10 @@ def band_group(workload_kind: str) -> str:
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Fraction of peak the GEMMs reach: class ceiling × kind factor × I/(I + ridge_multiple·ridge).
+    """Fraction of peak the GEMMs reach: ceiling / sqrt(1 + (ridge_multiple·ridge / I)²).
+
+    The ceiling is the class efficiency × the workload-kind factor; the second factor is a
+    smooth roofline (compute-bound for I >> ridge, bandwidth-bound I/ridge below).
 
     I = 1/(1/rows + 1/K + 1/N) is the 16-bit arithmetic intensity (FLOPs per byte) of the
     per-GPU GEMM, with rows = micro-batch tokens (or CNN output pixels), K = hidden and
@@ -153,7 +156,8 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
     ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind
     ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    efficiency = ceiling * size / (size + cal.ridge_multiple * ridge)
+    ratio = cal.ridge_multiple * ridge / size
+    efficiency = ceiling / np.sqrt(1.0 + ratio**2)
     return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
 
 
