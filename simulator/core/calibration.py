@@ -27,8 +27,9 @@ class Calibration:
     """Physical knobs of the time model, each with a prior (see fitting.PRIORS).
 
     - efficiency_<architecture>_<precision>: achievable fraction of dense peak of large GEMMs on
-      that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other is
-      shared by every architecture/precision without its own parameter.
+      that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other
+      (fixed prior, not fitted) is shared by every architecture/precision without its own
+      parameter: below the calibrated NVIDIA stacks, for a less mature software stack.
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
     - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling).
@@ -37,7 +38,8 @@ class Calibration:
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
       forward and backward), priced at the GPU's memory bandwidth; cnn_traffic_factor the
       same for CNNs (batch norm and ReLU passes make them largely memory-bound).
-    - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models.
+    - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models
+      (fixed prior: DALI-class pipelines feed several thousand images/s per GPU).
     - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
     - hop_latency_us: per-hop latency of ring collectives, microseconds (fixed prior).
