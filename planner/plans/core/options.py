@@ -4,6 +4,7 @@ user's filters, with the columns the costing needs. Input checks raise ValueErro
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,15 +31,15 @@ PRICE_COLUMNS = ("instance_key", "provider", "region", "instance_type", "purchas
 #   max_nodes        most nodes the offer can give one job (1 = a single machine)
 #   spot_node_limit  spot nodes beyond which capacity is unlikely (inf: no limit known)
 #   age_days         days between the price's as-of date and the plan
-PRICE_DEFAULTS: dict[str, object] = {
+PRICE_DEFAULTS: dict[str, Any] = {
     "payment_option": "", "upfront_usd": np.nan, "basis": "", "offer_kind": "cloud_instance",
     "max_nodes": np.inf, "spot_node_limit": np.inf, "age_days": np.nan,
 }
 # Optional configuration columns (the simulator's calibration status of each prediction).
-CONFIG_DEFAULTS: dict[str, object] = {"calibration_status": "unknown"}
+CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown"}
 
 
-def with_defaults(frame: pd.DataFrame, defaults: dict[str, object]) -> pd.DataFrame:
+def with_defaults(frame: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:
     """The frame with every optional column present (missing ones at their default)."""
     filled = {name: (frame[name].fillna(value) if name in frame.columns else value)
               for name, value in defaults.items()}

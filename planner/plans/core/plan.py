@@ -123,8 +123,8 @@ def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[s
     option, each keeping the other limit, among options no other reason excludes."""
     if table["rank"].notna().any():
         return None
-    limits_only = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
-    limits_only = limits_only.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
+    rest = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
+    limits_only = rest.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
     usable = table[limits_only.to_numpy()]
     if usable.empty:
         return None

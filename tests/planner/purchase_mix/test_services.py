@@ -27,7 +27,7 @@ def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
     assert isinstance(offer, GpuOffer)
     assert (offer.provider, offer.region, offer.gpus_per_instance) == ("aws", "us-east-1", 8)
     assert offer.instance_type.startswith("p4")
-    assert [c.term for c in offer.commitments] == ["reserved_1y"]
+    assert [c.term for c in offer.commitments] == ["reserved_1y", "reserved_3y"]
     assert offer.commitments[0].usd_per_hour < offer.on_demand_usd_per_hour
     assert offer.spot_usd_per_hour is not None
     assert offer.spot_interruptions_per_hour == pytest.approx(
@@ -35,7 +35,7 @@ def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
     )
     assert "P100" in offer_set.unpriced
     options = {row["purchase_option"] for row in offer_set.prices}
-    assert options == {"on_demand", "reserved_1y", "spot"}
+    assert options == {"on_demand", "reserved_1y", "reserved_3y", "spot"}
     assert all(row["source"] and row["as_of"] for row in offer_set.prices)
 
 
