@@ -302,6 +302,17 @@ def _resolved_rows(
     return rows
 
 
+def _without_free_pay_as_you_go(frame: pd.DataFrame, summary: ImportSummary) -> pd.DataFrame:
+    """An on-demand or spot price of 0 is no offer (a placeholder, or a free tier): such rows
+    are counted, not stored. Commitments may be 0 per hour when paid all upfront."""
+    if frame.empty:
+        return frame
+    free = frame["purchase_option"].isin(["on_demand", "spot"]) & (frame["usd_per_hour"] <= 0)
+    if free.any():
+        summary.add_skipped({"zero on-demand or spot price": int(free.sum())})
+    return frame[~free].reset_index(drop=True)
+
+
 def prices_import(
     *, parsed: ParsedPrices, snapshot: SnapshotSource, dry_run: bool = False
 ) -> ImportSummary:
@@ -311,7 +322,7 @@ def prices_import(
     """
     summary = ImportSummary()
     summary.add_skipped(parsed.skipped)
-    frame = parsed.frame
+    frame = _without_free_pay_as_you_go(parsed.frame, summary)
     with transaction.atomic():
         if not frame.empty:
             source = price_source_upsert(snapshot=snapshot)

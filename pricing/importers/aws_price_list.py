@@ -15,6 +15,8 @@ from typing import Any
 from planner.core.cloud import HOURS_PER_YEAR
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
+    MAX_UPFRONT_USD,
+    MAX_USD_PER_HOUR,
     ParsedPrices,
     RowChecker,
     base_row,
@@ -142,7 +144,9 @@ def _term_fees(ctx: _Context, term: Any, where: str) -> tuple[float, float] | No
                             f"term {where} price dimension"):
             return None
         usd = dimension["pricePerUnit"].get("USD")
-        price = ctx.checker.price(usd, line, "pricePerUnit.USD")
+        # "Quantity" is the upfront fee of a whole term; other units are hourly.
+        bound = MAX_UPFRONT_USD if dimension["unit"] == "Quantity" else MAX_USD_PER_HOUR
+        price = ctx.checker.price(usd, line, "pricePerUnit.USD", maximum=bound)
         if price is None:
             if usd is None:
                 ctx.checker.error(line, "pricePerUnit.USD", f"term {where}: no USD price")

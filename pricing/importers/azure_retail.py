@@ -13,7 +13,14 @@ from typing import Any, NamedTuple
 
 from planner.core.cloud import HOURS_PER_YEAR
 from pricing.canonical import canonical_accelerator
-from pricing.importers.common import ParsedPrices, RowChecker, base_row, to_frame
+from pricing.importers.common import (
+    MAX_UPFRONT_USD,
+    MAX_USD_PER_HOUR,
+    ParsedPrices,
+    RowChecker,
+    base_row,
+    to_frame,
+)
 from pricing.importers.jsonfile import (
     array_item_lines,
     count,
@@ -123,7 +130,10 @@ def _item_rows(checker: RowChecker, item: Any, line: int, where: str, as_of: dat
                skipped: dict[str, int]) -> list[dict[str, Any]]:
     if not require_keys(checker, item, REQUIRED, line, where):
         return []
-    price = checker.price(item["retailPrice"], line, "retailPrice")
+    # A reservation is priced for its whole term; every other item per hour.
+    is_term = item.get("type") == "Reservation"
+    price = checker.price(item["retailPrice"], line, "retailPrice",
+                          maximum=MAX_UPFRONT_USD if is_term else MAX_USD_PER_HOUR)
     if item["retailPrice"] is None:
         checker.error(line, "retailPrice", f"{where}: no price")
     reason = _skip_reason(item)

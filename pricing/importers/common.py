@@ -58,6 +58,9 @@ CANONICAL_COLUMNS = [
     "line",
 ]
 PAYMENT_OPTIONS = ("", "no_upfront", "partial_upfront", "all_upfront")
+# Bounds of a price cell: USD per instance-hour, and USD paid upfront for a whole term.
+MAX_USD_PER_HOUR = 100_000.0
+MAX_UPFRONT_USD = 1e9
 OFFERING_CLASSES = ("", "standard", "convertible")
 
 PURCHASE_OPTIONS = (
@@ -115,8 +118,11 @@ class RowChecker:
     def error(self, line: int | None, field_name: str, message: str) -> None:
         self.errors.append(PriceFileError(self.file, line, field_name, message))
 
-    def price(self, value: Any, line: int | None, field_name: str) -> float | None:
-        """A price cell as float; None when empty; an error when non-numeric or negative."""
+    def price(self, value: Any, line: int | None, field_name: str,
+              maximum: float = MAX_USD_PER_HOUR) -> float | None:
+        """A price cell as float; None when empty; an error when non-numeric, negative or
+        above `maximum` (by default the hourly ceiling: no instance costs $100,000 an hour,
+        and the column holds at most 8 integer digits)."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
         text = str(value).strip()
@@ -132,6 +138,9 @@ class RowChecker:
             return None
         if number < 0:
             self.error(line, field_name, f"price {text!r} is negative")
+            return None
+        if number > maximum:
+            self.error(line, field_name, f"price {text!r} is above the {maximum:,.0f} USD bound")
             return None
         return number
 

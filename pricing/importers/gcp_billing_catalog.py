@@ -113,7 +113,7 @@ def _unit_price(checker: RowChecker, sku: dict[str, Any], line: int, where: str
         return None
     price = rates[0]["unitPrice"]
     units = checker.price(price.get("units", "0"), line, "unitPrice.units")
-    nanos = checker.price(price.get("nanos", 0), line, "unitPrice.nanos")
+    nanos = checker.price(price.get("nanos", 0), line, "unitPrice.nanos", maximum=999_999_999)
     if units is None or nanos is None:
         return None
     return units + nanos / 1e9, str(price.get("currencyCode", "USD"))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pricing.importers.common import (
+    MAX_UPFRONT_USD,
     OFFERING_CLASSES,
     PAYMENT_OPTIONS,
     PURCHASE_OPTIONS,
@@ -60,7 +61,8 @@ def _prices(checker: RowChecker, row: dict[str, Any], line: int) -> dict[str, An
     fee = checker.price(row["usd_per_hour"], line, "usd_per_hour")
     effective = checker.price(row.get("effective_usd_per_hour", ""), line,
                               "effective_usd_per_hour")
-    upfront = checker.price(row.get("upfront_usd", ""), line, "upfront_usd")
+    upfront = checker.price(row.get("upfront_usd", ""), line, "upfront_usd",
+                            maximum=MAX_UPFRONT_USD)
     rate = effective if effective is not None else fee
     if rate is None:
         checker.error(line, "usd_per_hour", "no price (give usd_per_hour or the effective rate)")

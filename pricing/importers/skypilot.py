@@ -93,10 +93,14 @@ def _priced_rows(checker: RowChecker, frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _option_rows(row: dict[str, Any], as_of: date) -> list[dict[str, Any]]:
+def _option_rows(row: dict[str, Any], as_of: date, skipped: dict[str, int]
+                 ) -> list[dict[str, Any]]:
     rows = []
     for option, price in (("on_demand", row["price"]), ("spot", row["spot"])):
-        if price is not None and not (isinstance(price, float) and math.isnan(price)):
+        if price is None or (isinstance(price, float) and math.isnan(price)):
+            reason = f"no {option.replace('_', '-')} price"
+            skipped[reason] = skipped.get(reason, 0) + 1
+        else:
             rows.append(
                 base_row(
                     provider=row["provider"],
@@ -249,5 +253,5 @@ def parse(
         records, skipped = _gcp_rows(priced)
     else:
         records, skipped = _plain_rows(priced, cloud)
-    rows = [r for record in records for r in _option_rows(record, day)]
+    rows = [r for record in records for r in _option_rows(record, day, skipped)]
     return ParsedPrices(to_frame(_lowest_per_region(rows)), skipped)

@@ -85,7 +85,10 @@ def parse(
         if instance is None:
             continue
         for option, price in prices.items():
-            if price is not None:
+            if price is None:
+                reason = f"no {option.replace('_', ' ')} price"
+                skipped[reason] = skipped.get(reason, 0) + 1
+            else:
                 # The reserved column is the 1-year Standard RI with no upfront payment.
                 commitment = (
                     {"payment_option": "no_upfront", "offering_class": "standard",

@@ -64,3 +64,32 @@ def test_bad_cells_name_line_and_field_and_nothing_is_parsed(aws_file: Path, tmp
 
 def _line_of(path: Path, text: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize("price", ["1e8", "1e308", "250000"])
+def test_absurd_hourly_prices_are_refused_with_line_and_field(aws_file: Path, tmp_path: Path,
+                                                              price: str) -> None:
+    broken = write_csv_variant(aws_file, tmp_path / "big.csv", ",no_upfront,standard,0,23.77728",
+                               f",no_upfront,standard,0,{price}")
+    with pytest.raises(PriceFileErrors) as exc_info:
+        parse(broken)
+    assert_error(exc_info, broken, _line_of(broken, price), "usd_per_hour")
+    assert "above the 100,000 USD bound" in str(exc_info.value)
+
+
+def test_free_on_demand_rows_are_counted_not_stored(fixtures_dir: Path, tmp_path: Path,
+                                                     db: None) -> None:
+    from pricing.catalog_sources import SnapshotSource
+    from pricing.services import prices_import
+
+    source = fixtures_dir / "pricing" / "azure_spot_pricingradar_westeurope.csv"
+    free = write_csv_variant(source, tmp_path / "free.csv", ",spot,1.097295", ",on_demand,0")
+    with pytest.raises(PriceFileErrors):  # the parser refuses an on-demand price of 0 itself
+        parse(free)
+    snapshot = SnapshotSource("t", "t.csv", "price-table", "azure", date(2026, 8, 22), "t", "",
+                              "")
+    parsed = parse(source)
+    zero = parsed.frame.assign(usd_per_hour=0.0, purchase_option="on_demand")
+    summary = prices_import(parsed=type(parsed)(zero, {}), snapshot=snapshot)
+    assert summary.created == 0
+    assert summary.skipped == {"zero on-demand or spot price": len(zero)}

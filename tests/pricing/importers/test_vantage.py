@@ -30,7 +30,8 @@ def test_empty_reserved_cell_gives_no_row_and_asics_are_skipped(vantage_file: Pa
     parsed = parse(vantage_file, as_of=AS_OF)
     p5 = parsed.frame[parsed.frame["instance_type"] == "p5.48xlarge"]
     assert list(p5["purchase_option"]) == ["on_demand"]
-    assert parsed.skipped == {"accelerator not in catalog: AWS Trainium": 1}
+    assert parsed.skipped == {"accelerator not in catalog: AWS Trainium": 1,
+                              "no reserved 1y price": 2}
 
 
 def test_unknown_and_missing_columns(vantage_file: Path, tmp_path: Path) -> None:
