@@ -10,6 +10,6 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="planner.security.ThrottledModelBackend")
         return redirect("planner:history_list")
     return render(request, "registration/signup.html", {"form": form})

@@ -1,6 +1,24 @@
+from typing import Any
+
 from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
 
 from planner.models import AnalysisRun, History, PlanScenario
+from planner.security import LOCKED_MESSAGE, login_is_locked
+
+
+class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
+    """The admin sign-in, refusing a locked account like the site's form does."""
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username") or ""
+        if username and login_is_locked(username, self.request):
+            raise ValidationError(LOCKED_MESSAGE, code="locked")
+        return super().clean()
+
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 @admin.register(History)

@@ -4,7 +4,9 @@ Routers declare no auth of their own, so no app reaches up into the project pack
 Schema at /api/openapi.json, docs at /api/docs.
 """
 
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
+from ninja.errors import AuthenticationError
 
 from planner.api_auth import API_AUTH
 from planner.plans.api import router as plans_router
@@ -19,6 +21,18 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
     docs_url="/docs",
 )
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    """401 with the challenge clients need (RFC 7235), and what to do about it."""
+    response = api.create_response(
+        request, {"detail": "Sign in (session) or send HTTP basic credentials over HTTPS."},
+        status=401)
+    response["WWW-Authenticate"] = 'Basic realm="GPU Planner API", charset="UTF-8"'
+    return response
+
+
 api.add_router("/", pricing_router)
 api.add_router("/histories", purchase_mix_router, auth=API_AUTH)
 api.add_router("/simulations", simulator_router, auth=API_AUTH)

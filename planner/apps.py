@@ -10,4 +10,5 @@ class PlannerConfig(AppConfig):
         # enqueue a run by its task name without importing the task module (no cycle).
         from planner import celery, tasks  # noqa: F401
         from planner.plans import tasks as plan_tasks  # noqa: F401
+        from planner.purchase_mix import signals  # noqa: F401
         from planner.purchase_mix import tasks as purchase_mix_tasks  # noqa: F401

@@ -41,6 +41,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "planner.security.UploadLimitMiddleware",
+    "planner.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -96,7 +98,26 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Every sign-in (form, admin, HTTP basic auth) goes through the throttled backend.
+AUTHENTICATION_BACKENDS = ["planner.security.ThrottledModelBackend"]
+# HTTP basic auth on the API only over HTTPS (off for local development over plain HTTP).
+API_BASIC_AUTH_HTTPS_ONLY = env_bool("API_BASIC_AUTH_HTTPS_ONLY", not DEBUG)
+
+# Production behind HTTPS (see README "Deploying"): HTTPS=1 turns on HSTS, the redirect to
+# HTTPS and secure cookies; BEHIND_PROXY=1 trusts the proxy's X-Forwarded-Proto header.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+if env_bool("BEHIND_PROXY", HTTPS):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -126,6 +147,8 @@ MEDIA_ROOT = VAR_DIR / "media"
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Room for the other form fields and multipart boundaries around the file.
+UPLOAD_FORM_OVERHEAD_BYTES = 1024 * 1024
 
 # Prices older than this are flagged on every page that shows them.
 PRICE_STALE_DAYS = env_int("PRICE_STALE_DAYS", 180)

@@ -1,12 +1,14 @@
 """Root URLs. The planning features share the `planner` namespace (stable URL names)."""
 
 from django.contrib import admin
+from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
-from planner import accounts
+from planner import accounts, health
 from planner.api import api
 from planner.plans.urls import urlpatterns as plan_urls
 from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
+from planner.security import ThrottledAuthenticationForm
 
 planner_urls = [
     path("accounts/signup/", accounts.signup, name="signup"),
@@ -16,7 +18,10 @@ planner_urls = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
+         name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("healthz", health.healthz, name="healthz"),
     path("api/", api.urls),
     path("", include((planner_urls, "planner"))),
     path("", include("simulator.urls")),

@@ -18,7 +18,8 @@ URL = "/api/histories"
 
 def _basic(username: str, password: str) -> dict[str, str]:
     token = base64.b64encode(f"{username}:{password}".encode()).decode()
-    return {"HTTP_AUTHORIZATION": f"Basic {token}"}
+    # basic auth is accepted over HTTPS only
+    return {"HTTP_AUTHORIZATION": f"Basic {token}", "wsgi.url_scheme": "https"}
 
 
 def test_anonymous_is_401(client, db):

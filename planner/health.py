@@ -1,0 +1,53 @@
+"""/healthz: is the database reachable, the broker reachable, and does a worker answer?"""
+
+import time
+from typing import Any
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+WORKER_PING_SECONDS = 1.0
+
+
+def _database() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - any failure is what /healthz reports
+        return f"error: {exc.__class__.__name__}"
+    return "ok"
+
+
+def _broker_and_workers() -> tuple[str, str]:
+    from planner.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:  # noqa: BLE001
+        return f"error: {exc.__class__.__name__}", "unknown (no broker)"
+    try:
+        replies = app.control.ping(timeout=WORKER_PING_SECONDS)
+    except Exception as exc:  # noqa: BLE001
+        return "ok", f"error: {exc.__class__.__name__}"
+    return "ok", f"{len(replies)} answered" if replies else "none answered"
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """200 when the database and the broker answer (the web tier can take work), else 503;
+    the worker count says whether queued work will start soon."""
+    started = time.monotonic()
+    database = _database()
+    broker, workers = _broker_and_workers()
+    body: dict[str, Any] = {
+        "database": database, "broker": broker, "workers": workers,
+        "checked_in_ms": round((time.monotonic() - started) * 1000),
+    }
+    healthy = database == "ok" and broker == "ok"
+    return JsonResponse({"status": "ok" if healthy else "degraded", **body},
+                        status=200 if healthy else 503)
