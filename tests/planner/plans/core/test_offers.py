@@ -30,7 +30,8 @@ def test_spot_beyond_its_node_limit_is_flagged_and_not_recommended() -> None:
     prices = [{**_price(1, "spot", 3.0), "spot_node_limit": 4.0}]
     result = _run(configs, prices)
     big = result.table[result.table["nodes"] == 8].iloc[0]
-    assert bool(big["is_capacity_unlikely"]) and "spot capacity unlikely" in big["infeasible_reason"]
+    assert bool(big["is_capacity_unlikely"])
+    assert "spot capacity unlikely" in big["infeasible_reason"]
     picked = {result.table.iloc[r.row_index]["nodes"] for r in result.recommendations}
     assert picked == {1.0}
     allowed = _run(configs, prices, allow_unlikely_capacity=True)
