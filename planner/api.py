@@ -11,6 +11,7 @@ from ninja.errors import AuthenticationError
 from planner.api_auth import API_AUTH
 from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
+from planner.runs import QueueUnavailableError
 from pricing.api import router as pricing_router
 from simulator.api import router as simulator_router
 
@@ -31,6 +32,11 @@ def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
         status=401)
     response["WWW-Authenticate"] = 'Basic realm="GPU Planner API", charset="UTF-8"'
     return response
+
+
+@api.exception_handler(QueueUnavailableError)
+def _queue_unavailable(request: HttpRequest, exc: QueueUnavailableError) -> HttpResponse:
+    return api.create_response(request, {"detail": QueueUnavailableError.message}, status=503)
 
 
 api.add_router("/", pricing_router)

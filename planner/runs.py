@@ -16,6 +16,7 @@ error. The protocol survives what workers and databases do:
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,6 +27,8 @@ from django.db import InterfaceError, OperationalError, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+logger = logging.getLogger(__name__)
+
 # Errors worth retrying: the database was busy, restarting or unreachable.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 TRANSIENT_MESSAGE = "The database was unavailable several times in a row; try again."
@@ -33,6 +36,7 @@ TRANSIENT_MESSAGE = "The database was unavailable several times in a row; try ag
 # Options every run task shares (bind=True: the task passes its request to run_execute).
 RUN_TASK_OPTIONS: dict[str, Any] = {
     "bind": True,
+    "ignore_result": True,  # the result is the row; nothing waits on a result backend
     "autoretry_for": TRANSIENT_ERRORS,
     "retry_backoff": True,
     "retry_backoff_max": 30,
@@ -103,11 +107,66 @@ def run_status(run: TrackedRun) -> dict[str, Any]:
     }
 
 
-def run_enqueue(run: TrackedRun) -> None:
-    """Send the run's task once the surrounding transaction commits (by name: no import)."""
+class QueueUnavailableError(Exception):
+    """The broker refused a task; its run row is committed and stays queued until a sweep."""
+
+    message = ("Your request is saved, but the task queue is unavailable right now; it will "
+               "start by itself when the queue is back (within about a minute).")
+
+
+# Publishing gives up after about a second instead of the default ~20 s of retries: the row
+# is already committed, and the sweep (runs_sweep) sends it when the broker is back.
+PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5,
+                        "interval_max": 0.5}
+# Queued rows older than this are sent again by the sweep (their first send may have failed).
+REQUEUE_AFTER_SECONDS = 60
+
+
+def _publish(model_label: str, task_name: str, run_id: int) -> None:
+    from kombu.exceptions import OperationalError as BrokerError
+
     from planner.celery import app
 
-    app.tasks[run.TASK_NAME].delay_on_commit(run.pk)
+    try:
+        app.tasks[task_name].apply_async((run_id,), retry=True,
+                                         retry_policy=PUBLISH_RETRY_POLICY)
+    except (BrokerError, ConnectionError, TimeoutError) as exc:
+        logger.warning("%s %s stays queued: broker unavailable (%s)", model_label, run_id, exc)
+        raise QueueUnavailableError(QueueUnavailableError.message) from exc
+
+
+def run_enqueue(run: TrackedRun) -> None:
+    """Send the run's task once the surrounding transaction commits (by name: no import).
+
+    With the broker down this raises QueueUnavailableError after the commit (the interface
+    answers 503); the row stays queued and runs_sweep sends it later."""
+    label, name, run_id = run._meta.label, run.TASK_NAME, run.pk
+    transaction.on_commit(lambda: _publish(label, name, run_id))
+
+
+def runs_sweep() -> int:
+    """Send again every run still queued after REQUEUE_AFTER_SECONDS, and every "running" run
+    older than the task time limit (its worker died and no redelivery came). A duplicate send
+    is harmless: the claim is conditional. Returns how many were sent."""
+    from django.apps import apps
+
+    from planner.celery import app
+
+    sent = 0
+    after = getattr(settings, "RUNS_REQUEUE_AFTER_SECONDS", REQUEUE_AFTER_SECONDS)
+    queued_before = timezone.now() - timedelta(seconds=after)
+    for model in apps.get_models():
+        if not issubclass(model, TrackedRun) or not model.TASK_NAME:
+            continue
+        stuck = model.objects.filter(
+            Q(status=TrackedRun.Status.QUEUED, created_at__lt=queued_before)
+            | Q(status=TrackedRun.Status.RUNNING, started_at__lt=_stale_before())
+        ).values_list("pk", flat=True)
+        for run_id in stuck:
+            app.tasks[model.TASK_NAME].apply_async((run_id,), retry=True,
+                                                   retry_policy=PUBLISH_RETRY_POLICY)
+            sent += 1
+    return sent
 
 
 def _stale_before() -> datetime:

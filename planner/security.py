@@ -91,6 +91,27 @@ class SecurityHeadersMiddleware:
         return response
 
 
+class QueueUnavailableMiddleware:
+    """503 with a readable message when a run was saved but its task could not be sent."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception
+                          ) -> HttpResponse | None:
+        from planner.runs import QueueUnavailableError
+
+        if not isinstance(exception, QueueUnavailableError):
+            return None
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": QueueUnavailableError.message}, status=503)
+        return HttpResponse(QueueUnavailableError.message, status=503,
+                            content_type="text/plain; charset=utf-8")
+
+
 class UploadLimitMiddleware:
     """Refuse a request whose declared body is larger than the upload limit with 413, before
     any of it is read or written to disk."""

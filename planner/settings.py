@@ -43,6 +43,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "planner.security.UploadLimitMiddleware",
     "planner.security.SecurityHeadersMiddleware",
+    "planner.security.QueueUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -198,11 +199,17 @@ PRICE_REFRESH_AWS_URL = env_str("PRICE_REFRESH_AWS_URL", "https://pricing.us-eas
 PRICE_REFRESH_AZURE_URL = env_str("PRICE_REFRESH_AZURE_URL", "https://prices.azure.com")
 PRICE_REFRESH_GCP_URL = env_str("PRICE_REFRESH_GCP_URL", "https://cloudbilling.googleapis.com")
 GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
-CELERY_BEAT_SCHEDULE = (
+CELERY_BEAT_SCHEDULE = {
+    # Runs whose first send failed (broker down) or whose worker died are sent again.
+    "sweep-runs": {"task": "planner.sweep_runs", "schedule": 60.0},
+} | (
     {"refresh-prices-daily": {"task": "pricing.refresh_prices",
                               "schedule": env_int("PRICE_REFRESH_INTERVAL_SECONDS", 86_400)}}
     if env_bool("PRICE_REFRESH_DAILY", False) else {}
 )
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# A queued run older than this is sent again by the sweep (planner.runs.runs_sweep).
+RUNS_REQUEUE_AFTER_SECONDS = env_int("RUNS_REQUEUE_AFTER_SECONDS", 60)
 
 LOGGING = {
     "version": 1,

@@ -1,9 +1,26 @@
-"""Project-level tasks: a ping that proves broker and worker are wired."""
+"""Project-level tasks: a ping that proves broker and worker are wired, and the sweep that
+sends queued runs whose first send failed (every minute from beat, and when a worker starts)."""
+
+from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
+
+from planner.runs import runs_sweep
 
 
 @shared_task(name="planner.ping")
 def ping_task(value: int) -> int:
     """Echo a value back: the integration test and /healthz use it."""
     return value
+
+
+@shared_task(name="planner.sweep_runs", ignore_result=True)
+def sweep_runs_task() -> int:
+    """Send again the runs a broker outage or a lost worker left behind."""
+    return runs_sweep()
+
+
+@worker_ready.connect(dispatch_uid="sweep-runs-on-worker-start")
+def _sweep_when_a_worker_starts(**kwargs: Any) -> None:
+    sweep_runs_task.delay()
