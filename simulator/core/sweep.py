@@ -118,6 +118,7 @@ def _hardware_table(instances: pd.DataFrame, gpus: Mapping[str, GpuSpec],
 
 HARDWARE_FIELDS = (
     "peak_tflops", "gemm_peak_tflops", "peak_16bit_tflops", "is_simt", "efficiency_class",
+    "is_pcie_card",
     "memory_bandwidth_gbytes_per_s", "memory_gib", "intra_gbytes_per_s", "inter_gbytes_per_s",
     "gpus_per_node", "tdp_watts")
 
