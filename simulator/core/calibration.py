@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 
 from simulator.core.arrays import ConfigArrays, FloatArray
-from simulator.core.domain import CalibrationDomain
+from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
+
+__all__ = ["BAND_GROUPS", "Calibration", "band_group", "gemm_efficiency", "load_calibration",
+           "save_calibration"]
 
 MAX_GEMM_EFFICIENCY = 0.98
-# Band groups: error structure differs between decoders, encoders and CNNs (kernels, framework).
-BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
+
 # FP32 GEMMs on CUDA cores (no tensor cores) run close to peak: cuBLAS SGEMM reaches ~85-90%.
 SIMT_EFFICIENCY = 0.85
 # Keys of older calibration files, ignored on load (their knobs were dropped or renamed).
@@ -138,11 +140,6 @@ class Calibration:
     def kind_factors(self) -> FloatArray:
         """Workload-kind multipliers indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
-
-
-def band_group(workload_kind: str) -> str:
-    """BAND_GROUPS entry of a workload kind (bert -> encoder, resnet50 -> vision, else llm)."""
-    return {"bert": "encoder", "resnet50": "vision"}.get(workload_kind, "llm")
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:

@@ -162,7 +162,7 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
     hours = seconds / SECONDS_PER_HOUR
     verdict = assess(calibration.domain, DomainPoint(
         hardware.gpu.name, hardware.gpu.architecture, layout.precision, n_gpus,
-        workload.tokens_per_sample))
+        workload.tokens_per_sample, band_group(workload.kind)))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
     return SimulationResult(
         workload.name, hardware.gpu.name, n_gpus, layout, memory_report(memory_breakdown(c), i),
