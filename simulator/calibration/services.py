@@ -32,7 +32,13 @@ from simulator.core.measured_runs import (
     parse_measured_runs,
 )
 from simulator.models import MeasuredRun, UserCalibration
-from simulator.services import DATA_DIR, calibration_for, catalog_gpu_specs, shipped_calibration
+from simulator.services import (
+    DATA_DIR,
+    REFERENCE_RUNS_FILES,
+    calibration_for,
+    catalog_gpu_specs,
+    shipped_calibration,
+)
 
 REFERENCE_RUNS_CSV = DATA_DIR / "reference_runs.csv"
 # The page predicts every run twice per view (about 12 ms a row each), so keep it interactive.
@@ -145,7 +151,8 @@ def measured_runs_frame(*, owner_id: int) -> pd.DataFrame:
 
 @cache
 def reference_runs_frame() -> pd.DataFrame:
-    return load_reference_runs(str(REFERENCE_RUNS_CSV))
+    """Every published run the shipped calibration was fitted on (both reference files)."""
+    return load_reference_runs(*map(str, REFERENCE_RUNS_FILES))
 
 
 def measured_runs_template_csv() -> str:

@@ -178,7 +178,7 @@ def test_fitting_on_biased_runs_moves_predictions_toward_them(
     assert response.redirect_chain == [(RUNS_URL, 302)]
     assert "Median abs error on your runs" in response.content.decode()
     own = UserCalibration.objects.get(owner=user)
-    assert own.is_active and own.n_runs == 79 + 5
+    assert own.is_active and own.n_runs == 373 + 5
     calibration = services.calibration_for(user.id)
     assert calibration == Calibration.from_dict(own.params)
     assert calibration != services.shipped_calibration()
