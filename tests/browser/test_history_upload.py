@@ -25,7 +25,8 @@ def queued_runs(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) 
     """Run ids the app enqueued; the test plays the worker so the page's polling is real."""
     settings.MEDIA_ROOT = tmp_path / "media"
     queued: list[int] = []
-    monkeypatch.setattr(analyze_run_task, "delay_on_commit", queued.append)
+    monkeypatch.setattr(analyze_run_task, "apply_async",
+                        lambda args, **options: queued.append(args[0]))
     return queued
 
 

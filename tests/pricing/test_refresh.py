@@ -123,4 +123,4 @@ def test_the_daily_schedule_is_off_by_default_and_one_setting_turns_it_on() -> N
     on = subprocess.run([sys.executable, "-c", code], cwd=root,
                         env={**env, "PRICE_REFRESH_DAILY": "1"}, capture_output=True, text=True,
                         check=True).stdout.strip()
-    assert (off, on) == ("[]", "['refresh-prices-daily']")
+    assert (off, on) == ("['sweep-runs']", "['refresh-prices-daily', 'sweep-runs']")
