@@ -17,6 +17,10 @@ import pandas as pd
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 
 SECONDS_PER_HOUR = 3600
+# Ten years and a day of hours: the parser refuses longer histories, and the grid is checked
+# before it is allocated so a bad date cannot build a grid of millions of hours.
+MAX_GRID_HOURS = 10 * 8766 + 24
+MAX_GRID_CELLS = 24_000_000  # (GPU types x 2) x hours, about 190 MB per float64 array
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ def bucket_gpu_seconds(
     first_hour = int(start_s.min() // SECONDS_PER_HOUR)
     n_hours = int(-(-end_s.max() // SECONDS_PER_HOUR)) - first_hour
     n_hours = max(n_hours, 1)
+    check_grid_size(n_hours, n_groups)
     width = n_hours + 1
     head_idx = start_s // SECONDS_PER_HOUR - first_hour
     tail_idx = end_s // SECONDS_PER_HOUR - first_hour
@@ -103,6 +108,19 @@ def bucket_gpu_seconds(
     full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
     total = partial.reshape(n_groups, width) + full
     return first_hour, total[:, :n_hours]
+
+
+def check_grid_size(n_hours: int, n_groups: int) -> None:
+    """Raise ValueError before allocating a demand grid over MAX_GRID_HOURS or MAX_GRID_CELLS."""
+    if n_hours > MAX_GRID_HOURS:
+        raise ValueError(
+            f"the history spans {n_hours:,} hours; at most {MAX_GRID_HOURS:,} (ten years)"
+        )
+    if n_hours * max(n_groups, 1) > MAX_GRID_CELLS:
+        raise ValueError(
+            f"{n_groups // 2 or 1} GPU types over {n_hours:,} hours is more than "
+            f"{MAX_GRID_CELLS:,} hourly cells; upload fewer GPU types or a shorter period"
+        )
 
 
 def _hour_index(first_hour: int, n_hours: int) -> pd.DatetimeIndex:
