@@ -29,6 +29,22 @@ from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 TREND_HORIZON_DAYS = 365
 
 
+def parse_growth(text: str) -> tuple[float, ...]:
+    """`-50,-25,0,25` (% per year) -> fractions; each must be above -100 % and at most +500 %."""
+    values = []
+    for item in filter(None, (part.strip().rstrip("%") for part in text.split(","))):
+        try:
+            value = float(item)
+        except ValueError as error:
+            raise ValueError(f"growth scenario {item!r} is not a number (% per year)") from error
+        if not -100 < value <= 500:
+            raise ValueError(f"growth scenario {value:g}% per year is outside (-100%, +500%]")
+        values.append(value / 100.0)
+    if not values:
+        raise ValueError("give at least one growth scenario (% per year)")
+    return tuple(values)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Where to buy and how to read spot risk; blanks mean cheapest offered / any region."""
@@ -106,8 +122,6 @@ def _what_to_buy_dict(
         is_elsewhere_allowed=options.is_elsewhere_alternative,
         service_years_left=service_years_left(offer_set.accelerators),
     ).to_dict()
-    for item in result["types"]:
-        item.pop("offer", None)
     return result
 
 

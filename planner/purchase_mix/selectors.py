@@ -19,7 +19,7 @@ from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.upload.gpu_names import CatalogGpu, match_accelerators
 from planner.purchase_mix.models import AnalysisRun, History
-from pricing.models import Accelerator, Price, PurchaseOption
+from pricing.models import Accelerator, Price, Provider, PurchaseOption
 from pricing.selectors import current_prices
 
 # Spot interruption bands and the provider defaults are shared with the planner
@@ -283,9 +283,12 @@ def gpu_offers(
         committing = [p for p in rows if (p.instance_type_id, p.region_id) in sells]
         price = choose_on_demand(committing if not provider and committing else rows,
                                  size.p90_gpus)
+        # Marketplace hosts are left out: their reliability is not a cloud's on-demand.
         anywhere = _current(PurchaseOption.ON_DEMAND, "", "").filter(
             instance_type__accelerator__slug__in=slugs
-        ).select_related("instance_type__provider", "region")
+        ).exclude(instance_type__provider__kind=Provider.Kind.MARKETPLACE).select_related(
+            "instance_type__provider", "region"
+        )
         if price is None:
             where = " ".join(filter(None, [provider, region])) or "any provider"
             result.unpriced[size.gpu_type] = f"no on-demand price for {', '.join(slugs)} in {where}"
