@@ -12,6 +12,8 @@ from django.db.models import QuerySet
 from planner.core.cloud import (
     DEFAULT_PROVIDER_SPOT_BANDS,
     DEFAULT_SPOT_BAND,
+    PAYMENT_OPTION_WORDS,
+    PURCHASE_OPTION_WORDS,
     SPOT_BAND_MONTHLY_FRACTION,
     hazard_per_instance_hour,
 )
@@ -137,6 +139,8 @@ def price_row(gpu_type: str, price: Price, on_demand_usd_per_hour: float) -> dic
         "instance_type": price.instance_type.name,
         "gpus_per_instance": price.instance_type.gpu_count,
         "purchase_option": price.purchase_option,
+        "purchase_words": PURCHASE_OPTION_WORDS.get(price.purchase_option, price.purchase_option),
+        "payment_words": PAYMENT_OPTION_WORDS.get(getattr(price, "payment_option", "") or "", ""),
         "usd_per_hour": usd,
         "usd_per_gpu_hour": usd / price.instance_type.gpu_count,
         "discount_pct": 100.0 * (1.0 - usd / on_demand_usd_per_hour),

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.core.cloud import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buy import type_inputs
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
@@ -40,7 +41,7 @@ STRATEGIES: tuple[tuple[str, str], ...] = (
 class StrategyCost:
     name: str
     words: str
-    instances_by_term: dict[str, int] = field(default_factory=dict)
+    instances_by_term: dict[str, int] = field(default_factory=dict)  # plain term words
     test_cost_usd: float = 0.0
     whole_term_cost_usd: float = 0.0
     savings_vs_on_demand_usd: float = 0.0
@@ -168,7 +169,8 @@ def _add_type(rows: dict[str, StrategyCost], offer: GpuOffer, demand: HourlyDema
         row.test_cost_usd += _cost(offer.commitments, levels, test, alt)[0] + spot_cost
         row.whole_term_cost_usd += _cost(offer.commitments, whole_levels, test, alt)[1] + spot_cost
         for option, count in zip(offer.commitments, levels.counts, strict=True):
-            row.instances_by_term[option.term] = row.instances_by_term.get(option.term, 0) + count
+            words = PURCHASE_OPTION_WORDS.get(option.term, option.term)
+            row.instances_by_term[words] = row.instances_by_term.get(words, 0) + count
 
 
 def _finish(rows: dict[str, StrategyCost]) -> None:

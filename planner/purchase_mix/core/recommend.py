@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.cloud import HOURS_PER_YEAR, PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan, plan_spot
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
@@ -149,6 +149,7 @@ def term_commitments(offer: GpuOffer, levels: tuple[int, ...]) -> tuple[TermComm
             total_commitment_usd=level * option.usd_per_hour * HOURS_PER_YEAR * option.term_years,
             break_even_utilization_pct=100.0 * option.usd_per_hour / offer.on_demand_usd_per_hour,
             discount_pct=100.0 * (1.0 - option.usd_per_hour / offer.on_demand_usd_per_hour),
+            term_words=PURCHASE_OPTION_WORDS.get(option.term, option.term),
         )
         for option, level in zip(offer.commitments, levels, strict=True)
     )
