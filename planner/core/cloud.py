@@ -123,3 +123,10 @@ GPU_SERVICE_YEARS_LEFT: dict[str, float] = {
     "V100": 2.0,
     "T4": 3.0,
 }
+
+
+# Which interruptible jobs may run on spot. Spot capacity for many nodes at once is rarely
+# granted together, and a job reclaimed every few hours for days mostly reruns: a job over
+# SPOT_MAX_JOB_GPUS GPUs (four 8-GPU nodes) or SPOT_MAX_JOB_HOURS hours stays off spot.
+SPOT_MAX_JOB_GPUS = 32
+SPOT_MAX_JOB_HOURS = 168.0

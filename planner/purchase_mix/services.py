@@ -107,7 +107,12 @@ def demand_frame(demand: HourlyDemand) -> pd.DataFrame:
     )
 
 
-def demand_from_frame(frame: pd.DataFrame, job_gpus: Mapping[str, float]) -> HourlyDemand:
+def demand_from_frame(
+    frame: pd.DataFrame,
+    job_gpus: Mapping[str, float],
+    job_gpu_hours: Mapping[str, Mapping[str, float]] | None = None,
+    off_spot_gpu_hours: Mapping[str, float] | None = None,
+) -> HourlyDemand:
     firm = {c.split(":", 1)[1]: frame[c] for c in frame.columns if c.startswith("firm:")}
     spare = {c.split(":", 1)[1]: frame[c] for c in frame.columns if c.startswith("interruptible:")}
     index = frame.index.rename("hour")
@@ -116,6 +121,11 @@ def demand_from_frame(frame: pd.DataFrame, job_gpus: Mapping[str, float]) -> Hou
         firm_gpus=pd.DataFrame(firm, index=index).set_axis(columns, axis=1),
         interruptible_gpus=pd.DataFrame(spare, index=index).set_axis(columns, axis=1),
         interruptible_job_gpus=dict(job_gpus),
+        interruptible_gpu_hours_by_job_gpus={
+            name: {int(gpus): float(hours) for gpus, hours in sizes.items()}
+            for name, sizes in (job_gpu_hours or {}).items()
+        },
+        off_spot_gpu_hours=dict(off_spot_gpu_hours or {}),
     )
 
 
@@ -126,6 +136,11 @@ def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[s
     demand = split_hourly_demand(history)
     frame = demand_frame(demand)
     frame.attrs["interruptible_job_gpus"] = dict(demand.interruptible_job_gpus)
+    frame.attrs["job_gpu_hours"] = {
+        name: {str(gpus): hours for gpus, hours in sizes.items()}
+        for name, sizes in demand.interruptible_gpu_hours_by_job_gpus.items()
+    }
+    frame.attrs["off_spot_gpu_hours"] = dict(demand.off_spot_gpu_hours)
     return {
         "upload": default_storage.save(f"{stem}.csv", File(upload)),
         "parsed": default_storage.save(f"{stem}.jobs.parquet", _parquet_bytes(_records(history))),
@@ -250,7 +265,11 @@ def history_load(history: History) -> JobHistory | UsageHistory:
 def history_demand(history: History) -> HourlyDemand:
     with history.demand.open("rb") as handle:
         frame = pd.read_parquet(handle)
-    return demand_from_frame(frame, frame.attrs.get("interruptible_job_gpus", {}))
+    attrs = frame.attrs
+    return demand_from_frame(
+        frame, attrs.get("interruptible_job_gpus", {}), attrs.get("job_gpu_hours", {}),
+        attrs.get("off_spot_gpu_hours", {}),
+    )
 
 
 def _compute(run: AnalysisRun) -> dict[str, Any]:

@@ -149,7 +149,9 @@ def analyze_demand(
     stats = {str(name): demand_stats(total[name].to_numpy()) for name in total.columns}
     stats[TOTAL] = demand_stats(total.sum(axis=1).to_numpy())
     all_hours = stats[TOTAL].gpu_hours
-    share = float(demand.interruptible_gpus.to_numpy().sum()) / all_hours if all_hours else 0.0
+    declared = float(demand.interruptible_gpus.to_numpy().sum())
+    declared += sum(demand.off_spot_gpu_hours.values())  # interruptible, but kept off spot
+    share = declared / all_hours if all_hours else 0.0
     durations, teams = None, {}
     if isinstance(history, JobHistory):
         jobs = history.jobs

@@ -61,6 +61,7 @@ class TypeBuy:
     spot_share_pct: float  # of the type's GPU-hours: interruptible jobs sent to spot
     committed_share_pct: float  # P50 coverage of the first year
     on_demand_share_pct: float
+    off_spot_gpu_hours: float = 0.0  # interruptible jobs too large or too long for spot
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,8 @@ def type_inputs(
     name = offer.gpu_type
     firm = demand.firm_gpus[name].to_numpy(dtype=np.float64) / offer.gpus_per_instance
     spare = demand.interruptible_gpus[name].to_numpy(dtype=np.float64) / offer.gpus_per_instance
-    spot = spot_plan_for(offer, demand.interruptible_job_gpus.get(name), checkpoint_policy)
+    spot = spot_plan_for(offer, demand.interruptible_job_gpus.get(name), checkpoint_policy,
+                         demand.interruptible_gpu_hours_by_job_gpus.get(name))
     is_spot = spot is not None and spot.is_chosen and float(spare.sum()) > 0
     alternative = alternative_for(offer, spot, is_spot_allowed=is_spot_allowed,
                                   is_elsewhere_allowed=is_elsewhere_allowed)
@@ -170,7 +172,8 @@ def buy_type(
     base_pct = 100.0 - spot_pct
     committed_pct = base_pct * sizing.coverage_pct.p50 / 100.0 if sizing.layers else 0.0
     return TypeBuy(offer.gpu_type, offer, alternative, sizing, _lines(offer, sizing), is_spot,
-                   spot, spot_pct, committed_pct, base_pct - committed_pct)
+                   spot, spot_pct, committed_pct, base_pct - committed_pct,
+                   demand.off_spot_gpu_hours.get(offer.gpu_type, 0.0))
 
 
 def what_to_buy(

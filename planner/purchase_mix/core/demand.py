@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from planner.core.cloud import SPOT_MAX_JOB_GPUS, SPOT_MAX_JOB_HOURS
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 
 SECONDS_PER_HOUR = 3600
@@ -34,6 +36,13 @@ class HourlyDemand:
     firm_gpus: pd.DataFrame
     interruptible_gpus: pd.DataFrame
     interruptible_job_gpus: Mapping[str, float] = field(default_factory=dict)
+    # GPU type -> {GPUs per job: GPU-hours} of the interruptible jobs that may run on spot;
+    # interruption overhead is computed per job size (multi-node jobs are hit more often).
+    interruptible_gpu_hours_by_job_gpus: Mapping[str, Mapping[int, float]] = field(
+        default_factory=dict
+    )
+    # GPU type -> GPU-hours of interruptible jobs kept off spot (too large or too long).
+    off_spot_gpu_hours: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.firm_gpus.index.equals(self.interruptible_gpus.index):
@@ -64,6 +73,8 @@ class HourlyDemand:
             firm_gpus=self.firm_gpus.iloc[first:stop],
             interruptible_gpus=self.interruptible_gpus.iloc[first:stop],
             interruptible_job_gpus=self.interruptible_job_gpus,
+            interruptible_gpu_hours_by_job_gpus=self.interruptible_gpu_hours_by_job_gpus,
+            off_spot_gpu_hours=self.off_spot_gpu_hours,
         )
 
     def last_days(self, days: int) -> HourlyDemand:
@@ -140,17 +151,53 @@ def _job_split(history: JobHistory) -> HourlyDemand:
     jobs = history.jobs
     types = history.gpu_types
     codes = jobs["gpu_type"].cat.codes.to_numpy().astype(np.int64)
-    is_interruptible = jobs["is_interruptible"].to_numpy()
-    group = codes * 2 + is_interruptible.astype(np.int64)
     start_s = jobs["start_epoch_s"].to_numpy()
     end_s = jobs["end_epoch_s"].to_numpy()
     gpus = jobs["gpu_count"].to_numpy().astype(np.float64)
+    is_spot_able = spot_eligible(jobs)
+    group = codes * 2 + is_spot_able.astype(np.int64)
     first_hour, seconds = bucket_gpu_seconds(start_s, end_s, gpus, group, 2 * len(types))
+    eligible = jobs[is_spot_able]
     return HourlyDemand(
         firm_gpus=_frame(first_hour, seconds[0::2], types),
         interruptible_gpus=_frame(first_hour, seconds[1::2], types),
-        interruptible_job_gpus=_interruptible_job_gpus(jobs, types),
+        interruptible_job_gpus=_interruptible_job_gpus(eligible, types),
+        interruptible_gpu_hours_by_job_gpus=_by_job_gpus(eligible),
+        off_spot_gpu_hours=_gpu_hours_by_type(
+            jobs[jobs["is_interruptible"].to_numpy() & ~is_spot_able]
+        ),
     )
+
+
+def spot_eligible(jobs: pd.DataFrame) -> np.ndarray:
+    """Interruptible jobs small and short enough for spot (planner.core.cloud limits)."""
+    hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / SECONDS_PER_HOUR
+    return np.asarray(
+        jobs["is_interruptible"].to_numpy()
+        & (jobs["gpu_count"].to_numpy() <= SPOT_MAX_JOB_GPUS)
+        & (hours <= SPOT_MAX_JOB_HOURS),
+        dtype=bool,
+    )
+
+
+def _gpu_hours(jobs: pd.DataFrame) -> pd.Series:
+    seconds = jobs["end_epoch_s"] - jobs["start_epoch_s"]
+    return jobs["gpu_count"].astype(np.float64) * seconds / SECONDS_PER_HOUR
+
+
+def _gpu_hours_by_type(jobs: pd.DataFrame) -> dict[str, float]:
+    totals = _gpu_hours(jobs).groupby(jobs["gpu_type"], observed=True).sum()
+    return {str(name): float(value) for name, value in totals.items() if value > 0}
+
+
+def _by_job_gpus(jobs: pd.DataFrame) -> dict[str, dict[int, float]]:
+    totals = _gpu_hours(jobs).groupby([jobs["gpu_type"], jobs["gpu_count"]], observed=True).sum()
+    found: dict[str, dict[int, float]] = {}
+    for key, value in totals.items():
+        name, count = cast(tuple[object, int], key)
+        if value > 0:
+            found.setdefault(str(name), {})[int(count)] = float(value)
+    return found
 
 
 def _interruptible_job_gpus(jobs: pd.DataFrame, types: tuple[str, ...]) -> dict[str, float]:
