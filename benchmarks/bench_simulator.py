@@ -1,6 +1,7 @@
-"""Whole-catalog sweep: configurations per second and wall time for Llama 2 70B."""
+"""Whole-catalog sweep: configurations per second, wall time and peak memory for Llama 2 70B."""
 
 import time
+import tracemalloc
 
 from simulator.core import PRESETS, TrainingGoal, sweep
 from simulator.services import catalog_gpu_specs, catalog_instances_frame, shipped_calibration
@@ -20,6 +21,11 @@ def run() -> list[str]:
         result = sweep(workload, goal, instances, NODE_COUNTS, cal, gpus)
         walls.append(time.perf_counter() - start)
     best = min(walls)
+    tracemalloc.start()
+    sweep(workload, goal, instances, NODE_COUNTS, cal, gpus)
+    peak_mib = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    statuses = result.configurations["calibration_status"].value_counts().to_dict()
     return [
         f"catalog: {len(instances)} instance types x {len(NODE_COUNTS)} node counts (1-64) "
         f"x layouts = {result.n_configurations:,} configurations",
@@ -27,4 +33,6 @@ def run() -> list[str]:
         f"of 3 (target < 2 s); {result.n_feasible:,} feasible (instance, nodes) rows",
         f"throughput: {result.n_configurations / best:,.0f} configurations/s "
         f"(target >= 500,000)",
+        f"peak memory of one sweep (tracemalloc): {peak_mib:,.0f} MiB; calibration status of "
+        f"the feasible rows: {statuses}",
     ]

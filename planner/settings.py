@@ -169,6 +169,18 @@ else:
     CELERY_RESULT_BACKEND = None
     CELERY_TASK_IGNORE_RESULT = True
 
+# Price refresh (pricing/refresh.py): provider endpoints, the GCP key, and a daily schedule
+# that Celery beat runs when PRICE_REFRESH_DAILY=1 (start `celery -A planner beat` too).
+PRICE_REFRESH_AWS_URL = env_str("PRICE_REFRESH_AWS_URL", "https://pricing.us-east-1.amazonaws.com")
+PRICE_REFRESH_AZURE_URL = env_str("PRICE_REFRESH_AZURE_URL", "https://prices.azure.com")
+PRICE_REFRESH_GCP_URL = env_str("PRICE_REFRESH_GCP_URL", "https://cloudbilling.googleapis.com")
+GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
+CELERY_BEAT_SCHEDULE = (
+    {"refresh-prices-daily": {"task": "pricing.refresh_prices",
+                              "schedule": env_int("PRICE_REFRESH_INTERVAL_SECONDS", 86_400)}}
+    if env_bool("PRICE_REFRESH_DAILY", False) else {}
+)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

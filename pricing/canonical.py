@@ -19,6 +19,7 @@ H100_NVL = "h100-nvl-94gb"
 V100_SXM_16 = "v100-sxm2-16gb"
 V100_SXM_32 = "v100-sxm2-32gb"
 V100_PCIE_16 = "v100-pcie-16gb"
+V100_PCIE_32 = "v100-pcie-32gb"
 
 _SIMPLE = {
     "H200": "h200-sxm-141gb",
@@ -54,6 +55,14 @@ _ALIASES = {
 }
 
 
+_MARKETPLACE_LISTING = re.compile(r"^\d+X-", re.IGNORECASE)
+
+
+def is_marketplace_listing(instance_type: str) -> bool:
+    """Vast-style names ("2x-A100_SXM4-32-65536"): one host rented from its owner."""
+    return bool(_MARKETPLACE_LISTING.match(instance_type))
+
+
 def _normalise(name: str) -> str:
     key = name.strip().upper()
     return _ALIASES.get(key, key)
@@ -66,7 +75,7 @@ def _a100(instance: str, memory_mib: float | None) -> str:
         or "P4DE" in instance
         or (memory_mib is not None and memory_mib > 50_000)
     )
-    is_pcie = "_A100_V4" in instance and instance.startswith("STANDARD_NC")
+    is_pcie = ("_A100_V4" in instance and instance.startswith("STANDARD_NC")) or "PCIE" in instance
     # Lambda's gpu_{1,2,4}x_a100 without "sxm4" are PCIe cards; its 8x boxes are HGX SXM4.
     if instance.startswith("GPU_") and "SXM" not in instance and not instance.startswith("GPU_8X"):
         is_pcie = True
@@ -94,6 +103,9 @@ def _v100(name: str, instance: str, memory_mib: float | None) -> str:
     )
     if instance.startswith("STANDARD_NC") and instance.endswith("_V3"):
         return V100_PCIE_16
+    # A marketplace listing ("2x-Tesla_V100-...") that does not say SXM is a PCIe card.
+    if is_marketplace_listing(instance) and "SXM" not in instance:
+        return V100_PCIE_32 if is_32 else V100_PCIE_16
     return V100_SXM_32 if is_32 else V100_SXM_16
 
 
@@ -193,6 +205,11 @@ def node_fabric(
     network = network_gbps(instance_type)
     if gpu_count <= 1:
         return NodeFabric("none", None, network)
+    if is_marketplace_listing(instance_type):
+        # A marketplace host: NVLink only if the listing says SXM; no NVSwitch is assumed.
+        if "SXM" in instance_type.upper():
+            return NodeFabric("nvlink", interconnect_bandwidth_gbps, network)
+        return NodeFabric("pcie", PCIE_GBPS.get(pcie_gen or 4), network)
     if accelerator_slug in _HGX:
         return NodeFabric("nvswitch", interconnect_bandwidth_gbps, network)
     if accelerator_slug.startswith("instinct-"):

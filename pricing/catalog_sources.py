@@ -112,6 +112,44 @@ SNAPSHOTS = (
         "Committed = 1-/3-year resource-based CUD monthly price / 730 h. Loaded only in regions "
         "where the machine type is offered (per the anycloud GCP zone list).",
     ),
+    # Price tables: they price instance types the snapshots above put in the catalog.
+    SnapshotSource(
+        "vantage-aws-commitments-2025-11",
+        "aws_gpu_commitments_vantage.csv",
+        "price-table",
+        "aws",
+        date(2025, 11, 30),
+        "ec2instances.info (Vantage) reserved-instance prices via tsaol/aws-gpu",
+        "https://github.com/tsaol/aws-gpu (commit 2d0108c7, data/gpu_instances_raw.json)",
+        _UNCLEAR,
+        "AWS reserved instances 1y/3y, standard and convertible, no/partial/all upfront, Linux, "
+        "29 regions. Effective rate = hourly fee + upfront / (8,760 h x years); partial-upfront "
+        "rows give the effective rate only. No p3, p5e, p5en or p6 reservations exist upstream.",
+    ),
+    SnapshotSource(
+        "azure-pricing-radar-sp-2026-08",
+        "azure_gpu_commitments_azurepricingradar.csv",
+        "price-table",
+        "azure",
+        date(2026, 8, 22),
+        "Azure Retail Prices API via andy-diericks/azure-pricing-radar (1-year savings plan)",
+        "https://github.com/andy-diericks/azure-pricing-radar (commit cf741f25)",
+        "MIT",
+        "Azure 1-year savings plan, billed hourly, four European regions; no reservations and "
+        "no 3-year plan upstream; ND H100/H200/MI300X v5 have no savings-plan price.",
+    ),
+    SnapshotSource(
+        "azure-pricing-radar-spot-2026-08",
+        "azure_gpu_spot_azurepricingradar.csv",
+        "price-table",
+        "azure",
+        date(2026, 8, 22),
+        "Azure Retail Prices API via andy-diericks/azure-pricing-radar (spot)",
+        "https://github.com/andy-diericks/azure-pricing-radar (commit cf741f25)",
+        "MIT",
+        "Azure spot prices as published, four European regions (low-priority rows are an "
+        "Azure Batch rate and are not loaded). Newer than the anycloud Azure spot column.",
+    ),
 )
 
 DISCOUNT_LEVELS_FILE = "commitment_discount_levels.csv"

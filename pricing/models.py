@@ -164,13 +164,53 @@ class PurchaseOption(models.TextChoices):
     SAVINGS_PLAN_3Y = "savings_plan_3y", "Savings plan 3 years"
 
 
+class PaymentOption(models.TextChoices):
+    """How a commitment is paid; blank where the provider offers one way (on-demand, spot,
+    GCP CUDs and Azure savings plans are billed hourly or monthly)."""
+
+    NONE = "", "Pay as you go / monthly"
+    NO_UPFRONT = "no_upfront", "No upfront"
+    PARTIAL_UPFRONT = "partial_upfront", "Partial upfront"
+    ALL_UPFRONT = "all_upfront", "All upfront"
+
+
+class OfferingClass(models.TextChoices):
+    NONE = "", "—"
+    STANDARD = "standard", "Standard"
+    CONVERTIBLE = "convertible", "Convertible"
+
+
 class Price(models.Model):
-    """USD per instance-hour for one instance type, region and purchase option, as of a date."""
+    """USD per instance-hour for one instance type, region, purchase option and payment option,
+    as of a date. For commitments `usd_per_hour` is the effective rate: the hourly fee plus the
+    upfront spread over the term (8,760 h a year)."""
 
     instance_type = models.ForeignKey(InstanceType, on_delete=models.CASCADE, related_name="prices")
     region = models.ForeignKey(Region, on_delete=models.CASCADE, related_name="prices")
     purchase_option = models.CharField(max_length=24, choices=PurchaseOption.choices)
+    payment_option = models.CharField(
+        max_length=16, choices=PaymentOption.choices, blank=True, default=""
+    )
+    offering_class = models.CharField(
+        max_length=12, choices=OfferingClass.choices, blank=True, default=""
+    )
     usd_per_hour = models.DecimalField(max_digits=14, decimal_places=6)
+    upfront_usd = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True,
+        help_text="Paid at purchase per instance for the whole term (null: not published)",
+    )
+    recurring_usd_per_hour = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True,
+        help_text="The hourly fee of a commitment besides its upfront (null: not published)",
+    )
+    zone_low_usd_per_hour = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True,
+        help_text="Per-zone prices (spot): the cheapest zone; usd_per_hour is the median zone",
+    )
+    zone_high_usd_per_hour = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True,
+        help_text="Per-zone prices (spot): the dearest zone",
+    )
     as_of = models.DateField()
     source = models.ForeignKey(PriceSource, on_delete=models.PROTECT, related_name="prices")
     zone = models.CharField(
@@ -178,6 +218,10 @@ class Price(models.Model):
     )
     is_derived = models.BooleanField(default=False)
     derivation_basis = models.TextField(blank=True)
+    is_estimated = models.BooleanField(
+        default=False, help_text="Not a provider's list price (excluded from recommendations "
+        "unless the user opts in)",
+    )
     is_current = models.BooleanField(
         default=True, help_text="False when a newer price for the same key exists (history)"
     )
@@ -186,8 +230,9 @@ class Price(models.Model):
         ordering = ["instance_type__name", "region__code", "purchase_option", "-as_of"]
         constraints = [
             models.UniqueConstraint(
-                fields=["instance_type", "region", "purchase_option", "source", "as_of"],
-                name="price_unique_key",
+                fields=["instance_type", "region", "purchase_option", "payment_option",
+                        "offering_class", "source", "as_of"],
+                name="price_unique_key_with_payment",
             ),
             models.CheckConstraint(
                 condition=models.Q(usd_per_hour__gte=0), name="price_non_negative"
@@ -200,6 +245,11 @@ class Price(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance_type} {self.region.code} {self.purchase_option} {self.usd_per_hour}"
+
+    @property
+    def basis(self) -> str:
+        """listed (the provider's list), derived (computed, see derivation_basis) or estimated."""
+        return "estimated" if self.is_estimated else "derived" if self.is_derived else "listed"
 
     @property
     def usd_per_gpu_hour(self) -> float:

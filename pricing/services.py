@@ -181,81 +181,99 @@ def _instances(
     return existing
 
 
-def _price_key(instance_id: int, region_id: int, option: str, source_id: int, day: date) -> tuple:
-    return (instance_id, region_id, option, source_id, day)
+def _price_key(row: dict[str, Any], source_id: int) -> tuple:
+    return (row["instance_id"], row["region_id"], row["purchase_option"],
+            row["payment_option"], row["offering_class"], source_id, row["as_of"])
+
+
+def _stored_key(price: Price) -> tuple:
+    return (price.instance_type_id, price.region_id, price.purchase_option, price.payment_option,
+            price.offering_class, price.source_id, price.as_of)
+
+
+def _money(value: Any, places: int) -> Decimal | None:
+    """A Decimal rounded to `places`, or None for a missing (NaN) value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return Decimal(str(round(float(value), places)))
+
+
+# Columns a re-import may change on an existing price row.
+_PRICE_VALUES = ("usd_per_hour", "upfront_usd", "recurring_usd_per_hour", "zone",
+                 "zone_low_usd_per_hour", "zone_high_usd_per_hour", "is_derived",
+                 "derivation_basis", "is_estimated")
+
+
+def _price_values(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "usd_per_hour": _money(row["usd_per_hour"], 6),
+        "upfront_usd": _money(row["upfront_usd"], 2),
+        "recurring_usd_per_hour": _money(row["recurring_usd_per_hour"], 6),
+        "zone": row["zone"],
+        "zone_low_usd_per_hour": _money(row["zone_low_usd_per_hour"], 6),
+        "zone_high_usd_per_hour": _money(row["zone_high_usd_per_hour"], 6),
+        "is_derived": bool(row["is_derived"]),
+        "derivation_basis": row["derivation_basis"],
+        "is_estimated": bool(row["is_estimated"]),
+    }
 
 
 def _write_prices(
     rows: list[dict[str, Any]], source: PriceSource, summary: ImportSummary
 ) -> set[tuple[int, int, str]]:
-    existing = {
-        _price_key(p.instance_type_id, p.region_id, p.purchase_option, p.source_id, p.as_of): p
-        for p in Price.objects.filter(source=source)
-    }
+    existing = {_stored_key(p): p for p in Price.objects.filter(source=source)}
     new, changed = [], []
     for row in rows:
-        key = _price_key(
-            row["instance_id"], row["region_id"], row["purchase_option"], source.id, row["as_of"]
-        )
-        usd = Decimal(str(round(row["usd_per_hour"], 6)))
+        key = _price_key(row, source.id)
+        values = _price_values(row)
         price = existing.get(key)
         if price is None:
-            new.append(
-                Price(
-                    instance_type_id=key[0],
-                    region_id=key[1],
-                    purchase_option=key[2],
-                    source=source,
-                    as_of=key[4],
-                    usd_per_hour=usd,
-                    zone=row["zone"],
-                    is_derived=row["is_derived"],
-                    derivation_basis=row["derivation_basis"],
-                )
-            )
-        elif (price.usd_per_hour, price.zone, price.is_derived, price.derivation_basis) != (
-            usd, row["zone"], row["is_derived"], row["derivation_basis"]
-        ):
-            price.usd_per_hour, price.zone = usd, row["zone"]
-            price.is_derived, price.derivation_basis = row["is_derived"], row["derivation_basis"]
+            new.append(Price(
+                instance_type_id=key[0], region_id=key[1], purchase_option=key[2],
+                payment_option=key[3], offering_class=key[4], source=source, as_of=key[6],
+                **values,
+            ))
+        elif any(getattr(price, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(price, name, value)
             changed.append(price)
         else:
             summary.unchanged += 1
     Price.objects.bulk_create(new, batch_size=1000)
-    Price.objects.bulk_update(
-        changed, ["usd_per_hour", "zone", "is_derived", "derivation_basis"], batch_size=1000
-    )
+    Price.objects.bulk_update(changed, list(_PRICE_VALUES), batch_size=1000)
     summary.created += len(new)
     summary.updated += len(changed)
     return {(r["instance_id"], r["region_id"], r["purchase_option"]) for r in rows}
 
 
 def prices_refresh_current(*, keys: set[tuple[int, int, str]] | None = None) -> int:
-    """Mark the current price of each (instance type, region, option); others become history.
+    """Mark the current price of each (instance type, region, option, payment option, offering
+    class); others become history.
 
-    A listed price beats a derived one; among the same kind the newest as-of date wins.
-    Returns how many rows changed flag.
+    A listed price beats a derived one: where any payment option of an (instance type, region,
+    option) is listed, its derived prices are history. Among the same kind the newest as-of
+    date wins. Returns how many rows changed flag.
     """
     prices = Price.objects.only(
-        "id",
-        "instance_type_id",
-        "region_id",
-        "purchase_option",
-        "as_of",
-        "is_derived",
-        "is_current",
-        "source_id",
+        "id", "instance_type_id", "region_id", "purchase_option", "payment_option",
+        "offering_class", "as_of", "is_derived", "is_current", "source_id",
     )
     if keys is not None:
         instance_ids = {k[0] for k in keys}
         prices = prices.filter(instance_type_id__in=instance_ids)
-    best: dict[tuple[int, int, str], Price] = {}
     rows = list(prices)
+    listed = {(p.instance_type_id, p.region_id, p.purchase_option)
+              for p in rows if not p.is_derived}
+    best: dict[tuple[int, int, str, str, str], Price] = {}
     for price in rows:
-        key = (price.instance_type_id, price.region_id, price.purchase_option)
-        rank = (not price.is_derived, price.as_of, price.source_id)
+        if price.is_derived and (
+                price.instance_type_id, price.region_id, price.purchase_option) in listed:
+            continue
+        key = (price.instance_type_id, price.region_id, price.purchase_option,
+               price.payment_option, price.offering_class)
+        rank = (price.as_of, price.source_id)
         held = best.get(key)
-        if held is None or rank > (not held.is_derived, held.as_of, held.source_id):
+        if held is None or rank > (held.as_of, held.source_id):
             best[key] = price
     current_ids = {p.id for p in best.values()}
     flips = [p for p in rows if p.is_current != (p.id in current_ids)]

@@ -31,6 +31,8 @@ from simulator.models import SimulationRun, UserCalibration
 from simulator.requests import SimulationInputs, inputs_from_request
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+# The runs the shipped calibration is fitted on (validate_simulator --write-calibration).
+REFERENCE_RUNS_FILES = (DATA_DIR / "reference_runs.csv", DATA_DIR / "reference_runs_additions.csv")
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_NODES = 512
 

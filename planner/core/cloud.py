@@ -91,6 +91,66 @@ DEFAULT_SPOT_HAZARD_BY_GPU: dict[str, dict[str, float]] = {
 }
 
 
+# What a provider's priced option is, and how many nodes one job can get from it. These are
+# planning assumptions, not published quotas (the hyperscalers grant GPU quota per request):
+# - cloud_instance: a VM type; clusters of it are assembled by the user (EFA/InfiniBand
+#   families), up to MAX_NODES_BY_PROVIDER nodes before a capacity reservation is needed;
+# - marketplace_machine: one host listed by its owner (Vast.ai); never a cluster.
+OFFER_KIND_BY_PROVIDER: dict[str, str] = {
+    "aws": "cloud_instance", "gcp": "cloud_instance", "azure": "cloud_instance",
+    "lambda": "cloud_instance", "vast": "marketplace_machine",
+}
+MAX_NODES_BY_PROVIDER: dict[str, int] = {
+    "aws": 512, "gcp": 512, "azure": 512,
+    # Lambda sells on-demand instances one by one (clusters are a separate, reserved product).
+    "lambda": 8,
+    "vast": 1,
+}
+# Spot (or interruptible) nodes of one multi-GPU type beyond which a single allocation is
+# unlikely to be granted at once; 1-2 GPU instances are plentiful, so four times as many.
+# Editable per plan (spot_node_limit); options above it are marked "spot capacity unlikely".
+SPOT_NODE_LIMIT_BY_PROVIDER: dict[str, int] = {
+    "aws": 4, "gcp": 4, "azure": 4, "lambda": 0, "vast": 1,
+}
+SMALL_INSTANCE_SPOT_FACTOR = 4
+
+
+def offer_facts(provider: str, gpus_per_node: int, spot_node_limit: int | None = None
+                ) -> tuple[str, float, float]:
+    """(offer kind, most nodes one job can get, spot nodes beyond which capacity is unlikely)."""
+    kind = OFFER_KIND_BY_PROVIDER.get(provider, "cloud_instance")
+    max_nodes = float(MAX_NODES_BY_PROVIDER.get(provider, 512))
+    if spot_node_limit is None:
+        spot_node_limit = SPOT_NODE_LIMIT_BY_PROVIDER.get(provider, 4)
+        if gpus_per_node <= 2:
+            spot_node_limit *= SMALL_INSTANCE_SPOT_FACTOR
+    return kind, max_nodes, float(max(spot_node_limit, 0))
+
+
+# Default sizes a plan assumes when the user gives none (shown and editable):
+# a checkpoint keeps bf16 weights (2 B), fp32 master weights (4 B) and Adam's two fp32
+# moments (8 B) per parameter; a tokenized text corpus stores 2 B per token (uint16 ids);
+# an image dataset about 110 kB per sample (ImageNet-1k JPEGs: ~140 GB / 1.28 M images).
+CHECKPOINT_BYTES_PER_PARAM = 14.0
+DATASET_BYTES_PER_TOKEN = 2.0
+DATASET_BYTES_PER_IMAGE = 110e3
+
+
+def default_checkpoint_gb(params: float) -> float:
+    """Checkpoint size (GB) of a model with `params` parameters trained with Adam."""
+    return params * CHECKPOINT_BYTES_PER_PARAM / 1e9
+
+
+def default_dataset_gb(*, tokens: float | None, samples: float | None,
+                       tokens_per_sample: int, is_image: bool) -> float:
+    """Dataset size (GB): tokens x 2 B, or samples x (110 kB per image | tokens x 2 B)."""
+    if tokens:
+        return tokens * DATASET_BYTES_PER_TOKEN / 1e9
+    per_sample = (DATASET_BYTES_PER_IMAGE if is_image
+                  else tokens_per_sample * DATASET_BYTES_PER_TOKEN)
+    return (samples or 0.0) * per_sample / 1e9
+
+
 # Plain words for purchase options and payment options (what the purchase-mix tables show).
 PURCHASE_OPTION_WORDS: dict[str, str] = {
     "on_demand": "on-demand",

@@ -27,7 +27,7 @@ def _annotation(field: ScenarioField) -> Any:
         number = float if field.kind == "number" else int
         return Annotated[number | None, Field(None, description=description, **bounds)]
     json_type: Any = {
-        "choices": list[str], "bands": dict[str, float] | str,
+        "choices": list[str], "bands": dict[str, float] | str, "flag": bool,
     }.get(field.kind, str)
     return Annotated[json_type | None, Field(None, description=description)]
 

@@ -9,6 +9,7 @@ from django import forms
 
 from planner.plans.core.fields import (
     GROUPS,
+    PAYMENT_CHOICES,
     PRECISION_CHOICES,
     RECOMPUTE_CHOICES,
     SCENARIO_FIELDS,
@@ -27,6 +28,8 @@ def _choices(source: str) -> list[tuple[str, str]]:
         return [(a.slug, a.name) for a in Accelerator.objects.all()]
     if source == "purchase_options":
         return list(PurchaseOption.choices)
+    if source == "payment_options":
+        return list(PAYMENT_CHOICES)
     blank = [("", "search")]
     return blank + list(RECOMPUTE_CHOICES if source == "recompute" else PRECISION_CHOICES)
 
@@ -47,6 +50,8 @@ def form_field(field: ScenarioField) -> forms.Field:
         return forms.FloatField(**common, **_bounds(field))
     if field.kind == "integer":
         return forms.IntegerField(**common, **_bounds(field))
+    if field.kind == "flag":
+        return forms.BooleanField(**common)
     if field.kind == "date":
         return forms.DateField(**common, widget=forms.DateInput(attrs={"type": "date"}))
     if field.kind == "choice":

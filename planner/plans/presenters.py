@@ -11,6 +11,7 @@ from django.utils.safestring import SafeString
 
 from planner.core.cloud import HOURS_PER_MONTH
 from planner.plans import charts
+from planner.plans.core.ranking import collapse_regions
 
 SORT_KEYS = {
     "rank",
@@ -51,6 +52,9 @@ class PlanView:
     n_feasible: int
     assumptions: dict[str, Any]
     assumption_rows: list[dict[str, Any]]
+    prices: dict[str, Any]
+    size_defaults: dict[str, str]
+    what_would_work: dict[str, Any] | None
 
 
 def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +81,7 @@ def _sorted_rows(options: list[dict[str, Any]], sort: str) -> list[dict[str, Any
     rows = sorted(
         feasible, key=lambda o: (o.get(key) is None, o.get(key) or 0), reverse=sort.startswith("-")
     )
-    return rows[:TABLE_ROWS]
+    return collapse_regions(rows)[:TABLE_ROWS]
 
 
 def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
@@ -95,6 +99,9 @@ def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
         document["n_feasible"],
         document.get("assumptions", {}),
         assumption_rows(document.get("assumptions", {})),
+        document.get("prices", {}),
+        document.get("size_defaults", {}),
+        document.get("what_would_work"),
     )
 
 

@@ -14,6 +14,7 @@ from planner.plans.core.fields import (
     EXTRA_INPUTS,
     FIELDS_BY_NAME,
     LAYOUT_FIELDS,
+    PAYMENT_CHOICES,
     PRECISION_CHOICES,
     RECOMPUTE_CHOICES,
     SCENARIO_FIELDS,
@@ -24,9 +25,10 @@ from simulator.core import PRESETS
 PURCHASE_OPTIONS = tuple(PurchaseOption.values)
 DEFAULT_PURCHASE = ("on_demand", "spot")
 NUMBER_KINDS = ("number", "integer")
+PAYMENT_OPTIONS = tuple(value for value, _ in PAYMENT_CHOICES)
+DEFAULT_PAYMENT = ("no_upfront",)
+# Data set and checkpoint sizes default from the workload in the plan service (shown there).
 DEFAULTS: dict[str, Any] = {
-    "dataset_gb": 0.0,
-    "checkpoint_gb": 0.0,
     "storage_months": 1.0,
     "egress_gb": 0.0,
     "max_nodes": 128,
@@ -65,6 +67,14 @@ def _number(name: str, value: Any) -> float | None:
     elif number < 0:
         raise ValueError(f"{name}: must be zero or more")
     return number
+
+
+def _flag(name: str, value: Any) -> bool:
+    if value in (None, "", False, "false", "0", "no", "off"):
+        return False
+    if value in (True, "true", "1", "yes", "on"):
+        return True
+    raise ValueError(f"{name}: {value!r} is not yes or no")
 
 
 def _reject_unknown(raw: dict[str, Any]) -> None:
@@ -182,6 +192,13 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         if field.kind == "choices":
             data[field.name] = _list(field.name, raw.get(field.name))
     data["purchase_options"] = data["purchase_options"] or list(DEFAULT_PURCHASE)
+    data["payment_options"] = data["payment_options"] or list(DEFAULT_PAYMENT)
+    unknown_payment = set(data["payment_options"]) - set(PAYMENT_OPTIONS)
+    if unknown_payment:
+        raise ValueError(f"payment_options: unknown {', '.join(sorted(unknown_payment))}")
+    for field in SCENARIO_FIELDS:
+        if field.kind == "flag" and _flag(field.name, raw.get(field.name)):
+            data[field.name] = True
     unknown = set(data["purchase_options"]) - set(PURCHASE_OPTIONS)
     if unknown:
         raise ValueError(f"purchase_options: unknown {', '.join(sorted(unknown))}")
@@ -195,7 +212,8 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         raise ValueError("budget_usd: must be more than zero")
     return Scenario(
         {k: v for k, v in data.items() if v not in (None, [], {})}
-        | {"purchase_options": data["purchase_options"]}
+        | {"purchase_options": data["purchase_options"],
+           "payment_options": data["payment_options"]}
     )
 
 

@@ -1,12 +1,21 @@
 """Plan services: sweep the catalog for a scenario, price every option, rank and store it."""
 
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from planner.core.cloud import (
+    CHECKPOINT_BYTES_PER_PARAM,
+    default_checkpoint_gb,
+    default_dataset_gb,
+    offer_facts,
+)
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import (
     PlanAssumptions,
@@ -14,6 +23,7 @@ from planner.plans.core.plan import (
     PlanResult,
     hazard_per_instance_hour,
     plan,
+    price_dates,
 )
 from planner.plans.models import PlanScenario
 from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
@@ -54,46 +64,69 @@ def plan_configurations(*, scenario: Scenario, owner_id: int | None) -> PlanInpu
     return PlanInputs(configs, pd.DataFrame(), len(instances))
 
 
-def plan_prices(*, scenario: Scenario, instance_keys: list[int]) -> pd.DataFrame:
-    """Current prices of the allowed instance types, regions and purchase options."""
+_PRICE_FIELDS = {
+    "instance_type_id": "instance_key", "instance_type__provider__slug": "provider",
+    "region__code": "region", "instance_type__name": "instance_type",
+    "purchase_option": "purchase_option", "payment_option": "payment_option",
+    "usd_per_hour": "usd_per_hour", "upfront_usd": "upfront_usd", "as_of": "as_of",
+    "source__name": "source", "is_derived": "is_derived", "is_estimated": "is_estimated",
+    "instance_type__gpu_count": "gpus_per_node",
+}
+
+
+def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) -> pd.DataFrame:
+    """Current prices of the allowed instance types, regions, purchase and payment options,
+    with what each offer is (kind, node limits), its basis and its age in days."""
     data = scenario.data
     prices = current_prices(
         instance_type_ids=instance_keys,
         purchase_options=data["purchase_options"],
         regions=data.get("regions") or None,
-    )
-    rows = prices.values_list(
-        "instance_type_id",
-        "instance_type__provider__slug",
-        "region__code",
-        "instance_type__name",
-        "purchase_option",
-        "usd_per_hour",
-        "as_of",
-        "source__name",
-        "is_derived",
-    )
-    frame = pd.DataFrame(
-        list(rows),
-        columns=[
-            "instance_key",
-            "provider",
-            "region",
-            "instance_type",
-            "purchase_option",
-            "usd_per_hour",
-            "as_of",
-            "source",
-            "is_derived",
-        ],
-    )
+    ).filter(payment_option__in=["", *data.get("payment_options", ["no_upfront"])],
+             offering_class__in=["", "standard"])
+    frame = pd.DataFrame(list(prices.values_list(*_PRICE_FIELDS)),
+                         columns=list(_PRICE_FIELDS.values()))
     frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
-    return frame
+    frame["upfront_usd"] = pd.to_numeric(frame["upfront_usd"], errors="coerce").astype(float)
+    frame["basis"] = np.where(frame["is_estimated"], "estimated",
+                              np.where(frame["is_derived"], "derived", "listed"))
+    facts = [offer_facts(p, int(g), data.get("spot_node_limit"))
+             for p, g in zip(frame["provider"], frame["gpus_per_node"], strict=True)]
+    frame["offer_kind"] = [f[0] for f in facts]
+    frame["max_nodes"] = np.array([f[1] for f in facts], dtype=np.float64)
+    frame["spot_node_limit"] = np.array([f[2] for f in facts], dtype=np.float64)
+    frame["age_days"] = [(today - d).days for d in frame["as_of"]]
+    return frame.drop(columns=["is_estimated", "gpus_per_node"])
 
 
-def _assumptions(scenario: Scenario) -> PlanAssumptions:
+def _workload_sizes(scenario: Scenario) -> dict[str, Any]:
+    """Data set and checkpoint sizes (GB) the user left blank, from the workload, and why."""
+    data = scenario.data
+    workload = inputs_from_request(simulation_request(scenario)).workload
+    sizes: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    if "checkpoint_gb" not in data:
+        sizes["checkpoint_gb"] = round(default_checkpoint_gb(workload.params), 1)
+        notes["checkpoint_gb"] = (f"{workload.params / 1e9:,.1f} B parameters × "
+                                  f"{CHECKPOINT_BYTES_PER_PARAM:g} B (bf16 weights, fp32 master "
+                                  "weights, Adam moments)")
+    if "dataset_gb" not in data:
+        is_image = workload.kind not in ("llm", "llm_moe", "llm_lora", "bert")
+        samples = data.get("samples") or (data.get("epochs") or 0) * (data.get("dataset_samples")
+                                                                       or 0) or None
+        tokens = data.get("tokens")
+        sizes["dataset_gb"] = round(default_dataset_gb(
+            tokens=tokens, samples=samples, tokens_per_sample=workload.tokens_per_sample,
+            is_image=is_image), 1)
+        notes["dataset_gb"] = ("tokens × 2 B (uint16 token ids)" if tokens else
+                               "samples × 110 kB per image" if is_image else
+                               "samples × tokens per sample × 2 B")
+    return {"sizes": sizes, "notes": notes}
+
+
+def _assumptions(scenario: Scenario, sizes: dict[str, float]) -> PlanAssumptions:
     overrides: dict[str, Any] = {
-        k: scenario.data[k] for k in ASSUMPTION_FIELDS if k in scenario.data}
+        k: scenario.data[k] for k in ASSUMPTION_FIELDS if k in scenario.data} | sizes
     base = PlanAssumptions()
     bands = scenario.data.get("spot_interruptions_pct_per_month") or {}
     if bands:
@@ -110,7 +143,10 @@ def _assumptions(scenario: Scenario) -> PlanAssumptions:
 def _constraints(scenario: Scenario) -> PlanConstraints:
     data = scenario.data
     return PlanConstraints(
-        deadline_hours=scenario.deadline_hours, budget_usd=data.get("budget_usd")
+        deadline_hours=scenario.deadline_hours, budget_usd=data.get("budget_usd"),
+        horizon_hours=float(data.get("horizon_days", 365.0)) * 24.0,
+        allow_estimated_prices=bool(data.get("allow_estimated_prices")),
+        allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
     )
 
 
@@ -124,14 +160,19 @@ def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
             f"{scenario.data.get('max_nodes', 128):.0f} nodes)"
         )
     keys = sorted({int(k) for k in found.configs["instance_key"]})
-    prices = plan_prices(scenario=scenario, instance_keys=keys)
+    today = timezone.now().date()
+    prices = plan_prices(scenario=scenario, instance_keys=keys, today=today)
     if prices.empty:
         raise ValueError(
             "providers: no current price for any configuration that fits "
             "(widen providers, regions or purchase options)"
         )
-    result = plan(found.configs, prices, _assumptions(scenario), _constraints(scenario))
+    defaults = _workload_sizes(scenario)
+    result = plan(found.configs, prices, _assumptions(scenario, defaults["sizes"]),
+                  _constraints(scenario))
     document = result.to_dict(limit=OPTIONS_KEPT)
+    document["size_defaults"] = defaults["notes"]
+    document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
     return document

@@ -61,7 +61,8 @@ REGION_CODES = {
     "Mexico (Central)": "mx-central-1", "Middle East (Bahrain)": "me-south-1",
     "Middle East (UAE)": "me-central-1", "South America (Sao Paulo)": "sa-east-1",
 }
-_PURCHASE_PREFERENCE = ("No Upfront", "Partial Upfront", "All Upfront")
+_PAYMENT_OPTIONS = {"No Upfront": "no_upfront", "Partial Upfront": "partial_upfront",
+                    "All Upfront": "all_upfront"}
 _LEASE_YEARS = {"1yr": 1, "3yr": 3}
 
 
@@ -165,25 +166,27 @@ def _on_demand(ctx: _Context, sku: str, terms: dict[str, Any]) -> float | None:
     return None
 
 
-def _reserved(ctx: _Context, terms: dict[str, Any]) -> dict[str, float]:
-    """Effective hourly of Standard RIs per option, by purchase-option preference."""
-    best: dict[str, tuple[int, float]] = {}
+def _reserved(ctx: _Context, terms: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every reserved-instance offer: term, offering class, payment option, upfront, hourly
+    fee and effective hourly rate (fee + upfront spread over 8,760 h a year)."""
+    offers: list[dict[str, Any]] = []
     for code, term in terms.items():
         attributes = term.get("termAttributes", {}) if isinstance(term, dict) else {}
         years = _LEASE_YEARS.get(attributes.get("LeaseContractLength", ""))
-        purchase = attributes.get("PurchaseOption", "")
-        if attributes.get("OfferingClass") != "standard" or years is None:
-            continue
-        if purchase not in _PURCHASE_PREFERENCE:
+        payment = _PAYMENT_OPTIONS.get(attributes.get("PurchaseOption", ""))
+        offering = attributes.get("OfferingClass", "")
+        if years is None or payment is None or offering not in ("standard", "convertible"):
             continue
         fees = _term_fees(ctx, term, code)
         if fees is None:
             continue
-        rank = _PURCHASE_PREFERENCE.index(purchase)
-        option = f"reserved_{years}y"
-        if option not in best or rank < best[option][0]:
-            best[option] = (rank, round(fees[0] + fees[1] / (HOURS_PER_YEAR * years), 6))
-    return {option: price for option, (_, price) in best.items()}
+        offers.append({
+            "purchase_option": f"reserved_{years}y", "payment_option": payment,
+            "offering_class": offering, "recurring_usd_per_hour": fees[0],
+            "upfront_usd": fees[1],
+            "usd_per_hour": round(fees[0] + fees[1] / (HOURS_PER_YEAR * years), 6),
+        })
+    return offers
 
 
 def _product_rows(
@@ -199,15 +202,14 @@ def _product_rows(
     instance = _instance(ctx, sku, product["attributes"])
     if instance is None:
         return []
-    prices = _reserved(ctx, terms.get("Reserved", {}).get(sku, {}))
+    offers = _reserved(ctx, terms.get("Reserved", {}).get(sku, {}))
     on_demand = _on_demand(ctx, sku, terms.get("OnDemand", {}).get(sku, {}))
     if on_demand is not None:
-        prices["on_demand"] = on_demand
-    return [
-        base_row(**instance, purchase_option=option, usd_per_hour=price, as_of=day,
-                 line=ctx.lines.get(sku, 0))
-        for option, price in sorted(prices.items())
-    ]
+        offers.append({"purchase_option": "on_demand", "usd_per_hour": on_demand})
+    offers.sort(key=lambda o: (o["purchase_option"], o.get("offering_class", ""),
+                               o.get("payment_option", "")))
+    return [base_row(**instance, **offer, as_of=day, line=ctx.lines.get(sku, 0))
+            for offer in offers]
 
 
 def parse(

@@ -18,9 +18,16 @@ import pandas as pd
 #   gpu_count           GPUs per instance (int; 0 = resolve from existing instance type)
 #   vcpus, memory_gib   host size (float, NaN when the file does not say)
 #   host_machine_type   GCP host VM the GPUs attach to ("" elsewhere)
-#   region, zone        region code; zone where a per-zone price was lowest ("" if none)
+#   region, zone        region code; zone of the median per-zone price ("" if none)
+#   zone_low_usd_per_hour, zone_high_usd_per_hour  cheapest and dearest zone (NaN if none)
 #   purchase_option     one of PURCHASE_OPTIONS
-#   usd_per_hour        USD per instance-hour (float, >= 0)
+#   payment_option      "", no_upfront, partial_upfront, all_upfront (commitments)
+#   offering_class      "", standard, convertible (AWS reserved instances)
+#   usd_per_hour        USD per instance-hour (float, >= 0); for commitments the effective
+#                       rate: hourly fee + upfront / (8,760 h x years)
+#   upfront_usd         paid at purchase per instance for the term (NaN: not published)
+#   recurring_usd_per_hour  the hourly fee besides the upfront (NaN: not published)
+#   is_estimated        True when the file says the price is not a list price
 #   as_of               datetime.date the price was observed or published
 #   is_derived          True when computed from a discount level rather than listed
 #   derivation_basis    how a derived price was computed ("" when listed)
@@ -36,13 +43,22 @@ CANONICAL_COLUMNS = [
     "host_machine_type",
     "region",
     "zone",
+    "zone_low_usd_per_hour",
+    "zone_high_usd_per_hour",
     "purchase_option",
+    "payment_option",
+    "offering_class",
     "usd_per_hour",
+    "upfront_usd",
+    "recurring_usd_per_hour",
     "as_of",
     "is_derived",
     "derivation_basis",
+    "is_estimated",
     "line",
 ]
+PAYMENT_OPTIONS = ("", "no_upfront", "partial_upfront", "all_upfront")
+OFFERING_CLASSES = ("", "standard", "convertible")
 
 PURCHASE_OPTIONS = (
     "on_demand",
@@ -174,6 +190,9 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         return frame
     frame["gpu_count"] = frame["gpu_count"].astype(int)
     frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
+    for name in ("payment_option", "offering_class", "zone", "derivation_basis"):
+        frame[name] = frame[name].fillna("")
+    frame["is_estimated"] = frame["is_estimated"].fillna(False).astype(bool)
     return frame
 
 
@@ -186,8 +205,15 @@ def base_row(**values: Any) -> dict[str, Any]:
         "memory_gib": math.nan,
         "host_machine_type": "",
         "zone": "",
+        "zone_low_usd_per_hour": math.nan,
+        "zone_high_usd_per_hour": math.nan,
+        "payment_option": "",
+        "offering_class": "",
+        "upfront_usd": math.nan,
+        "recurring_usd_per_hour": math.nan,
         "is_derived": False,
         "derivation_basis": "",
+        "is_estimated": False,
     }
     row.update(values)
     return row

@@ -108,11 +108,13 @@ def count(skipped: dict[str, int], reason: str) -> None:
 
 
 def first_per_key(rows: list[dict[str, Any]], skipped: dict[str, int]) -> list[dict[str, Any]]:
-    """One row per (instance, region, purchase option): the first; later ones are counted."""
-    seen: set[tuple[str, str, str]] = set()
+    """One row per (instance, region, purchase option, payment option, offering class): the
+    first; later ones are counted."""
+    seen: set[tuple[str, str, str, str, str]] = set()
     kept = []
     for row in rows:
-        key = (row["instance_type"], row["region"], row["purchase_option"])
+        key = (row["instance_type"], row["region"], row["purchase_option"],
+               row.get("payment_option", ""), row.get("offering_class", ""))
         if key in seen:
             count(skipped, "duplicate price for the same instance, region and option")
             continue

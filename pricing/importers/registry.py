@@ -16,6 +16,7 @@ FORMATS = {
     "aws-price-list": "pricing.importers.aws_price_list",
     "gcp-billing-catalog": "pricing.importers.gcp_billing_catalog",
     "azure-retail": "pricing.importers.azure_retail",
+    "price-table": "pricing.importers.price_table",
 }
 
 

@@ -119,13 +119,46 @@ def _option_rows(row: dict[str, Any], as_of: date) -> list[dict[str, Any]]:
 
 
 def _lowest_per_region(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One price per (instance, region, option): the lowest zone, which is named for spot."""
-    best: dict[tuple[str, str, str], dict[str, Any]] = {}
+    """One price per (instance, region, option). On-demand: the lowest zone (zones list the
+    same price). Spot: the median zone (named), with the cheapest and dearest zone beside it,
+    because a spot allocation lands wherever capacity is, not in the cheapest zone."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
         key = (row["instance_type"], row["region"], row["purchase_option"])
-        if key not in best or row["usd_per_hour"] < best[key]["usd_per_hour"]:
-            best[key] = row
-    return list(best.values())
+        groups.setdefault(key, []).append(row)
+    chosen = []
+    for (_, _, option), members in groups.items():
+        members.sort(key=lambda r: r["usd_per_hour"])
+        if option != "spot":
+            chosen.append(members[0])
+            continue
+        median = dict(members[(len(members) - 1) // 2])  # the lower median: a listed zone price
+        median.update(zone_low_usd_per_hour=members[0]["usd_per_hour"],
+                      zone_high_usd_per_hour=members[-1]["usd_per_hour"])
+        chosen.append(median)
+    return chosen
+
+
+_VAST_NAME = re.compile(r"^(\d+x-[A-Za-z0-9_]+?)(-\d+-\d+)$")
+
+
+def vast_instance_name(name: str, memory_mib_per_gpu: float | None) -> str:
+    """A Vast listing name that tells 40 GB from 80 GB cards ("1x-A100_SXM4-32-65536" with
+    40 GiB per GPU -> "1x-A100_SXM4_40GB-32-65536"): otherwise both become one instance type."""
+    match = _VAST_NAME.match(name)
+    if memory_mib_per_gpu is None or match is None or "GB" in match.group(1).upper():
+        return name
+    return f"{match.group(1)}_{round(memory_mib_per_gpu / 1024):d}GB{match.group(2)}"
+
+
+def vast_region(text: str) -> str:
+    """A region code from Vast's free text "<place>, <country code>, <continent>":
+    "Georgia, US, NA" -> "us-georgia", ", CA, NA" -> "ca" (no place given)."""
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 3 or not parts[1]:
+        return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
+    place = re.sub(r"[^a-z0-9]+", "-", parts[0].lower()).strip("-")
+    return f"{parts[1].lower()}-{place}" if place else parts[1].lower()
 
 
 def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -145,6 +178,9 @@ def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]
             skipped[key] = skipped.get(key, 0) + 1
             continue
         row.update(provider=provider, accelerator=slug, gpu_count=int(count))
+        if provider == "vast":
+            row.update(InstanceType=vast_instance_name(row["InstanceType"], mib),
+                       Region=vast_region(row["Region"]))
         records.append(row)
     return records, skipped
 

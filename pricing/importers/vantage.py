@@ -86,9 +86,16 @@ def parse(
             continue
         for option, price in prices.items():
             if price is not None:
+                # The reserved column is the 1-year Standard RI with no upfront payment.
+                commitment = (
+                    {"payment_option": "no_upfront", "offering_class": "standard",
+                     "upfront_usd": 0.0, "recurring_usd_per_hour": price}
+                    if option == "reserved_1y" else {}
+                )
                 rows.append(
                     base_row(
-                        **instance, purchase_option=option, usd_per_hour=price, as_of=day, line=line
+                        **instance, purchase_option=option, usd_per_hour=price, as_of=day,
+                        line=line, **commitment,
                     )
                 )
     checker.raise_if_any()

@@ -35,6 +35,15 @@ def usd(value: float | None) -> str:
 
 
 @register.filter
+def days(hours: float | None) -> str:
+    """A duration in days with hours beside ("12.3 days (295 h)"); hours under two days."""
+    if hours is None or hours != hours:
+        return "—"
+    hours = float(hours)
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days ({hours:,.0f} h)"
+
+
+@register.filter
 def discount(value: float | None) -> str:
     """37.0 -> '37% off'; a negative discount (dearer than on-demand) -> '12% above'."""
     if value is None:

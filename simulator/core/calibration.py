@@ -27,17 +27,19 @@ class Calibration:
     """Physical knobs of the time model, each with a prior (see fitting.PRIORS).
 
     - efficiency_<architecture>_<precision>: achievable fraction of dense peak of large GEMMs on
-      that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other is
-      shared by every architecture/precision without its own parameter.
+      that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other
+      (fixed prior, not fitted) is shared by every architecture/precision without its own
+      parameter: below the calibrated NVIDIA stacks, for a less mature software stack.
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
     - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling).
-    - ridge_multiple: GEMMs reach half the ceiling when their arithmetic intensity (FLOPs per
-      byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
+    - ridge_multiple: GEMMs reach 1/sqrt(2) of the ceiling when their arithmetic intensity
+      (FLOPs per byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
       forward and backward), priced at the GPU's memory bandwidth; cnn_traffic_factor the
       same for CNNs (batch norm and ReLU passes make them largely memory-bound).
-    - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models.
+    - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models
+      (fixed prior: DALI-class pipelines feed several thousand images/s per GPU).
     - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
     - hop_latency_us: per-hop latency of ring collectives, microseconds (fixed prior).
@@ -138,7 +140,10 @@ def band_group(workload_kind: str) -> str:
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Fraction of peak the GEMMs reach: class ceiling × kind factor × I/(I + ridge_multiple·ridge).
+    """Fraction of peak the GEMMs reach: ceiling / sqrt(1 + (ridge_multiple·ridge / I)²).
+
+    The ceiling is the class efficiency × the workload-kind factor; the second factor is a
+    smooth roofline (compute-bound for I >> ridge, bandwidth-bound I/ridge below).
 
     I = 1/(1/rows + 1/K + 1/N) is the 16-bit arithmetic intensity (FLOPs per byte) of the
     per-GPU GEMM, with rows = micro-batch tokens (or CNN output pixels), K = hidden and
@@ -153,7 +158,8 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
     ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind
     ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    efficiency = ceiling * size / (size + cal.ridge_multiple * ridge)
+    ratio = cal.ridge_multiple * ridge / size
+    efficiency = ceiling / np.sqrt(1.0 + ratio**2)
     return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
 
 

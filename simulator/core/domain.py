@@ -18,6 +18,9 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from simulator.core.hardware import efficiency_class_of, precision_class
 
 STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
@@ -150,3 +153,29 @@ def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
                   "outside the calibrated GPU count or sequence length")
         return Assessment("extrapolated", STATUS_BAND_SCALE["extrapolated"] * widening, reason)
     return Assessment("calibrated", widening, f"{own.n_rows} calibration runs")
+
+
+def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,
+                      precision: str, n_gpus: npt.NDArray[np.float64],
+                      seq_len: float) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float64]]:
+    """assess() for one GPU at many GPU counts (the sweep), vectorized: (status, band_scale).
+
+    Same results as calling assess() per count.
+    """
+    counts = np.asarray(n_gpus, dtype=np.float64)
+    base = assess(domain, DomainPoint(gpu_name, architecture, precision, 1.0, seq_len))
+    own = domain.entry(gpu_key(gpu_name, precision), is_architecture=False)
+    family = domain.entry(architecture_key(architecture, precision), is_architecture=True)
+    if family is None:
+        return np.full(counts.shape, base.status), np.full(counts.shape, base.band_scale)
+    reference = own or family
+    low, high = reference.min_gpus / SCALE_SLACK, reference.max_gpus * SCALE_SLACK
+    scale = np.where(counts < low, np.log2(low / counts),
+                     np.where(counts > high, np.log2(np.maximum(counts, 1.0) / high), 0.0))
+    seq = _octaves_outside(seq_len, family.min_seq_len, family.max_seq_len)
+    widening = 1.0 + SCALE_OCTAVE_WIDENING * scale + SEQ_OCTAVE_WIDENING * seq
+    shared = efficiency_class_of(architecture, precision) == "other"
+    is_extrapolated = (own is None) | shared | (scale > 0) | (seq > 0)
+    status = np.where(is_extrapolated, "extrapolated", "calibrated")
+    band = np.where(is_extrapolated, STATUS_BAND_SCALE["extrapolated"], 1.0) * widening
+    return status, band

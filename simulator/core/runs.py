@@ -143,10 +143,15 @@ def row_hardware(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> tuple[H
     gpu = lookup_gpu(dict(gpus), _gpu_name(row))
     count = _int_or_none(row, "gpu_count")
     notes: list[str] = []
+    degrees = [_int_or_none(row, k) for k in ("tp", "pp", "dp", "cp")]
     if count is None and row.get("metric") == "gpu_hours":
-        count = DEFAULT_GPU_COUNT
-        notes.append(f"gpu_count not given: best layout planned at {count} GPUs "
-                     "(GPU-hours barely depend on it)")
+        if degrees[2] is not None:
+            count = math.prod(d or 1 for d in degrees)
+            notes.append(f"gpu_count not given: {count} GPUs from the parallel degrees")
+        else:
+            count = DEFAULT_GPU_COUNT
+            notes.append(f"gpu_count not given: best layout planned at {count} GPUs "
+                         "(GPU-hours barely depend on it)")
     if count is None or count < 1:
         raise ValueError("missing gpu_count")
     per_node = min(_int_or_none(row, "gpus_per_node") or 8, count)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
 from simulator.core.calibration import Calibration, band_group
-from simulator.core.domain import Assessment, DomainPoint, assess
+from simulator.core.domain import assess_gpu_counts
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu
 from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value
@@ -165,19 +165,17 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray, precision: str,
                  seq_len: float) -> tuple[np.ndarray, np.ndarray]:
-    """(calibration status, band scale) per output row, assessed once per (GPU, GPU count)."""
+    """(calibration status, band scale) per output row, vectorized per GPU model."""
     names = instances["gpu_name"].to_numpy()
     archs = instances["architecture"].to_numpy()
-    cache: dict[tuple[str, float], Assessment] = {}
-    status, scale = [], []
-    for name, arch, n in zip(names, archs, gpus, strict=True):
-        key = (str(name), float(n))
-        if key not in cache:
-            cache[key] = assess(cal.domain, DomainPoint(str(name), str(arch), precision,
-                                                        float(n), seq_len))
-        status.append(cache[key].status)
-        scale.append(cache[key].band_scale)
-    return np.asarray(status, dtype=object), np.asarray(scale, dtype=float)
+    status = np.empty(len(names), dtype=object)
+    scale = np.empty(len(names), dtype=float)
+    for name in pd.unique(names):
+        rows = names == name
+        arch = str(archs[np.argmax(rows)])
+        status[rows], scale[rows] = assess_gpu_counts(cal.domain, str(name), arch, precision,
+                                                      gpus[rows], seq_len)
+    return status, scale
 
 
 def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,

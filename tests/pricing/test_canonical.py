@@ -61,3 +61,33 @@ def test_marketplace_a100_variant_from_memory(memory_mib: float, slug: str) -> N
 )
 def test_gcp_bundled_gpus(machine: str, bundled: tuple[str, int] | None) -> None:
     assert gcp_bundled_gpus(machine) == bundled
+
+
+# --- marketplace listings (Vast) ----------------------------------------------------------
+
+def test_vast_pcie_a100_is_a_pcie_card() -> None:
+    from pricing.canonical import canonical_accelerator
+
+    assert canonical_accelerator("A100", "2x-A100_PCIE-32-65536", 40960) == "a100-pcie-40gb"
+    assert canonical_accelerator("A100", "1x-A100_SXM4-32-65536", 40960) == "a100-sxm4-40gb"
+    assert canonical_accelerator("A100", "1x-A100_SXM4-32-65536", 81920) == "a100-sxm4-80gb"
+
+
+def test_vast_v100_without_sxm_is_pcie_and_has_no_nvlink() -> None:
+    from pricing.canonical import canonical_accelerator, node_fabric
+
+    assert canonical_accelerator("V100", "2x-Tesla_V100-32-65536", 16384) == "v100-pcie-16gb"
+    assert node_fabric("2x-Tesla_V100-32-65536", "v100-pcie-16gb", 2, None, 3).interconnect == (
+        "pcie")
+    assert node_fabric("2x-A100_SXM4-32-65536", "a100-sxm4-80gb", 2, 600.0, 4).interconnect == (
+        "nvlink")
+
+
+def test_vast_names_keep_40_and_80_gb_apart_and_regions_are_codes() -> None:
+    from pricing.importers.skypilot import vast_instance_name, vast_region
+
+    assert vast_instance_name("1x-A100_SXM4-32-65536", 40960.0) == "1x-A100_SXM4_40GB-32-65536"
+    assert vast_instance_name("1x-A100_SXM4-32-65536", 81920.0) == "1x-A100_SXM4_80GB-32-65536"
+    assert vast_region("Georgia, US, NA") == "us-georgia"
+    assert vast_region(", CA, NA") == "ca"
+    assert vast_region("The Netherlands, NL, EU") == "nl-the-netherlands"

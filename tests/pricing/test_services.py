@@ -101,3 +101,28 @@ def test_newer_import_becomes_current(fixtures_dir: Path) -> None:
     assert current.usd_per_hour == Decimal(str(round(150094 / 8760, 6)))
     old = _prices("Standard_ND96asr_v4", "eastus", "on_demand")
     assert sorted(p.is_current for p in old) == [False, True]
+
+
+def test_vast_a100_40_and_80_gb_listings_are_different_machines() -> None:
+    names = set(InstanceType.objects.filter(provider__slug="vast", name__contains="A100_SXM4")
+                .values_list("name", "accelerator__slug"))
+    assert ("1x-A100_SXM4_40GB-32-65536", "a100-sxm4-40gb") in names
+    assert ("1x-A100_SXM4_80GB-32-65536", "a100-sxm4-80gb") in names
+    assert not Price.objects.filter(instance_type__provider__slug="vast",
+                                    region__code__startswith=",").exists()
+
+
+def test_aws_three_year_reservations_have_every_payment_option() -> None:
+    rows = Price.objects.filter(instance_type__name="p5.48xlarge", region__code="us-east-1",
+                                purchase_option="reserved_3y", is_current=True)
+    assert set(rows.values_list("payment_option", "offering_class")) == {
+        (p, c) for p in ("no_upfront", "partial_upfront", "all_upfront")
+        for c in ("standard", "convertible")}
+    assert rows.get(payment_option="all_upfront", offering_class="standard").upfront_usd == (
+        Decimal("543866.00"))
+
+
+def test_azure_spot_comes_from_the_newer_retail_prices_snapshot() -> None:
+    spot = _current("Standard_NC24ads_A100_v4", "westeurope", "spot")
+    assert (spot.usd_per_hour, spot.as_of) == (Decimal("1.097295"), date(2026, 8, 22))
+    assert spot.source.slug == "azure-pricing-radar-spot-2026-08"

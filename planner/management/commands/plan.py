@@ -11,13 +11,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
+from planner.plans.core.ranking import collapse_regions
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
 
 TABLE_COLUMNS = {
     "rank": "rank", "provider": "provider", "region": "region",
     "instance_type": "instance", "gpus": "GPUs", "purchase_option": "purchase",
-    "time_to_train_hours": "time (h)", "total_usd": "total ($)", "mfu": "MFU",
+    "time_to_train_days": "time (days)", "total_usd": "total ($)", "mfu": "MFU",
+    "basis": "price", "age_days": "age (days)", "calibration_status": "throughput",
 }
 # Short spellings kept from earlier releases.
 ALIASES = {"purchase_options": ["--purchase"]}
@@ -38,6 +40,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         for field in SCENARIO_FIELDS:
             flags, options = _option(field)
+            if field.kind == "flag":
+                options = {"dest": field.name, "action": "store_true", "default": None,
+                           "help": field.label}
             parser.add_argument(*flags, **options)
         parser.add_argument("--top", type=int, default=20, help="rows to print")
         parser.add_argument("--json", action="store_true",
@@ -61,11 +66,20 @@ class Command(BaseCommand):
     def _print_table(self, result: dict[str, Any], top: int) -> None:
         for card in result["recommendations"]:
             self.stdout.write(f"{card['title']}: {card['why']}")
-        rows = [r for r in result["options"] if r.get("rank")][:top]
+        dates = result.get("prices") or {}
+        if dates.get("oldest"):
+            self.stdout.write(
+                f"Prices as of {dates['oldest']} to {dates['newest']} (oldest "
+                f"{dates['oldest_age_days']} days old, {dates['n_stale']} options stale)"
+                + ("; the plan mixes snapshots more than 30 days apart" if dates["is_mixed"]
+                   else ""))
+        rows = collapse_regions([r for r in result["options"] if r.get("rank")])[:top]
         self.stdout.write("  ".join(f"{label:>14}" for label in TABLE_COLUMNS.values()))
         for row in rows:
+            row = {**row, "time_to_train_days": row["time_to_train_hours"] / 24}
             cells = [_cell(row.get(key)) for key in TABLE_COLUMNS]
-            self.stdout.write("  ".join(f"{cell:>14}" for cell in cells))
+            extra = f"  also in {len(row['other_regions'])} regions" if row["other_regions"] else ""
+            self.stdout.write("  ".join(f"{cell:>14}" for cell in cells) + extra)
 
 
 def _cell(value: Any) -> str:

@@ -85,9 +85,13 @@ class PlanConstraints:
     regions: Collection[str] | None = None
     gpus: Collection[str] | None = None
     purchase_options: Collection[str] | None = None
+    # Options longer than this (hours) are "impractical" when no deadline is set.
+    horizon_hours: float | None = 365.0 * 24.0
+    allow_estimated_prices: bool = False
+    allow_unlikely_capacity: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("deadline_hours", "budget_usd"):
+        for name in ("deadline_hours", "budget_usd", "horizon_hours"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be > 0")

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 # kinds: "text", "number", "integer", "choice" (one of `choices_from`), "choices" (a list of
 # names), "date" (YYYY-MM-DD), "bands" (provider -> % per month).
-KINDS = ("text", "number", "integer", "choice", "choices", "date", "bands")
+# "flag" (yes/no, off when absent).
+KINDS = ("text", "number", "integer", "choice", "choices", "date", "bands", "flag")
 GROUPS: tuple[tuple[str, str], ...] = (
     ("workload", "Workload"),
     ("goal", "Training goal"),
@@ -23,6 +24,9 @@ GROUPS: tuple[tuple[str, str], ...] = (
 )
 RECOMPUTE_CHOICES: tuple[tuple[str, str], ...] = (
     ("none", "none"), ("selective", "selective"), ("full", "full"))
+PAYMENT_CHOICES: tuple[tuple[str, str], ...] = (
+    ("no_upfront", "No upfront"), ("partial_upfront", "Partial upfront"),
+    ("all_upfront", "All upfront"))
 PRECISION_CHOICES: tuple[tuple[str, str], ...] = (
     ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32"))
 
@@ -104,7 +108,18 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("gpus", "choices", "GPU models (blank: all)", "where", choices_from="gpus"),
     _f("purchase_options", "choices", "Purchase options", "where",
        choices_from="purchase_options", help="blank: on-demand and spot"),
+    _f("payment_options", "choices", "Commitment payment options", "where",
+       choices_from="payment_options", help="blank: no upfront (AWS reservations)"),
     _f("max_nodes", "integer", "Largest cluster (nodes)", "where", minimum=1, maximum=512),
+    _f("spot_node_limit", "integer", "Spot nodes one allocation can get", "where", minimum=0,
+       maximum=512, help="blank: 4 nodes of 4-8 GPU types, 16 of 1-2 GPU types; beyond it "
+       "spot capacity is unlikely"),
+    _f("allow_unlikely_capacity", "flag", "Recommend spot allocations beyond that limit",
+       "where"),
+    _f("allow_estimated_prices", "flag", "Recommend options with estimated prices", "where"),
+    _f("horizon_days", "number", "Practical horizon without a deadline (days)", "limits",
+       minimum=0.0, maximum=36_500.0, is_min_exclusive=True,
+       help="blank: 365; longer options are marked impractical"),
     _f("recompute", "choice", "Activation recomputation", "layout", choices_from="recompute",
        is_layout=True),
     _f("zero_stage", "integer", "ZeRO stage", "layout", minimum=0, maximum=3, is_layout=True),

@@ -22,6 +22,32 @@ CONFIG_COLUMNS = ("instance_key", "gpu", "nodes", "gpus", *LAYOUT_COLUMNS, "step
 
 PRICE_COLUMNS = ("instance_key", "provider", "region", "instance_type", "purchase_option",
                  "usd_per_hour", "as_of", "source", "is_derived")
+# Optional price columns and their defaults (what an offer is, how it is paid, how old it is):
+#   payment_option   "" | no_upfront | partial_upfront | all_upfront
+#   upfront_usd      per instance for the whole term (NaN: none or not published)
+#   basis            listed | derived | estimated
+#   offer_kind       cloud_instance | cluster_product | marketplace_machine
+#   max_nodes        most nodes the offer can give one job (1 = a single machine)
+#   spot_node_limit  spot nodes beyond which capacity is unlikely (inf: no limit known)
+#   age_days         days between the price's as-of date and the plan
+PRICE_DEFAULTS: dict[str, object] = {
+    "payment_option": "", "upfront_usd": np.nan, "basis": "", "offer_kind": "cloud_instance",
+    "max_nodes": np.inf, "spot_node_limit": np.inf, "age_days": np.nan,
+}
+# Optional configuration columns (the simulator's calibration status of each prediction).
+CONFIG_DEFAULTS: dict[str, object] = {"calibration_status": "unknown"}
+
+
+def with_defaults(frame: pd.DataFrame, defaults: dict[str, object]) -> pd.DataFrame:
+    """The frame with every optional column present (missing ones at their default)."""
+    filled = {name: (frame[name].fillna(value) if name in frame.columns else value)
+              for name, value in defaults.items()}
+    frame = frame.assign(**filled)
+    if "basis" in defaults and "is_derived" in frame.columns:
+        derived = np.where(frame["is_derived"].astype(bool), "derived", "listed")
+        frame = frame.assign(basis=np.where(frame["basis"].astype(str) == "", derived,
+                                            frame["basis"].astype(str)))
+    return frame
 
 
 def check_configs(configs: pd.DataFrame) -> None:
@@ -51,6 +77,12 @@ def check_prices(prices: pd.DataFrame) -> None:
         raise ValueError(f"prices: unknown purchase options {sorted(map(str, unknown))}")
     if prices[list(PRICE_COLUMNS)].isna().any().any():
         raise ValueError("prices: missing values (every price needs names and an as_of date)")
+    limits = prices["max_nodes"].to_numpy(dtype=np.float64)
+    if not (limits >= 1).all():
+        raise ValueError("prices: max_nodes must be >= 1")
+    unknown_basis = set(prices["basis"].unique()) - {"listed", "derived", "estimated"}
+    if unknown_basis:
+        raise ValueError(f"prices: unknown basis {sorted(map(str, unknown_basis))}")
 
 
 def _gpu_allowed(gpus: pd.Series, allowed: Collection[str]) -> np.ndarray:
@@ -63,8 +95,9 @@ def _gpu_allowed(gpus: pd.Series, allowed: Collection[str]) -> np.ndarray:
 
 
 def option_pairs(configs: pd.DataFrame, prices: pd.DataFrame,
-                  constraints: PlanConstraints) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (config row, price row) of every option passing the filters."""
+                  constraints: PlanConstraints) -> tuple[np.ndarray, np.ndarray, int]:
+    """Positions (config row, price row) of every option passing the filters, and how many
+    pairs were dropped because the configuration needs more nodes than the offer gives."""
     price_ok = np.ones(len(prices), dtype=bool)
     for column in ("provider", "region", "purchase_option"):
         allowed = getattr(constraints, f"{column}s")
@@ -74,14 +107,20 @@ def option_pairs(configs: pd.DataFrame, prices: pd.DataFrame,
     if constraints.gpus is not None:
         cfg_ok = _gpu_allowed(configs["gpu"], constraints.gpus)
     left = pd.DataFrame({"key": configs["instance_key"].to_numpy()[cfg_ok],
-                         "cfg": np.flatnonzero(cfg_ok)})
+                         "cfg": np.flatnonzero(cfg_ok),
+                         "nodes": configs["nodes"].to_numpy(dtype=np.float64)[cfg_ok]})
     right = pd.DataFrame({"key": prices["instance_key"].to_numpy()[price_ok],
-                          "price": np.flatnonzero(price_ok)})
-    pairs = left.merge(right, on="key").sort_values(["cfg", "price"], kind="stable")
+                          "price": np.flatnonzero(price_ok),
+                          "max_nodes": prices["max_nodes"].to_numpy(dtype=np.float64)[price_ok]})
+    pairs = left.merge(right, on="key")
+    # An offer never becomes a cluster larger than it can give (a marketplace machine stays one).
+    fits = pairs["nodes"] <= pairs["max_nodes"]
+    n_over_limit = int((~fits).sum())
+    pairs = pairs[fits].sort_values(["cfg", "price"], kind="stable")
     if pairs.empty:
         raise ValueError("no priced option passes the filters (providers, regions, gpus, "
                          "purchase options)")
-    return pairs["cfg"].to_numpy(), pairs["price"].to_numpy()
+    return pairs["cfg"].to_numpy(), pairs["price"].to_numpy(), n_over_limit
 
 
 def iso_dates(values: pd.Series) -> pd.Series:
@@ -108,5 +147,7 @@ def work_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray
         "gpu": _categorical(configs["gpu"].astype(str), cfg_rows),
         "provider": _categorical(prices["provider"], price_rows),
         "purchase_option": _categorical(prices["purchase_option"], price_rows),
+        "basis": _categorical(prices["basis"].astype(str), price_rows),
         "usd_per_hour": prices["usd_per_hour"].to_numpy(dtype=np.float64)[price_rows],
+        "spot_node_limit": prices["spot_node_limit"].to_numpy(dtype=np.float64)[price_rows],
     })

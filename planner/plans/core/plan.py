@@ -33,12 +33,15 @@ from planner.plans.core.assumptions import PURCHASE_OPTIONS, PlanAssumptions, Pl
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
+    CONFIG_DEFAULTS,
     LAYOUT_COLUMNS,
     PRICE_COLUMNS,
+    PRICE_DEFAULTS,
     check_configs,
     check_prices,
     iso_dates,
     option_pairs,
+    with_defaults,
     work_table,
 )
 from planner.plans.core.ranking import Recommendation, pareto_mask, recommend_options
@@ -47,26 +50,19 @@ from planner.plans.core.spot_risk import RunTimes, run_times
 __all__ = [
     "CONFIG_COLUMNS", "OUTPUT_COLUMNS", "PRICE_COLUMNS", "PURCHASE_OPTIONS", "PlanAssumptions",
     "PlanConstraints", "PlanResult", "Recommendation", "hazard_per_instance_hour", "pareto_mask",
-    "plan",
+    "plan", "price_dates",
 ]
 
 REASON_DEADLINE = "misses deadline"
-
-
 REASON_BUDGET = "over budget"
-
-
+REASON_CAPACITY = "spot capacity unlikely"
+REASON_ESTIMATED = "estimated price"
+REASON_HORIZON = "longer than the practical horizon"
 REASON_MEMORY = "does not fit memory"
-
-
 REASON_UNPRICED = "no current price"
-
-
-REASON_BOTH = f"{REASON_DEADLINE}; {REASON_BUDGET}"
-
-
-_REASONS_WITH = {REASON_DEADLINE: (REASON_DEADLINE, REASON_BOTH),
-                 REASON_BUDGET: (REASON_BUDGET, REASON_BOTH)}
+REASON_OFFER_LIMIT = "larger than the offer allows"
+# Reasons an option row can carry (joined by "; "), in the order they are written.
+ROW_REASONS = (REASON_DEADLINE, REASON_BUDGET, REASON_CAPACITY, REASON_ESTIMATED, REASON_HORIZON)
 
 
 @dataclass(frozen=True)
@@ -118,7 +114,50 @@ class PlanResult:
             "n_samples_per_spot_run": self.n_samples_per_spot_run,
             "assumptions": json_safe(self.assumptions),
             "constraints": json_safe(_constraints_dict(self.constraints)),
+            "what_would_work": what_would_work(self.table, self.constraints),
         }
+
+
+def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
+    """When nothing is feasible: the deadline (days) and the budget (USD) that would admit an
+    option, each keeping the other limit, among options no other reason excludes."""
+    if table["rank"].notna().any():
+        return None
+    limits_only = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
+    limits_only = limits_only.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
+    usable = table[limits_only.to_numpy()]
+    if usable.empty:
+        return None
+    within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]
+    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
+    deadline = (None if within_budget.empty
+                else float(np.ceil(within_budget["time_to_train_hours"].min() / 24.0)))
+    budget = None if on_time.empty else float(np.ceil(on_time["total_usd"].min()))
+    return {"deadline_days": deadline, "budget_usd": budget,
+            "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
+            "cheapest_usd": float(usable["total_usd"].min())}
+
+
+# Snapshots further apart than this are flagged when compared in one plan.
+MIXED_DATES_DAYS = 30
+
+
+def price_dates(table: pd.DataFrame, *, stale_days: int) -> dict[str, Any]:
+    """How old the prices of the feasible options are, and whether the plan compares
+    snapshots of different dates (AWS spot of mid-2025 beside on-demand of 2026, say)."""
+    rows = table[table["rank"].notna()] if table["rank"].notna().any() else table
+    dates = pd.to_datetime(rows["as_of"])
+    ages = rows["age_days"].astype(float)
+    spread = int((dates.max() - dates.min()).days) if len(rows) else 0
+    return {
+        "oldest": dates.min().date().isoformat() if len(rows) else None,
+        "newest": dates.max().date().isoformat() if len(rows) else None,
+        "spread_days": spread,
+        "is_mixed": spread > MIXED_DATES_DAYS,
+        "oldest_age_days": None if ages.isna().all() else int(ages.max()),
+        "n_stale": int((ages > stale_days).sum()),
+        "stale_days": stale_days,
+    }
 
 
 def _constraints_dict(constraints: PlanConstraints) -> dict[str, Any]:
@@ -141,31 +180,33 @@ def plan(
     PURCHASE_OPTIONS. `n_memory_infeasible`: configurations the sweep dropped for memory.
     Raises ValueError on bad input or when no option passes the filters.
     """
+    configs = with_defaults(configs, CONFIG_DEFAULTS)
+    prices = with_defaults(prices, PRICE_DEFAULTS)
     check_configs(configs)
     check_prices(prices)
     if n_memory_infeasible < 0:
         raise ValueError("n_memory_infeasible must be >= 0")
-    cfg_rows, price_rows = option_pairs(configs, prices, constraints)
+    cfg_rows, price_rows, n_over_limit = option_pairs(configs, prices, constraints)
     work = work_table(configs, prices, cfg_rows, price_rows)
     rates = option_rates(work, assumptions)
     times, n_samples = run_times(work, cfg_rows, rates, assumptions, constraints)
     outcomes = _outcomes(work, rates, times, constraints)
     table = _final_table(configs, prices, cfg_rows, price_rows, outcomes)
     n_unpriced = int((~configs["instance_key"].isin(prices["instance_key"])).sum())
-    reasons = outcomes["infeasible_reason"]
-    infeasible = {
-        REASON_DEADLINE: int(np.isin(reasons, list(_REASONS_WITH[REASON_DEADLINE])).sum()),
-        REASON_BUDGET: int(np.isin(reasons, list(_REASONS_WITH[REASON_BUDGET])).sum()),
-        REASON_MEMORY: int(n_memory_infeasible),
-        REASON_UNPRICED: n_unpriced,
-    }
+    reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
+    infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
+                  for reason in ROW_REASONS}
+    infeasible |= {REASON_MEMORY: int(n_memory_infeasible), REASON_UNPRICED: n_unpriced,
+                   REASON_OFFER_LIMIT: n_over_limit}
     recommendations = recommend_options(table, constraints)
     return PlanResult(table, recommendations, infeasible, n_samples, assumptions, constraints)
 
 
 OUTPUT_COLUMNS = (
     "instance_key", "provider", "region", "instance_type", "gpu", "gpus", "nodes",
-    *LAYOUT_COLUMNS, "purchase_option", "usd_per_hour", "as_of", "source", "is_derived",
+    *LAYOUT_COLUMNS, "purchase_option", "payment_option", "usd_per_hour", "upfront_usd",
+    "as_of", "age_days", "source", "is_derived", "basis", "offer_kind", "max_nodes",
+    "spot_node_limit", "is_capacity_unlikely", "calibration_status",
     "is_spot", "time_to_train_hours", "time_p10_hours", "time_p50_hours", "time_p90_hours",
     "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "compute_usd",
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",
@@ -177,12 +218,13 @@ OUTPUT_COLUMNS = (
 )
 
 
-def _reasons(meets_deadline: np.ndarray, within_budget: np.ndarray) -> np.ndarray:
-    late, over = ~meets_deadline, ~within_budget
-    reasons = np.full(len(late), "", dtype=object)
-    reasons[late & ~over] = REASON_DEADLINE
-    reasons[over & ~late] = REASON_BUDGET
-    reasons[late & over] = REASON_BOTH
+def _reasons(flags: dict[str, np.ndarray]) -> np.ndarray:
+    """Per row, every reason that keeps it out of the recommendations, joined by "; "."""
+    n_rows = len(next(iter(flags.values())))
+    reasons = np.full(n_rows, "", dtype=object)
+    for reason in ROW_REASONS:
+        hit = flags[reason]
+        reasons[hit] = np.where(reasons[hit] == "", reason, reasons[hit] + "; " + reason)
     return reasons
 
 
@@ -196,8 +238,18 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     tokens = work["tokens_per_second"].to_numpy()
     meets = expected <= (constraints.deadline_hours or np.inf)
     within = total <= (constraints.budget_usd or np.inf)
+    is_spot = (work["purchase_option"] == "spot").to_numpy()
+    capacity_unlikely = is_spot & (work["nodes"].to_numpy() > work["spot_node_limit"].to_numpy())
+    estimated = (work["basis"] == "estimated").to_numpy()
+    beyond_horizon = expected > (constraints.horizon_hours or np.inf)
+    flags = {
+        REASON_DEADLINE: ~meets, REASON_BUDGET: ~within,
+        REASON_CAPACITY: capacity_unlikely & (not constraints.allow_unlikely_capacity),
+        REASON_ESTIMATED: estimated & (not constraints.allow_estimated_prices),
+        REASON_HORIZON: beyond_horizon & (constraints.deadline_hours is None),
+    }
     return {
-        "is_spot": (work["purchase_option"] == "spot").to_numpy(),
+        "is_spot": is_spot,
         "time_to_train_hours": expected, "time_p10_hours": times.p10_hours,
         "time_p50_hours": times.p50_hours, "time_p90_hours": times.p90_hours,
         "simulated_hours": simulated, "expected_interruptions": times.expected_interruptions,
@@ -213,7 +265,8 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "budget_overrun_probability": times.budget_overrun_probability,
         "miss_probability": times.miss_probability,
         "meets_deadline": meets, "within_budget": within,
-        "infeasible_reason": _reasons(meets, within),
+        "is_capacity_unlikely": capacity_unlikely,
+        "infeasible_reason": _reasons(flags),
         "memory_headroom_gib": (work["memory_capacity_gib"] - work["memory_per_gpu_gib"])
         .to_numpy(),
     }
@@ -230,9 +283,11 @@ def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarr
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])
     rank = pd.arrays.IntegerArray(np.cumsum(feasible).astype(np.int64), ~feasible)
-    kept = [c for c in CONFIG_COLUMNS if c in OUTPUT_COLUMNS and c not in outcomes]
+    kept = [c for c in (*CONFIG_COLUMNS, *CONFIG_DEFAULTS)
+            if c in OUTPUT_COLUMNS and c not in outcomes]
     base = configs.iloc[cfg_rows[order]][kept]
-    dated = prices[list(PRICE_COLUMNS[1:])].assign(as_of=iso_dates(prices["as_of"]))
+    dated = prices[[*PRICE_COLUMNS[1:], *PRICE_DEFAULTS]].assign(
+        as_of=iso_dates(prices["as_of"]))
     priced = dated.iloc[price_rows[order]].reset_index(drop=True)
     computed = pd.DataFrame({name: values[order] for name, values in outcomes.items()})
     table = pd.concat([base.reset_index(drop=True), priced, computed], axis=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,15 +47,44 @@ def _pick(table: pd.DataFrame, mask: np.ndarray, keys: list[np.ndarray]) -> int 
     return int(candidates[order[0]])
 
 
+def duration_text(hours: float) -> str:
+    """Days with hours beside ("12.3 days (295 h)"); hours alone under two days."""
+    if hours < 48:
+        return f"{hours:,.1f} h"
+    return f"{hours / 24:,.1f} days ({hours:,.0f} h)"
+
+
 def _option_label(row: pd.Series) -> str:
     return (f"{row['instance_type']} × {row['nodes']:g} ({row['gpus']:g} × {row['gpu']}, "
             f"{row['purchase_option']}) in {row['provider']} {row['region']}")
 
 
+def caveats(row: pd.Series) -> str:
+    """What a reader must know before acting on an option: price basis and age, the
+    simulator's calibration status for its GPU, spot capacity, a single marketplace machine."""
+    notes = []
+    age = row.get("age_days")
+    basis = row.get("basis") or ("derived" if row.get("is_derived") else "listed")
+    dated = f"{basis} price as of {row['as_of']}"
+    if age is not None and age == age:
+        dated += f" ({age:,.0f} days old)"
+    notes.append(dated)
+    status = row.get("calibration_status", "")
+    if status and status != "calibrated":
+        notes.append(f"throughput {status}: no published run of this GPU and precision was "
+                     "fitted, so the band is wider" if status == "uncalibrated"
+                     else f"throughput {status} from runs of the same GPU family")
+    if row.get("is_capacity_unlikely"):
+        notes.append(f"spot capacity for {row['nodes']:g} nodes is unlikely")
+    if row.get("offer_kind") == "marketplace_machine":
+        notes.append("a single marketplace machine (host-set price, no cluster)")
+    return " Note: " + "; ".join(notes) + "."
+
+
 def _deadline_text(row: pd.Series, constraints: PlanConstraints) -> str:
     if constraints.deadline_hours is None:
         return ""
-    return (f" against the {constraints.deadline_hours:,.0f} h deadline "
+    return (f" against the {duration_text(constraints.deadline_hours)} deadline "
             f"({row['deadline_miss_probability']:.1%} chance of missing it)")
 
 
@@ -67,9 +97,9 @@ def _cheapest(table: pd.DataFrame, feasible: np.ndarray, c: PlanConstraints,
     row = table.iloc[index]
     title = "Cheapest meeting the deadline" if c.deadline_hours is not None else "Cheapest"
     why = (f"{_option_label(row)}: lowest expected total ${row['total_usd']:,.0f} of "
-           f"{n_feasible} feasible options; expected {row['time_to_train_hours']:,.1f} h "
-           f"(P90 {row['time_p90_hours']:,.1f} h){_deadline_text(row, c)}.")
-    return Recommendation("cheapest_meeting_deadline", index, title, why)
+           f"{n_feasible} feasible options; expected {duration_text(row['time_to_train_hours'])} "
+           f"(P90 {duration_text(row['time_p90_hours'])}){_deadline_text(row, c)}.")
+    return Recommendation("cheapest_meeting_deadline", index, title, why + caveats(row))
 
 
 def _fastest(table: pd.DataFrame, feasible: np.ndarray,
@@ -80,10 +110,11 @@ def _fastest(table: pd.DataFrame, feasible: np.ndarray,
         return None
     row = table.iloc[index]
     budget = "" if c.budget_usd is None else f" within the ${c.budget_usd:,.0f} budget"
-    why = (f"{_option_label(row)}: shortest expected time {row['time_to_train_hours']:,.1f} h "
-           f"(P90 {row['time_p90_hours']:,.1f} h) for ${row['total_usd']:,.0f}{budget}.")
+    why = (f"{_option_label(row)}: shortest expected time "
+           f"{duration_text(row['time_to_train_hours'])} "
+           f"(P90 {duration_text(row['time_p90_hours'])}) for ${row['total_usd']:,.0f}{budget}.")
     title = "Fastest within budget" if c.budget_usd is not None else "Fastest"
-    return Recommendation("fastest_within_budget", index, title, why)
+    return Recommendation("fastest_within_budget", index, title, why + caveats(row))
 
 
 def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation | None:
@@ -101,7 +132,8 @@ def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation
     why = (f"{_option_label(row)}: ${row[column]:.3g} per million {unit}s at "
            f"${row['usd_per_hour']:,.2f} per instance-hour and {row['mfu']:.0%} MFU; this run "
            f"costs ${row['total_usd']:,.0f} in total.")
-    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}", why)
+    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}",
+                          why + caveats(row))
 
 
 def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
@@ -117,7 +149,7 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
         row = table.iloc[index]
         why = (f"{_option_label(row)}: lowest P90 total ${row['total_p90_usd']:,.0f} "
                f"(expected ${row['total_usd']:,.0f}); no deadline or budget is set.")
-        return Recommendation("lowest_risk", index, "Lowest risk", why)
+        return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
     risk = np.round(table["miss_probability"].to_numpy() / RISK_RESOLUTION)
     index = _pick(table, feasible, [risk, is_spot, usd])
     if index is None:
@@ -128,9 +160,9 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
     spot = (f", {row['expected_interruptions']:.1f} spot interruptions expected"
             if row["is_spot"] else "")
     why = (f"{_option_label(row)}: {row['miss_probability']:.1%} chance of missing the {limits} "
-           f"(P90 {row['time_p90_hours']:,.1f} h, ${row['total_p90_usd']:,.0f}{spot}); "
+           f"(P90 {duration_text(row['time_p90_hours'])}, ${row['total_p90_usd']:,.0f}{spot}); "
            f"expected ${row['total_usd']:,.0f}.")
-    return Recommendation("lowest_risk", index, "Lowest risk", why)
+    return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
 
 
 def recommend_options(table: pd.DataFrame,
@@ -144,3 +176,23 @@ def recommend_options(table: pd.DataFrame,
         _lowest_risk(table, feasible, constraints),
     )
     return tuple(pick for pick in picks if pick is not None)
+
+
+# Columns that make two options the same purchase apart from where it is bought.
+SAME_OFFER_KEYS = ("provider", "instance_type", "nodes", "tp", "pp", "dp", "cp", "zero_stage",
+                   "recompute", "micro_batch", "precision", "purchase_option", "payment_option")
+
+
+def collapse_regions(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per offer that differs only by region: the first (best-ranked) row, with
+    `other_regions` listing the rest cheapest first as (region, total_usd) pairs."""
+    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for option in options:
+        key = tuple(option.get(name) for name in SAME_OFFER_KEYS)
+        if key in kept:
+            kept[key]["other_regions"].append((option["region"], option.get("total_usd")))
+        else:
+            kept[key] = {**option, "other_regions": []}
+    for row in kept.values():
+        row["other_regions"].sort(key=lambda pair: (pair[1] is None, pair[1] or 0.0))
+    return list(kept.values())

@@ -27,8 +27,8 @@ SUMMARY_COLUMNS = {
     "p90_ape": "P90 APE %",
     "bias_pct": "bias %",
     "coverage": "P10-P90 cover %",
-    "baseline_median_ape": "rule median %",
-    "baseline_p90_ape": "rule P90 %",
+    "baseline_median_ape": "rule median APE %",
+    "baseline_p90_ape": "rule P90 APE %",
 }
 MODES = {"family": "leave-one-family-out", "source": "leave-one-source-out"}
 

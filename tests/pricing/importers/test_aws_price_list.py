@@ -44,13 +44,24 @@ def test_as_of_option_overrides_publication_date(real_file: Path) -> None:
     assert set(frame["as_of"]) == {date(2024, 6, 1)}
 
 
-def test_reserved_effective_hourly_prefers_no_upfront(reserved_file: Path) -> None:
+def _offer(frame, option: str, payment: str, offering: str = "standard") -> dict:
+    rows = frame[(frame["instance_type"] == "p4d.24xlarge") & (frame["region"] == "us-east-1")
+                 & (frame["purchase_option"] == option) & (frame["payment_option"] == payment)
+                 & (frame["offering_class"] == offering)]
+    assert len(rows) == 1, rows
+    return rows.iloc[0].to_dict()
+
+
+def test_every_reserved_offer_keeps_its_payment_option(reserved_file: Path) -> None:
     frame = parse(reserved_file).frame
     assert one_row(frame, "p4d.24xlarge", "us-east-1", "on_demand")["usd_per_hour"] == 21.957642
-    assert one_row(frame, "p4d.24xlarge", "us-east-1", "reserved_1y")["usd_per_hour"] == 13.921094
-    # No 3-year No Upfront offer: Partial Upfront, hourly fee + upfront spread over 3 x 8760 h.
-    three = one_row(frame, "p4d.24xlarge", "us-east-1", "reserved_3y")
+    assert _offer(frame, "reserved_1y", "no_upfront")["usd_per_hour"] == 13.921094
+    assert _offer(frame, "reserved_1y", "no_upfront", "convertible")["usd_per_hour"] > 13.921094
+    # 3-year Partial Upfront: hourly fee + upfront spread over 3 x 8760 h.
+    three = _offer(frame, "reserved_3y", "partial_upfront")
     assert three["usd_per_hour"] == round(3.92 + 103000 / (3 * 8760), 6)
+    assert (three["upfront_usd"], three["recurring_usd_per_hour"]) == (103000, 3.92)
+    assert len(frame[frame["purchase_option"].str.startswith("reserved")]) == 6
 
 
 def test_location_name_gives_region_and_other_products_are_counted(reserved_file: Path) -> None:
@@ -65,7 +76,8 @@ def test_location_name_gives_region_and_other_products_are_counted(reserved_file
         "no GPU": 1,
         "not a compute instance": 1,
     }
-    assert len(parsed.frame) == 4
+    # p4d: on-demand and 6 reserved offers; p5: on-demand
+    assert len(parsed.frame) == 8
 
 
 def test_malformed_json_names_the_line(real_file: Path, tmp_path: Path) -> None:

@@ -15,7 +15,14 @@ def aws_file(fixtures_dir: Path) -> Path:
     return fixtures_dir / "pricing" / "skypilot_aws_us-east-1.csv"
 
 
-def test_aws_on_demand_and_lowest_zone_spot(aws_file: Path) -> None:
+def test_spot_is_the_median_zone_with_the_range_beside_it(aws_file: Path) -> None:
+    spot = one_row(parse(aws_file, as_of=AS_OF).frame, "p4d.24xlarge", "us-east-1", "spot")
+    # three zones list 5.0933, 6.7915 and 9.6107 $/h: not the cheapest, the middle one
+    assert spot["usd_per_hour"] == 6.7915
+    assert (spot["zone_low_usd_per_hour"], spot["zone_high_usd_per_hour"]) == (5.0933, 9.6107)
+
+
+def test_aws_on_demand_and_zone_spot(aws_file: Path) -> None:
     parsed = parse(aws_file, as_of=AS_OF)
     on_demand = one_row(parsed.frame, "p4d.24xlarge", "us-east-1", "on_demand")
     assert on_demand["usd_per_hour"] == 32.7726

@@ -1,4 +1,4 @@
-"""Calibration serialization and reproducibility of the shipped fit."""
+"""Calibration serialization, legacy files, priors and reproducibility of the shipped fit."""
 
 from __future__ import annotations
 
@@ -6,18 +6,31 @@ import numpy as np
 import pytest
 
 from simulator.core import Calibration, fit_calibration
-from simulator.core.fitting import nelder_mead
+from simulator.core.fitting import PRIORS, nelder_mead
 
 
 def test_calibration_round_trips_through_a_dict(calibration):
     assert Calibration.from_dict(calibration.to_dict()) == calibration
 
 
-@pytest.mark.parametrize("data", [{"nonsense": 1.0}, {"efficiency_llm": "x"},
-                                  {"efficiency_llm": float("nan")}])
+@pytest.mark.parametrize("data", [{"nonsense": 1.0}, {"efficiency_other": "x"},
+                                  {"efficiency_other": float("nan")},
+                                  {"band_log_p10": 0.5}])
 def test_bad_calibration_dicts_raise(data):
     with pytest.raises(ValueError):
         Calibration.from_dict(data)
+
+
+def test_legacy_calibration_files_still_load():
+    legacy = {"efficiency_llm": 0.6, "simt_factor": 2.0, "log_residual_p10": -0.2,
+              "network_efficiency": 0.7}
+    assert Calibration.from_dict(legacy).network_efficiency == 0.7
+
+
+def test_defaults_are_the_priors():
+    defaults = Calibration()
+    for name, _, value, _ in PRIORS:
+        assert getattr(defaults, name) == value, name
 
 
 def test_nelder_mead_finds_a_quadratic_minimum():
@@ -25,7 +38,8 @@ def test_nelder_mead_finds_a_quadratic_minimum():
     assert x == pytest.approx([1.0, -2.0], abs=1e-3)
 
 
-def test_refit_reproduces_shipped_calibration(runs, gpu_specs, calibration):
-    refit = fit_calibration(runs, gpu_specs)
-    for key, value in calibration.to_dict().items():
-        assert refit.to_dict()[key] == pytest.approx(value, rel=1e-3, abs=1e-6), key
+def test_refit_reproduces_shipped_calibration(all_runs, gpu_specs, calibration):
+    refit = fit_calibration(all_runs, gpu_specs)
+    for name, *_ in PRIORS:
+        assert getattr(refit, name) == pytest.approx(getattr(calibration, name), rel=1e-3), name
+    assert refit.domain == calibration.domain

@@ -13,6 +13,7 @@ from simulator.core import (
     LayoutConstraints,
     TrainingGoal,
     best_layout,
+    llm_from_params,
     make_hardware,
     simulate,
 )
@@ -119,3 +120,35 @@ def test_zero_runs_are_searched_without_pipelining(gpu_specs, calibration):
     choice = best_layout(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 50), GPT3_GOAL,
                          calibration, LayoutConstraints(zero_stage=3))
     assert choice.is_fit and choice.result.layout.pp == 1
+
+
+def _llama_band(gpu_specs, calibration, gpu_name):
+    hardware = make_hardware(gpu_specs[gpu_name], gpus_per_node=8, n_nodes=8)
+    choice = best_layout(PRESETS["llama2-70b"], hardware, TrainingGoal(tokens=2e12), calibration)
+    result = choice.result
+    return result, result.time_to_train_p90_hours / result.time_to_train_p10_hours
+
+
+def test_results_carry_calibration_status_and_wider_bands_off_the_data(gpu_specs, calibration):
+    known, known_width = _llama_band(gpu_specs, calibration, "H100 SXM5-80GB")
+    new, new_width = _llama_band(gpu_specs, calibration, "Instinct MI300X OAM-192GB")
+    assert known.calibration_status == "calibrated"
+    assert new.calibration_status == "uncalibrated" and "CDNA 3" in new.calibration_note
+    assert new_width > known_width > 1.0
+
+
+def test_whole_run_time_is_steady_state_over_goodput(gpu_specs, calibration):
+    result, _ = _llama_band(gpu_specs, calibration, "H100 SXM5-80GB")
+    assert 0.8 < result.goodput_fraction < 1.0
+    assert result.time_to_train_hours == pytest.approx(
+        result.steady_state_hours / result.goodput_fraction)
+    assert result.goodput_assumptions.failures_per_gpu_hour > 0
+
+
+def test_parameter_count_only_plans_like_the_preset(gpu_specs, calibration):
+    hardware = make_hardware(gpu_specs["H100 SXM5-80GB"], gpus_per_node=8, n_nodes=8)
+    goal = TrainingGoal(tokens=2e12)
+    custom = llm_from_params("70B", 70e9, seq_len=4096, vocab_size=32000)
+    preset = best_layout(PRESETS["llama2-70b"], hardware, goal, calibration).result
+    planned = best_layout(custom, hardware, goal, calibration).result
+    assert planned.mfu == pytest.approx(preset.mfu, rel=0.2)

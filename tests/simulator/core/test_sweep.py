@@ -7,6 +7,7 @@ import pytest
 
 from simulator.core import (
     PRESETS,
+    STATUSES,
     Layout,
     TrainingGoal,
     layout_grid,
@@ -62,3 +63,13 @@ def test_sweep_rejects_missing_columns(gpu_specs, calibration):
     with pytest.raises(ValueError):
         sweep(PRESETS["mpt-7b"], GOAL, _instances().drop(columns="gpu"), [1], calibration,
               gpu_specs)
+
+
+def test_sweep_rows_carry_calibration_status_and_goodput(gpu_specs, calibration):
+    frame = sweep(PRESETS["llama2-70b"], GOAL, _instances(), [1, 8], calibration,
+                  gpu_specs).configurations
+    status = dict(zip(frame["instance_key"], frame["calibration_status"], strict=False))
+    assert status["h100x8"] == "calibrated" and set(status.values()) <= set(STATUSES)
+    assert (frame["goodput_fraction"] < 1.0).all()
+    assert (frame["time_to_train_p10_hours"] <= frame["time_to_train_hours"]).all()
+    assert (frame["time_to_train_hours"] <= frame["time_to_train_p90_hours"]).all()

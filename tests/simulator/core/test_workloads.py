@@ -35,9 +35,21 @@ def test_presets_have_published_sizes(key, params_billion):
     assert PRESETS[key].params / 1e9 == pytest.approx(params_billion, rel=0.02)
 
 
-def test_llm_from_params_gives_a_gpt3_like_shape():
-    w = llm_from_params("100B", 100e9)
-    assert (w.n_layers, w.hidden_size) == (80, 10240)
+@pytest.mark.parametrize(("params", "shape"), [
+    (70e9, (80, 8192, 64)), (175e9, (96, 12288, 96)), (7e9, (32, 4096, 32)),
+    (100e9, (80, 10240, 80)), (125e6, (12, 768, 12)),
+])
+def test_llm_from_params_gives_a_published_shape(params, shape):
+    w = llm_from_params("custom", params)
+    assert (w.n_layers, w.hidden_size, w.n_heads) == shape
+    assert w.params == params and w.ffn_hidden_size == 4 * w.hidden_size
+
+
+@pytest.mark.parametrize("params", [3e8, 1e9, 20e9, 40e9, 300e9, 1e12])
+def test_standard_shapes_split_over_tensor_parallelism(params):
+    w = llm_from_params("custom", params)
+    assert w.n_heads % 4 == 0 and w.n_layers % 2 == 0
+    assert w.hidden_size % w.n_heads == 0
 
 
 def test_lora_trains_few_parameters_and_skips_weight_gradients():

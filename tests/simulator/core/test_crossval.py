@@ -1,0 +1,65 @@
+"""Leave-one-family-out validation on both reference files: the out-of-family figures.
+
+The fixture refits once per family (about 20 fits), so this module takes about a minute.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simulator.core import Calibration
+from simulator.core.crossval import band_quantiles, cross_validate, with_bands
+from simulator.core.prediction import THROUGHPUT_METRICS
+from simulator.core.validation import summarize_errors
+
+
+@pytest.fixture(scope="module")
+def by_family(all_runs, gpu_specs) -> pd.DataFrame:
+    return cross_validate(all_runs, gpu_specs, group_by="family")
+
+
+def _overall(frame: pd.DataFrame) -> pd.Series:
+    return summarize_errors(frame).query("group_by == 'overall'").iloc[0]
+
+
+def test_every_row_is_predicted_by_a_fit_that_never_saw_its_family(by_family):
+    assert (by_family["fold_group"] == by_family["family"]).all()
+    assert by_family["fold_calibration_rows"].max() < len(by_family)
+
+
+def test_nearly_every_answerable_row_is_predicted(by_family):
+    assert _overall(by_family)["share_predicted"] >= 0.95
+    answered = by_family[by_family["predicted"].notna()]
+    assert not answered["note"].str.startswith("not predicted").any()
+
+
+def test_throughput_median_error_is_within_target(by_family):
+    rows = by_family[by_family["metric"].isin(THROUGHPUT_METRICS)]["abs_pct_error"]
+    assert rows.median() <= 12.0
+
+
+def test_band_coverage_is_between_70_and_90_percent(by_family):
+    assert 0.70 <= _overall(by_family)["coverage"] <= 0.90
+
+
+def test_beats_the_rule_of_thumb_overall(by_family):
+    overall = _overall(by_family)
+    assert overall["median_ape"] < overall["baseline_median_ape"]
+    assert overall["p90_ape"] < overall["baseline_p90_ape"]
+
+
+def test_band_quantiles_ignore_missing_residuals():
+    residuals = np.array([np.nan, *np.linspace(-1.0, 1.0, 11)])
+    assert band_quantiles(residuals) == pytest.approx((-0.8, 0.8))
+    assert band_quantiles(np.array([np.nan])) == (0.0, 0.0)
+
+
+def test_each_band_group_gets_its_own_quantiles_and_pools_when_short():
+    residuals = np.concatenate([np.linspace(-0.1, 0.1, 20), np.linspace(-0.5, 0.5, 20), [0.9]])
+    groups = np.array(["llm"] * 20 + ["vision"] * 20 + ["encoder"])
+    cal = with_bands(Calibration(), residuals, groups, np.ones(len(groups), dtype=bool))
+    assert cal.band_quantiles("llm") == pytest.approx((-0.08, 0.08))
+    assert cal.band_quantiles("vision") == pytest.approx((-0.4, 0.4))
+    assert cal.band_quantiles("encoder") == pytest.approx(band_quantiles(residuals))

@@ -1,0 +1,70 @@
+"""Calibration status: calibrated, extrapolated or uncalibrated, and band widening."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simulator.core.domain import (
+    STATUS_BAND_SCALE,
+    CalibrationDomain,
+    DomainPoint,
+    assess,
+    assess_gpu_counts,
+    domain_from_points,
+)
+
+DOMAIN = domain_from_points([
+    DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 64, 2048),
+    DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 512, 8192),
+    DomainPoint("Instinct MI250 OAM-128GB", "CDNA 2", "bf16", 64, 2048),
+])
+
+
+@pytest.mark.parametrize(("point", "status"), [
+    (DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 256, 4096), "calibrated"),
+    (DomainPoint("H100 SXM5-80GB", "Hopper", "fp16", 256, 4096), "calibrated"),
+    (DomainPoint("H200 SXM-141GB", "Hopper", "bf16", 256, 4096), "extrapolated"),
+    (DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 16384, 4096), "extrapolated"),
+    (DomainPoint("Instinct MI250 OAM-128GB", "CDNA 2", "bf16", 64, 2048), "extrapolated"),
+    (DomainPoint("H100 SXM5-80GB", "Hopper", "fp8", 256, 4096), "uncalibrated"),
+    (DomainPoint("Instinct MI300X OAM-192GB", "CDNA 3", "bf16", 64, 2048), "uncalibrated"),
+    (DomainPoint("B200 HGX-180GB", "Blackwell", "bf16", 64, 2048), "uncalibrated"),
+])
+def test_status_table(point, status):
+    assert assess(DOMAIN, point).status == status
+
+
+def test_bands_widen_with_status_and_distance():
+    near = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 256, 4096))
+    far = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 65536, 4096))
+    new = assess(DOMAIN, DomainPoint("B200 HGX-180GB", "Blackwell", "bf16", 64, 2048))
+    assert near.band_scale == 1.0
+    assert STATUS_BAND_SCALE["extrapolated"] < far.band_scale
+    assert new.band_scale == STATUS_BAND_SCALE["uncalibrated"]
+
+
+def test_domain_round_trips_through_a_dict():
+    assert CalibrationDomain.from_dict(DOMAIN.to_dict()) == DOMAIN
+
+
+def test_empty_domain_calls_everything_uncalibrated():
+    point = DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 8, 2048)
+    assert assess(CalibrationDomain(), point).status == "uncalibrated"
+
+
+def test_shipped_calibration_marks_the_issue_examples(calibration):
+    point = DomainPoint("Instinct MI300X OAM-192GB", "CDNA 3", "bf16", 64, 4096)
+    assert assess(calibration.domain, point).status == "uncalibrated"
+    point = DomainPoint("A100 SXM4-80GB", "Ampere", "bf16", 64, 2048)
+    assert assess(calibration.domain, point).status == "calibrated"
+
+
+def test_vectorized_assessment_matches_one_by_one():
+    counts = np.array([1.0, 8.0, 64.0, 2048.0, 65536.0])
+    for name, arch in [("H100 SXM5-80GB", "Hopper"), ("H200 SXM-141GB", "Hopper"),
+                       ("B200 HGX-180GB", "Blackwell")]:
+        status, scale = assess_gpu_counts(DOMAIN, name, arch, "bf16", counts, 4096)
+        single = [assess(DOMAIN, DomainPoint(name, arch, "bf16", n, 4096)) for n in counts]
+        assert list(status) == [a.status for a in single]
+        assert scale == pytest.approx([a.band_scale for a in single])
