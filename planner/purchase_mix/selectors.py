@@ -140,7 +140,8 @@ def price_row(gpu_type: str, price: Price, on_demand_usd_per_hour: float) -> dic
         "gpus_per_instance": price.instance_type.gpu_count,
         "purchase_option": price.purchase_option,
         "purchase_words": PURCHASE_OPTION_WORDS.get(price.purchase_option, price.purchase_option),
-        "payment_words": PAYMENT_OPTION_WORDS.get(getattr(price, "payment_option", "") or "", ""),
+        "payment_words": PAYMENT_OPTION_WORDS.get(price.payment_option, ""),
+        "offering_class": price.offering_class,
         "usd_per_hour": usd,
         "usd_per_gpu_hour": usd / price.instance_type.gpu_count,
         "discount_pct": 100.0 * (1.0 - usd / on_demand_usd_per_hour),
@@ -163,21 +164,22 @@ def _payment_options(option: str, chosen: Price) -> list[Price]:
     rows = current_prices(
         purchase_options=[option], instance_type_ids=[chosen.instance_type_id]
     ).filter(region_id=chosen.region_id).order_by("usd_per_hour", "-as_of")
-    by_payment: dict[str, Price] = {}
+    by_payment: dict[tuple[str, str], Price] = {}
     for price in rows:
-        by_payment.setdefault(getattr(price, "payment_option", "") or "no_upfront", price)
+        key = (price.payment_option or "no_upfront", price.offering_class)
+        by_payment.setdefault(key, price)
     return list(by_payment.values())
 
 
 def commitment_option(option: str, years: float, price: Price) -> CommitmentOption:
     """A term and payment option; prices without payment fields read as no upfront."""
-    upfront = getattr(price, "upfront_usd", None)
-    recurring = getattr(price, "recurring_usd_per_hour", None)
+    upfront, recurring = price.upfront_usd, price.recurring_usd_per_hour
     return CommitmentOption(
         option, years, float(price.usd_per_hour),
-        payment_option=getattr(price, "payment_option", "") or "no_upfront",
+        payment_option=price.payment_option or "no_upfront",
         upfront_usd=float(upfront) if upfront is not None else 0.0,
         recurring_usd_per_hour=float(recurring) if recurring is not None else None,
+        offering_class=price.offering_class,
     )
 
 

@@ -107,12 +107,13 @@ def _type_lines(item: dict[str, Any]) -> list[str]:
         f"GPU-hours; worst case (mean of the worst 10%, first year) "
         f"${sizing['first_year_worst_case_usd']:,.0f}"
     ]
+    gate_reasons = tuple(sizing["gate"]["reasons"])
     for choice in sizing["choices"]:
         status = f"{choice['count']} instances" if choice["count"] else "none"
         lines.append(
             f"  {choice['term_words']}, {choice['payment_words']}: break-even utilisation "
             f"{choice['break_even_utilization_pct']:.0f}%, {status}"
-            + (f" ({choice['reason']})" if choice["reason"] else "")
+            + (f" ({choice['reason']})" if choice["reason"] not in ("", *gate_reasons) else "")
         )
     lines.extend(f"  why nothing is committed: {reason}" for reason in sizing["reasons"])
     return lines

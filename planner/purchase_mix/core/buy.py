@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import PAYMENT_OPTION_WORDS, PURCHASE_OPTION_WORDS
+from planner.core.cloud import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.demand import HourlyDemand
@@ -107,7 +107,7 @@ def _lines(offer: GpuOffer, sizing: TypeSizing) -> tuple[BuyLine, ...]:
             instance_type=offer.instance_type, term=option.term,
             term_words=PURCHASE_OPTION_WORDS.get(option.term, option.term),
             payment_option=option.payment_option,
-            payment_words=PAYMENT_OPTION_WORDS.get(option.payment_option, option.payment_option),
+            payment_words=option.payment_words,
             count=count, gpus=count * offer.gpus_per_instance,
             upfront_usd=count * option.upfront_usd, usd_per_hour=count * option.usd_per_hour,
             recurring_usd_per_hour=count * recurring,

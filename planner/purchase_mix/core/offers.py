@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.core.cloud import PAYMENT_OPTION_WORDS
+
 
 @dataclass(frozen=True)
 class CommitmentOption:
@@ -20,6 +22,12 @@ class CommitmentOption:
     payment_option: str = "no_upfront"
     upfront_usd: float = 0.0
     recurring_usd_per_hour: float | None = None
+    offering_class: str = ""  # "standard" | "convertible" | "" (AWS reserved instances)
+
+    @property
+    def payment_words(self) -> str:
+        words = PAYMENT_OPTION_WORDS.get(self.payment_option, self.payment_option)
+        return f"{words}, {self.offering_class}" if self.offering_class else words
 
     def __post_init__(self) -> None:
         if self.term_years <= 0 or self.usd_per_hour <= 0:
@@ -60,7 +68,7 @@ class GpuOffer:
             raise ValueError(f"{self.gpu_type}: spot_usd_per_hour must be > 0")
         if self.spot_interruptions_per_hour < 0:
             raise ValueError(f"{self.gpu_type}: spot_interruptions_per_hour must be >= 0")
-        keys = {(option.term, option.payment_option) for option in self.commitments}
+        keys = {(o.term, o.payment_option, o.offering_class) for o in self.commitments}
         if len(keys) != len(self.commitments):
             raise ValueError(f"{self.gpu_type}: duplicate commitment terms")
 

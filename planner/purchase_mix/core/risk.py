@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_MONTH, PAYMENT_OPTION_WORDS, PURCHASE_OPTION_WORDS
+from planner.core.cloud import HOURS_PER_MONTH, PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core import forecast
 from planner.purchase_mix.core.forecast import BlockTable, HistoryGate, Paths
 from planner.purchase_mix.core.offers import CommitmentOption
@@ -201,7 +201,7 @@ def _choice(
         term=option.term,
         term_words=PURCHASE_OPTION_WORDS.get(option.term, option.term),
         payment_option=option.payment_option,
-        payment_words=PAYMENT_OPTION_WORDS.get(option.payment_option, option.payment_option),
+        payment_words=option.payment_words,
         term_years=option.term_years,
         usd_per_hour=option.usd_per_hour,
         upfront_usd_per_instance=option.upfront_usd,
