@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -106,9 +106,14 @@ class _Sim:
     table: BlockTable
     paths: Paths
     settings: RiskSettings
+    cache: dict[tuple[float, int], np.ndarray] = field(default_factory=dict)
 
     def used(self, level: float, weeks: int) -> np.ndarray:
-        return forecast.used_instance_hours(self.table, self.paths, level, weeks)
+        """Served instance-hours per path; every term and payment option reuses the levels."""
+        key = (float(level), weeks)
+        if key not in self.cache:
+            self.cache[key] = forecast.used_instance_hours(self.table, self.paths, level, weeks)
+        return self.cache[key]
 
 
 def _weeks(term_years: float) -> int:
