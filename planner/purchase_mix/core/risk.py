@@ -264,7 +264,8 @@ def _no_commitment_reasons(
     gate: HistoryGate, choices: Sequence[TermChoice], options: Sequence[CommitmentOption]
 ) -> tuple[str, ...]:
     if not options:
-        return ("This provider and region sell no commitment for this instance type.",)
+        return ("This provider and region sell no commitment for this instance type.",
+                *gate.reasons)
     reasons = list(gate.reasons)
     for choice in choices:
         text = f"{choice.term_words}, {choice.payment_words}: {choice.reason}"

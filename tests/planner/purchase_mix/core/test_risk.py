@@ -118,8 +118,8 @@ def test_a_place_that_sells_no_commitment_says_so():
     offer = GpuOffer("V100", "lambda", "us-west-1", "gpu_8x_v100", 8, 4.4)
     buy = what_to_buy(_demand(steady_instances(120), "V100"), [offer], settings=SETTINGS)
     assert buy.lines == ()
-    assert buy.types[0].sizing.reasons == (
-        "This provider and region sell no commitment for this instance type.",
+    assert buy.types[0].sizing.reasons[0] == (
+        "This provider and region sell no commitment for this instance type."
     )
 
 
