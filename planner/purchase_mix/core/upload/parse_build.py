@@ -47,7 +47,13 @@ def build_history(
     if not parts:
         raise ValueError(_no_rows_message(ignored))
     names = list(parts[0].columns)
-    frame = pd.DataFrame({name: _concat(parts, name) for name in names})
+    columns: dict[str, pd.Series] = {}
+    for name in names:
+        columns[name] = _concat(parts, name)
+        for part in parts:  # release each chunk's copy as soon as it is joined: peak memory
+            del part.columns[name]
+    frame = pd.DataFrame(columns, copy=False)
+    del columns
     if drop_positions is not None and len(drop_positions) > 0:
         frame = frame.drop(index=frame.index[drop_positions]).reset_index(drop=True)
     if fmt == "usage":

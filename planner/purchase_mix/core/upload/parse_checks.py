@@ -88,20 +88,29 @@ class Duplicates:
 
 
 def find_duplicates(job_ids: pa.Array | pa.ChunkedArray) -> Duplicates:
-    """Positions of repeated job ids (every occurrence after the first)."""
-    encoded = pc.dictionary_encode(job_ids)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    is_repeat = np.zeros(len(codes), dtype=bool)
-    is_repeat[1:] = sorted_codes[1:] == sorted_codes[:-1]
-    if not is_repeat.any():
-        empty = np.zeros(0, dtype=np.int64)
+    """Positions of repeated job ids (every occurrence after the first).
+
+    Sort-based (a stable sort, then equal neighbours): about a third of the memory of a hash
+    table of every id, which matters at 10M jobs.
+    """
+    n_rows = len(job_ids)
+    empty = np.zeros(0, dtype=np.int64)
+    if n_rows < 2:
         return Duplicates(empty, empty)
-    group_start = np.maximum.accumulate(np.where(~is_repeat, np.arange(len(codes)), 0))
-    return Duplicates(order[is_repeat], order[group_start[is_repeat]])
+    order = pc.array_sort_indices(job_ids, order="ascending") if isinstance(
+        job_ids, pa.Array) else pc.sort_indices(job_ids, sort_keys=[("", "ascending")])
+    ordered = job_ids.take(order)
+    if isinstance(ordered, pa.ChunkedArray):
+        ordered = ordered.combine_chunks()
+    same = pc.equal(ordered.slice(1), ordered.slice(0, n_rows - 1))
+    del ordered
+    is_repeat = np.zeros(n_rows, dtype=bool)
+    is_repeat[1:] = np.asarray(same.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    if not is_repeat.any():
+        return Duplicates(empty, empty)
+    positions = np.asarray(order.to_numpy(zero_copy_only=False), dtype=np.int64)
+    group_start = np.maximum.accumulate(np.where(~is_repeat, np.arange(n_rows), 0))
+    return Duplicates(positions[is_repeat], positions[group_start[is_repeat]])
 
 
 def duplicate_errors(
