@@ -28,6 +28,12 @@ TARGET_GIB = 2.0
 
 
 def _peak_gib() -> float:
+    """This process's peak RSS (VmHWM). Not ru_maxrss: Linux keeps that across execve, so a
+    child started from the large benchmark parent would report the parent's size."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024**2
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 

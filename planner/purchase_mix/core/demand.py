@@ -81,6 +81,9 @@ class HourlyDemand:
         return self.window(max(self.n_hours - days * 24, 0), self.n_hours)
 
 
+BUCKET_SLICE_JOBS = 1_000_000  # jobs per pass: bounds the temporaries at 10M jobs
+
+
 def bucket_gpu_seconds(
     start_s: np.ndarray, end_s: np.ndarray, gpus: np.ndarray, group: np.ndarray, n_groups: int
 ) -> tuple[int, np.ndarray]:
@@ -88,37 +91,51 @@ def bucket_gpu_seconds(
 
     Returns (first epoch hour, array of shape (n_groups, n_hours)). O(N + n_groups * n_hours):
     the partial first and last hour of each interval go through bincount, the whole hours in
-    between through a difference array and a cumulative sum.
+    between through a difference array and a cumulative sum. Jobs are taken
+    BUCKET_SLICE_JOBS at a time so temporaries stay small; the grid is checked first.
     """
     first_hour = int(start_s.min() // SECONDS_PER_HOUR)
     n_hours = int(-(-end_s.max() // SECONDS_PER_HOUR)) - first_hour
     n_hours = max(n_hours, 1)
     check_grid_size(n_hours, n_groups)
     width = n_hours + 1
+    partial = np.zeros(n_groups * width)
+    steps = np.zeros(n_groups * width)
+    for low in range(0, len(start_s), BUCKET_SLICE_JOBS):
+        part = slice(low, low + BUCKET_SLICE_JOBS)
+        _bucket_slice(start_s[part], end_s[part], gpus[part], group[part], first_hour, width,
+                      partial, steps)
+    full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
+    total = partial.reshape(n_groups, width) + full
+    return first_hour, total[:, :n_hours]
+
+
+def _bucket_slice(
+    start_s: np.ndarray,
+    end_s: np.ndarray,
+    gpus: np.ndarray,
+    group: np.ndarray,
+    first_hour: int,
+    width: int,
+    partial: np.ndarray,
+    steps: np.ndarray,
+) -> None:
+    """Add one slice of jobs to the partial-hour sums and the whole-hour difference array."""
+    size = len(partial)
     head_idx = start_s // SECONDS_PER_HOUR - first_hour
     tail_idx = end_s // SECONDS_PER_HOUR - first_hour
     head_end_s = np.minimum(end_s, (head_idx + first_hour + 1) * SECONDS_PER_HOUR)
     spans = tail_idx > head_idx
-    partial = np.bincount(
-        np.concatenate([group * width + head_idx, group[spans] * width + tail_idx[spans]]),
-        weights=np.concatenate(
-            [
-                gpus * (head_end_s - start_s),
-                gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
-            ]
-        ),
-        minlength=n_groups * width,
+    g = group[spans] * width
+    partial += np.bincount(group * width + head_idx, weights=gpus * (head_end_s - start_s),
+                           minlength=size)
+    partial += np.bincount(
+        g + tail_idx[spans],
+        weights=gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
+        minlength=size,
     )
-    steps = np.bincount(
-        np.concatenate(
-            [group[spans] * width + head_idx[spans] + 1, group[spans] * width + tail_idx[spans]]
-        ),
-        weights=np.concatenate([gpus[spans], -gpus[spans]]),
-        minlength=n_groups * width,
-    )
-    full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
-    total = partial.reshape(n_groups, width) + full
-    return first_hour, total[:, :n_hours]
+    steps += np.bincount(g + head_idx[spans] + 1, weights=gpus[spans], minlength=size)
+    steps -= np.bincount(g + tail_idx[spans], weights=gpus[spans], minlength=size)
 
 
 def check_grid_size(n_hours: int, n_groups: int) -> None:
@@ -157,14 +174,15 @@ def _job_split(history: JobHistory) -> HourlyDemand:
     is_spot_able = spot_eligible(jobs)
     group = codes * 2 + is_spot_able.astype(np.int64)
     first_hour, seconds = bucket_gpu_seconds(start_s, end_s, gpus, group, 2 * len(types))
-    eligible = jobs[is_spot_able]
+    needed = ["start_epoch_s", "end_epoch_s", "gpu_count", "gpu_type", "is_interruptible"]
+    eligible = jobs.loc[is_spot_able, needed]
     return HourlyDemand(
         firm_gpus=_frame(first_hour, seconds[0::2], types),
         interruptible_gpus=_frame(first_hour, seconds[1::2], types),
         interruptible_job_gpus=_interruptible_job_gpus(eligible, types),
         interruptible_gpu_hours_by_job_gpus=_by_job_gpus(eligible),
         off_spot_gpu_hours=_gpu_hours_by_type(
-            jobs[jobs["is_interruptible"].to_numpy() & ~is_spot_able]
+            jobs.loc[jobs["is_interruptible"].to_numpy() & ~is_spot_able, needed]
         ),
     )
 
