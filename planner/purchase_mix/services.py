@@ -5,7 +5,7 @@ Interfaces (views, API, task, command) call these; these call planner.core and t
 
 from __future__ import annotations
 
-import io
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import pandas as pd
 from django.conf import settings
-from django.core.files.base import ContentFile, File
+from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
@@ -91,10 +91,13 @@ def _records(history: JobHistory | UsageHistory) -> pd.DataFrame:
     return history.jobs if isinstance(history, JobHistory) else history.samples
 
 
-def _parquet_bytes(frame: pd.DataFrame) -> ContentFile[bytes]:
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=True)
-    return ContentFile(buffer.getvalue())
+def _save_parquet(name: str, frame: pd.DataFrame) -> str:
+    """Write the frame to a temporary parquet file and stream it into storage (no in-memory
+    copy of the file: at 10M jobs that copy is a few hundred MB)."""
+    with tempfile.TemporaryFile() as handle:
+        frame.to_parquet(handle, index=True)
+        handle.seek(0)
+        return str(default_storage.save(name, File(handle)))
 
 
 def demand_frame(demand: HourlyDemand) -> pd.DataFrame:
@@ -143,8 +146,8 @@ def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[s
     frame.attrs["off_spot_gpu_hours"] = dict(demand.off_spot_gpu_hours)
     return {
         "upload": default_storage.save(f"{stem}.csv", File(upload)),
-        "parsed": default_storage.save(f"{stem}.jobs.parquet", _parquet_bytes(_records(history))),
-        "demand": default_storage.save(f"{stem}.demand.parquet", _parquet_bytes(frame)),
+        "parsed": _save_parquet(f"{stem}.jobs.parquet", _records(history)),
+        "demand": _save_parquet(f"{stem}.demand.parquet", frame),
     }
 
 
