@@ -142,3 +142,27 @@ def test_api_merge_option_and_bad_growth(client, user, db):
     merged = client.post("/api/histories", {"file": csv_upload(DUPLICATED),
                                             "duplicate_ids": "merge"}, **auth)
     assert merged.status_code == 201 and merged.json()["records"] == 1
+
+
+def test_skipping_a_date_mix_up_row_finishes_the_analysis(
+    user_client, loaded_catalog, eager_celery, django_capture_on_commit_callbacks
+):
+    text = (EXAMPLE.read_text().rstrip("\n")
+            + '\n"job-x",1500-01-01T00:00:00Z,2500-01-01T00:00:00Z,"A100-80GB",8,false,"t"\n')
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _post(user_client, text, skip_bad_rows="on")
+    history = History.objects.get()
+    assert response.status_code == 302 and history.rows_skipped == 1
+    run = history.runs.get()
+    assert run.status == "done" and run.result["what_to_buy"]["types"]
+
+
+def test_a_bad_growth_scenario_is_a_form_error(user_client, loaded_catalog, db,
+                                               django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        _post(user_client, EXAMPLE.read_text())
+    history = History.objects.get()
+    response = user_client.post(f"/history/{history.pk}/runs", {"growth": "-120, 0"})
+    assert response.status_code == 400
+    assert "outside (-100%, +500%]" in response.content.decode()
+    assert history.runs.count() == 1
