@@ -149,3 +149,44 @@ def default_dataset_gb(*, tokens: float | None, samples: float | None,
     per_sample = (DATASET_BYTES_PER_IMAGE if is_image
                   else tokens_per_sample * DATASET_BYTES_PER_TOKEN)
     return (samples or 0.0) * per_sample / 1e9
+
+
+# Plain words for purchase options and payment options (what the purchase-mix tables show).
+PURCHASE_OPTION_WORDS: dict[str, str] = {
+    "on_demand": "on-demand",
+    "spot": "spot",
+    "reserved_1y": "1-year reservation",
+    "reserved_3y": "3-year reservation",
+    "committed_1y": "1-year committed use",
+    "committed_3y": "3-year committed use",
+    "savings_plan_1y": "1-year savings plan",
+    "savings_plan_3y": "3-year savings plan",
+}
+PAYMENT_OPTION_WORDS: dict[str, str] = {
+    "": "no upfront",
+    "no_upfront": "no upfront",
+    "partial_upfront": "partial upfront",
+    "all_upfront": "all upfront",
+}
+
+
+# Years of cloud service left for older GPU generations, as of 2026 (a planning assumption:
+# providers retire instance families about 7-9 years after launch; K80 (p2) and P100 are
+# being withdrawn, V100 (p3) is the oldest family still sold). Demand for a type is taken to
+# end this many years from the end of the history; newer GPUs are not retired within 3 years.
+GPU_SERVICE_YEARS_LEFT: dict[str, float] = {
+    "K80": 0.25,
+    "M60": 0.5,
+    "P4": 0.5,
+    "P40": 0.75,
+    "P100": 1.0,
+    "V100": 2.0,
+    "T4": 3.0,
+}
+
+
+# Which interruptible jobs may run on spot. Spot capacity for many nodes at once is rarely
+# granted together, and a job reclaimed every few hours for days mostly reruns: a job over
+# SPOT_MAX_JOB_GPUS GPUs (four 8-GPU nodes) or SPOT_MAX_JOB_HOURS hours stays off spot.
+SPOT_MAX_JOB_GPUS = 32
+SPOT_MAX_JOB_HOURS = 168.0

@@ -15,6 +15,7 @@ from ninja.responses import Status
 
 from planner.purchase_mix import selectors, services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+from planner.purchase_mix.documents import parse_growth
 
 router = Router(tags=["purchase mix"])
 
@@ -58,6 +59,16 @@ def _options(**fields: Any) -> services.ParseOptions:
         origin=fields["origin"] or "",
         default_gpu_type=fields["gpu_type"] or "",
         is_skipping_bad_rows=fields["skip_bad_rows"],
+        duplicate_ids=fields["duplicate_ids"],
+    )
+
+
+def _run_options(**fields: Any) -> services.RunOptions:
+    return services.RunOptions(
+        provider=fields["provider"], region=fields["region"],
+        growth_scenarios=parse_growth(fields["growth"]),
+        is_spot_alternative=fields["spot_alternative"],
+        is_elsewhere_alternative=fields["elsewhere_alternative"],
     )
 
 
@@ -75,14 +86,29 @@ def create_history(
     origin: Form[str] = "",
     gpu_type: Form[str] = "",
     skip_bad_rows: Form[bool] = False,
+    duplicate_ids: Form[Literal["refuse", "merge"]] = "refuse",
+    provider: Form[str] = "",
+    region: Form[str] = "",
+    growth: Form[str] = "-50,-25,0,25",
+    spot_alternative: Form[bool] = False,
+    elsewhere_alternative: Form[bool] = True,
 ) -> Status[Any]:
-    """Parse the file; 400 lists row errors by line (nothing stored), 201 queues the analysis."""
+    """Parse the file; 400 lists row errors by line (nothing stored), 201 queues the analysis.
+
+    duplicate_ids: refuse repeated job ids, or merge them into one job. provider/region: where
+    you buy (blank: the cheapest place that sells commitments). growth: demand scenarios in %
+    per year. spot_alternative / elsewhere_alternative: whether spot (with its interruption
+    overhead) and on-demand elsewhere cap the rate worth committing at."""
     try:
         options = _options(format=format, map=map, time_unit=time_unit, origin=origin,
-                           gpu_type=gpu_type, skip_bad_rows=skip_bad_rows)
+                           gpu_type=gpu_type, skip_bad_rows=skip_bad_rows,
+                           duplicate_ids=duplicate_ids)
+        run_options = _run_options(provider=provider, region=region, growth=growth,
+                                   spot_alternative=spot_alternative,
+                                   elsewhere_alternative=elsewhere_alternative)
         outcome = services.history_create(
             owner_id=_owner_id(request), upload=file, name=file.name or "upload.csv",
-            size_bytes=file.size or 0, options=options,
+            size_bytes=file.size or 0, options=options, run_options=run_options,
         )
     except services.UploadTooLargeError as error:
         return Status(413, {"detail": str(error)})

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from planner.core.cloud import PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core.breakdown import (
     CostCurve,
     DurationHistogram,
@@ -73,7 +74,8 @@ def cost_curves(curves: Sequence[CostCurve]) -> go.Figure:
     for i, curve in enumerate(curves):
         gpus = [level * curve.gpus_per_instance for level in curve.levels_instances]
         figure.add_trace(go.Scatter(
-            name=f"{curve.gpu_type} ({curve.term})", x=gpus, y=list(curve.cost_usd),
+            name=f"{curve.gpu_type} ({PURCHASE_OPTION_WORDS.get(curve.term, curve.term)})",
+            x=gpus, y=list(curve.cost_usd),
             mode="lines", line={"color": _color(i)},
             hovertemplate="%{x} GPUs committed<br>$%{y:,.0f}<extra></extra>",
         ))

@@ -1,12 +1,19 @@
 """Forms for the job-history pages: upload, recommendation settings, trend growth."""
 
+import csv
 from typing import Any
 
 from django import forms
 from django.conf import settings
 
 from planner.purchase_mix import selectors
-from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+from planner.purchase_mix.core.upload.csv_stream import read_header
+from planner.purchase_mix.core.upload.parsing import (
+    EXTRA_JOB_FIELDS,
+    JOB_FIELDS,
+    parse_column_mapping,
+)
+from planner.purchase_mix.documents import parse_growth
 from planner.purchase_mix.models import History
 from planner.purchase_mix.services import ParseOptions, RunOptions
 
@@ -22,26 +29,71 @@ def _mapping(text: str, what: str) -> dict[str, str]:
         raise forms.ValidationError(f"{what}: {error}") from error
 
 
+MAP_FIELDS: tuple[str, ...] = (*JOB_FIELDS, *EXTRA_JOB_FIELDS, "timestamp", "gpus_in_use")
+NOT_IN_FILE = ("", "(not in the file / its usual name)")
+DUPLICATE_CHOICES = [("refuse", "refuse the file (list the repeated lines)"),
+                     ("merge", "merge them into one job (earliest start, latest end, most GPUs)")]
+
+
+def _header_of(files: Any) -> tuple[str, ...]:
+    """The uploaded file's own column names (read from its first 64 KB), or ()."""
+    upload = files.get("file") if files else None
+    if upload is None:
+        return ()
+    try:
+        layout = read_header(upload)
+    except (ValueError, UnicodeDecodeError, csv.Error):
+        return ()
+    finally:
+        upload.seek(0)
+    return layout.header
+
+
+def _place_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    regions = selectors.region_choices()
+    providers = [("", "cheapest that sells commitments")] + [
+        (slug, slug) for slug in sorted({provider for provider, _ in regions})
+    ]
+    return providers, [("", "any region")] + sorted({(code, code) for _, code in regions})
+
+
 class UploadForm(forms.Form):
     file = forms.FileField(help_text="CSV, TSV or pipe-separated; UTF-8, UTF-16 or Windows-1252.")
     fmt = forms.ChoiceField(label="Format", choices=History.Format.choices, initial="generic")
-    column_map = forms.CharField(
-        label="Column mapping",
-        required=False,
-        help_text="FIELD=COLUMN pairs, e.g. start=submit_time,duration=duration,gpu_count=num_gpu",
-    )
     time_unit = forms.ChoiceField(choices=TIME_UNITS, required=False,
                                   help_text="Unit of numeric offsets and durations.")
     origin = forms.CharField(
-        required=False, help_text="Set when start/end are numbers: the timestamp they count from."
+        required=False,
+        help_text="Needed when start/end are numbers: the timestamp they count from "
+        "(numbers without an origin are refused).",
     )
     default_gpu_type = forms.CharField(
         label="Default GPU type", required=False,
         help_text="For rows (or whole traces) that name no GPU type, e.g. V100 or a100-80gb.",
     )
+    duplicate_ids = forms.ChoiceField(label="Repeated job ids", choices=DUPLICATE_CHOICES,
+                                      initial="refuse")
     skip_bad_rows = forms.BooleanField(
         required=False, help_text="Store the good rows and drop the bad ones (they are counted)."
     )
+    provider = forms.ChoiceField(label="You buy in (provider)", required=False)
+    region = forms.ChoiceField(label="Region", required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.header = _header_of(self.files)
+        columns = [NOT_IN_FILE] + [(name, name) for name in self.header]
+        for name in MAP_FIELDS:
+            self.fields[f"map_{name}"] = forms.ChoiceField(
+                label=name, choices=columns, required=False
+            )
+        providers, regions = _place_choices()
+        self.fields["provider"].choices = providers
+        self.fields["region"].choices = regions
+
+    @property
+    def map_fields(self) -> list[forms.BoundField]:
+        return [self[f"map_{name}"] for name in MAP_FIELDS]
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
@@ -53,15 +105,14 @@ class UploadForm(forms.Form):
             )
         return upload
 
-    def clean_column_map(self) -> dict[str, str]:
-        return _mapping(self.cleaned_data.get("column_map", ""), "column mapping")
-
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("column_map") and data.get("fmt") == "generic":
+        mapping = {name: data[f"map_{name}"] for name in MAP_FIELDS if data.get(f"map_{name}")}
+        data["column_map"] = mapping
+        if mapping and data.get("fmt") == "generic":
             data["fmt"] = "mapped"
-        if data.get("fmt") == "mapped" and not data.get("column_map"):
-            self.add_error("column_map", "The mapped format needs a column mapping.")
+        if data.get("fmt") == "mapped" and not mapping:
+            self.add_error(None, "The mapped format needs at least one column picked.")
         return data
 
     @property
@@ -77,7 +128,12 @@ class UploadForm(forms.Form):
             origin=data["origin"].strip(),
             default_gpu_type=data["default_gpu_type"].strip(),
             is_skipping_bad_rows=data["skip_bad_rows"],
+            duplicate_ids=data["duplicate_ids"],
         )
+
+    def run_options(self) -> RunOptions:
+        return RunOptions(provider=self.cleaned_data["provider"],
+                          region=self.cleaned_data["region"])
 
 
 class RunForm(forms.Form):
@@ -85,6 +141,19 @@ class RunForm(forms.Form):
     region = forms.ChoiceField(required=False)
     lookback_days = forms.TypedChoiceField(
         label="Size on", choices=LOOKBACK_CHOICES, required=False, coerce=int, empty_value=None
+    )
+    growth = forms.CharField(
+        label="Growth scenarios", required=False, initial="-50, -25, 0, 25",
+        help_text="Demand growth or decline, % per year, comma-separated; commitments are sized "
+        "so the worst 10% of outcomes stay positive in every scenario.",
+    )
+    is_spot_alternative = forms.BooleanField(
+        label="Spot counts as an alternative", required=False,
+        help_text="Never commit above spot's rate with its interruption overhead.",
+    )
+    is_elsewhere_alternative = forms.BooleanField(
+        label="Other regions and providers count as an alternative", required=False,
+        initial=True,
     )
     accelerator_map = forms.CharField(
         label="GPU names", required=False,
@@ -94,20 +163,22 @@ class RunForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        regions = selectors.region_choices()
-        providers = sorted({provider for provider, _ in regions})
-        self.fields["provider"].choices = [("", "cheapest where offered")] + [
-            (slug, slug) for slug in providers
-        ]
-        self.fields["region"].choices = [("", "any region")] + sorted(
-            {(code, code) for _, code in regions}
-        )
+        providers, regions = _place_choices()
+        self.fields["provider"].choices = providers
+        self.fields["region"].choices = regions
         bands = [(band, f"{band} per month") for band in selectors.SPOT_BANDS]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
                 label=f"{provider} spot interruptions", choices=bands, required=False,
                 initial=selectors.spot_band_for(provider, {}),
             )
+
+    def clean_growth(self) -> tuple[float, ...]:
+        text = self.cleaned_data.get("growth") or "-50,-25,0,25"
+        try:
+            return parse_growth(text)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
 
     def clean_accelerator_map(self) -> dict[str, str]:
         return _mapping(self.cleaned_data.get("accelerator_map", ""), "GPU names")
@@ -127,6 +198,9 @@ class RunForm(forms.Form):
             lookback_days=data["lookback_days"],
             spot_bands=bands,
             accelerator_map=data["accelerator_map"],
+            growth_scenarios=data["growth"],
+            is_spot_alternative=data["is_spot_alternative"],
+            is_elsewhere_alternative=data["is_elsewhere_alternative"],
         )
 
 
@@ -136,6 +210,11 @@ def run_initial(options: RunOptions) -> dict[str, Any]:
         "region": options.region,
         "lookback_days": options.lookback_days or "",
         "accelerator_map": ",".join(f"{k}={v}" for k, v in options.accelerator_map.items()),
+        "growth": ", ".join(
+            f"{100 * g:g}" for g in options.risk_settings.growth_scenarios_per_year
+        ),
+        "is_spot_alternative": options.is_spot_alternative,
+        "is_elsewhere_alternative": options.is_elsewhere_alternative,
     }
     initial.update({f"spot_{k}": v for k, v in options.spot_bands.items()})
     return initial

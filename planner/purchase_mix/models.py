@@ -68,6 +68,15 @@ class AnalysisRun(TrackedRun):
     )
     spot_bands = models.JSONField(default=dict, blank=True, help_text="provider -> band")
     accelerator_map = models.JSONField(default=dict, blank=True, help_text="GPU type -> slug")
+    growth_scenarios = models.JSONField(
+        default=list, blank=True, help_text="Demand growth per year (fractions); [] = defaults"
+    )
+    is_spot_alternative = models.BooleanField(
+        default=False, help_text="Spot (with its interruption overhead) counts as an alternative"
+    )
+    is_elsewhere_alternative = models.BooleanField(
+        default=True, help_text="On-demand in another region or provider counts as an alternative"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

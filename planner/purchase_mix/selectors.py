@@ -12,6 +12,8 @@ from django.db.models import QuerySet
 from planner.core.cloud import (
     DEFAULT_PROVIDER_SPOT_BANDS,
     DEFAULT_SPOT_BAND,
+    PAYMENT_OPTION_WORDS,
+    PURCHASE_OPTION_WORDS,
     SPOT_BAND_MONTHLY_FRACTION,
     hazard_per_instance_hour,
 )
@@ -19,7 +21,7 @@ from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.upload.gpu_names import CatalogGpu, match_accelerators
 from planner.purchase_mix.models import AnalysisRun, History
-from pricing.models import Accelerator, Price, PurchaseOption
+from pricing.models import Accelerator, Price, Provider, PurchaseOption
 from pricing.selectors import current_prices
 
 # Spot interruption bands and the provider defaults are shared with the planner
@@ -137,6 +139,9 @@ def price_row(gpu_type: str, price: Price, on_demand_usd_per_hour: float) -> dic
         "instance_type": price.instance_type.name,
         "gpus_per_instance": price.instance_type.gpu_count,
         "purchase_option": price.purchase_option,
+        "purchase_words": PURCHASE_OPTION_WORDS.get(price.purchase_option, price.purchase_option),
+        "payment_words": PAYMENT_OPTION_WORDS.get(price.payment_option, ""),
+        "offering_class": price.offering_class,
         "usd_per_hour": usd,
         "usd_per_gpu_hour": usd / price.instance_type.gpu_count,
         "discount_pct": 100.0 * (1.0 - usd / on_demand_usd_per_hour),
@@ -154,6 +159,30 @@ def _same_node(option: str, chosen: Price) -> Price | None:
     return rows.order_by("usd_per_hour", "-as_of").first()
 
 
+def _payment_options(option: str, chosen: Price) -> list[Price]:
+    """The cheapest current price of each payment option for a term on the chosen node."""
+    rows = current_prices(
+        purchase_options=[option], instance_type_ids=[chosen.instance_type_id]
+    ).filter(region_id=chosen.region_id).order_by("usd_per_hour", "-as_of")
+    by_payment: dict[tuple[str, str], Price] = {}
+    for price in rows:
+        key = (price.payment_option or "no_upfront", price.offering_class)
+        by_payment.setdefault(key, price)
+    return list(by_payment.values())
+
+
+def commitment_option(option: str, years: float, price: Price) -> CommitmentOption:
+    """A term and payment option; prices without payment fields read as no upfront."""
+    upfront, recurring = price.upfront_usd, price.recurring_usd_per_hour
+    return CommitmentOption(
+        option, years, float(price.usd_per_hour),
+        payment_option=price.payment_option or "no_upfront",
+        upfront_usd=float(upfront) if upfront is not None else 0.0,
+        recurring_usd_per_hour=float(recurring) if recurring is not None else None,
+        offering_class=price.offering_class,
+    )
+
+
 def _slugs_for(
     gpu_type: str, accelerator_map: Mapping[str, str], catalog: list[CatalogGpu]
 ) -> tuple[str, ...]:
@@ -162,16 +191,18 @@ def _slugs_for(
     return match_accelerators(gpu_type, catalog)
 
 
-def _add_offer(result: OfferSet, size: GpuDemandSize, chosen: Price, band: str) -> None:
+def _add_offer(
+    result: OfferSet, size: GpuDemandSize, chosen: Price, band: str, elsewhere: Price | None
+) -> None:
     name = size.gpu_type
     od = float(chosen.usd_per_hour)
     result.prices.append(price_row(name, chosen, od))
     commitments = []
     for option, years in TERM_YEARS.items():
-        price = _same_node(option, chosen)
-        if price is not None and float(price.usd_per_hour) > 0:
-            commitments.append(CommitmentOption(option, years, float(price.usd_per_hour)))
-            result.prices.append(price_row(name, price, od))
+        for price in _payment_options(option, chosen):
+            if float(price.usd_per_hour) > 0:
+                commitments.append(commitment_option(option, years, price))
+                result.prices.append(price_row(name, price, od))
     spot = _same_node(PurchaseOption.SPOT, chosen)
     if spot is not None and float(spot.usd_per_hour) > 0:
         result.prices.append(price_row(name, spot, od))
@@ -186,9 +217,34 @@ def _add_offer(result: OfferSet, size: GpuDemandSize, chosen: Price, band: str) 
             commitments=tuple(commitments),
             spot_usd_per_hour=float(spot.usd_per_hour) if spot is not None else None,
             spot_interruptions_per_hour=spot_hazard_per_hour(band) if spot is not None else 0.0,
+            **_elsewhere(chosen, elsewhere),
         )
     )
     result.accelerators[name] = chosen.instance_type.accelerator.slug
+
+
+def _elsewhere(chosen: Price, elsewhere: Price | None) -> dict[str, Any]:
+    """The cheapest on-demand price outside the chosen region, scaled to the chosen node's GPUs."""
+    if elsewhere is None or elsewhere.pk == chosen.pk:
+        return {}
+    gpus = chosen.instance_type.gpu_count
+    return {
+        "elsewhere_usd_per_hour": float(elsewhere.usd_per_hour) * gpus
+        / elsewhere.instance_type.gpu_count,
+        "elsewhere": f"{elsewhere.instance_type.provider.slug} {elsewhere.region.code} "
+        f"({elsewhere.instance_type.name})",
+    }
+
+
+def _commitment_nodes() -> set[tuple[int, int]]:
+    rows = current_prices(purchase_options=list(TERM_YEARS)).values_list(
+        "instance_type_id", "region_id"
+    )
+    return set(rows)
+
+
+def _cheapest_gpu_hour(rows: Iterable[Price]) -> Price | None:
+    return min(rows, key=lambda p: (p.usd_per_gpu_hour, p.pk), default=None)
 
 
 def _add_savings_plans(result: OfferSet, chosen: dict[str, Price]) -> None:
@@ -220,21 +276,31 @@ def gpu_offers(
     catalog = catalog_gpus()
     result = OfferSet()
     chosen: dict[str, Price] = {}
+    sells = _commitment_nodes()
     for size in sizes:
         slugs = _slugs_for(size.gpu_type, accelerator_map, catalog)
         if not slugs:
             result.unpriced[size.gpu_type] = "no catalog GPU matches this name"
             continue
-        rows = _current(PurchaseOption.ON_DEMAND, provider, region).filter(
+        rows = list(_current(PurchaseOption.ON_DEMAND, provider, region).filter(
             instance_type__accelerator__slug__in=slugs
+        ).select_related("instance_type__provider", "region", "instance_type__accelerator"))
+        # "Cheapest where offered" buys where commitments are sold, when any place sells them.
+        committing = [p for p in rows if (p.instance_type_id, p.region_id) in sells]
+        price = choose_on_demand(committing if not provider and committing else rows,
+                                 size.p90_gpus)
+        # Marketplace hosts are left out: their reliability is not a cloud's on-demand.
+        anywhere = _current(PurchaseOption.ON_DEMAND, "", "").filter(
+            instance_type__accelerator__slug__in=slugs
+        ).exclude(instance_type__provider__kind=Provider.Kind.MARKETPLACE).select_related(
+            "instance_type__provider", "region"
         )
-        price = choose_on_demand(rows, size.p90_gpus)
         if price is None:
             where = " ".join(filter(None, [provider, region])) or "any provider"
             result.unpriced[size.gpu_type] = f"no on-demand price for {', '.join(slugs)} in {where}"
             continue
         band = spot_band_for(price.instance_type.provider.slug, spot_bands)
-        _add_offer(result, size, price, band)
+        _add_offer(result, size, price, band, _cheapest_gpu_hour(anywhere))
         chosen[size.gpu_type] = price
     _add_savings_plans(result, chosen)
     return result

@@ -5,37 +5,38 @@ Interfaces (views, API, task, command) call these; these call planner.core and t
 
 from __future__ import annotations
 
-import io
+import tempfile
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 import pandas as pd
 from django.conf import settings
-from django.core.files.base import ContentFile, File
+from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
 from planner import runs
-from planner.core.serialize import frame_to_dict
-from planner.purchase_mix import selectors
-from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand, fit_trend
-from planner.purchase_mix.core.backtest import backtest, lookback_sensitivity
-from planner.purchase_mix.core.breakdown import duration_histogram
+from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.recommend import MixRecommendation, recommend_mix
 from planner.purchase_mix.core.upload.jobs import JobHistory, ParseResult, UsageHistory
 from planner.purchase_mix.core.upload.parsing import parse_job_history
+from planner.purchase_mix.documents import (
+    TREND_HORIZON_DAYS,
+    RunOptions,
+    fit_window,
+    recommendation_document,
+)
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.runs import Attempt, run_enqueue, run_progress
 
 UPLOAD_DIR = "histories"
 MAX_ROW_ERRORS = 200
-TREND_HORIZON_DAYS = 365
 
 
 class UploadTooLargeError(ValueError):
@@ -52,17 +53,7 @@ class ParseOptions:
     origin: str = ""
     default_gpu_type: str = ""
     is_skipping_bad_rows: bool = False
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Where to buy and how to read spot risk; blanks mean cheapest offered / any region."""
-
-    provider: str = ""
-    region: str = ""
-    lookback_days: int | None = None
-    spot_bands: Mapping[str, str] = field(default_factory=dict)
-    accelerator_map: Mapping[str, str] = field(default_factory=dict)
+    duplicate_ids: str = "refuse"
 
 
 @dataclass(frozen=True)
@@ -91,6 +82,8 @@ def history_parse(source: IO[bytes] | str | Path, *, options: ParseOptions) -> P
         skip_bad_rows=options.is_skipping_bad_rows,
         max_bytes=settings.UPLOAD_MAX_BYTES,
         max_errors=MAX_ROW_ERRORS,
+        now_epoch_s=int(time.time()),
+        duplicate_ids=options.duplicate_ids,
     )
 
 
@@ -98,10 +91,13 @@ def _records(history: JobHistory | UsageHistory) -> pd.DataFrame:
     return history.jobs if isinstance(history, JobHistory) else history.samples
 
 
-def _parquet_bytes(frame: pd.DataFrame) -> ContentFile[bytes]:
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=True)
-    return ContentFile(buffer.getvalue())
+def _save_parquet(name: str, frame: pd.DataFrame) -> str:
+    """Write the frame to a temporary parquet file and stream it into storage (no in-memory
+    copy of the file: at 10M jobs that copy is a few hundred MB)."""
+    with tempfile.TemporaryFile() as handle:
+        frame.to_parquet(handle, index=True)
+        handle.seek(0)
+        return str(default_storage.save(name, File(handle)))
 
 
 def demand_frame(demand: HourlyDemand) -> pd.DataFrame:
@@ -114,7 +110,12 @@ def demand_frame(demand: HourlyDemand) -> pd.DataFrame:
     )
 
 
-def demand_from_frame(frame: pd.DataFrame, job_gpus: Mapping[str, float]) -> HourlyDemand:
+def demand_from_frame(
+    frame: pd.DataFrame,
+    job_gpus: Mapping[str, float],
+    job_gpu_hours: Mapping[str, Mapping[str, float]] | None = None,
+    off_spot_gpu_hours: Mapping[str, float] | None = None,
+) -> HourlyDemand:
     firm = {c.split(":", 1)[1]: frame[c] for c in frame.columns if c.startswith("firm:")}
     spare = {c.split(":", 1)[1]: frame[c] for c in frame.columns if c.startswith("interruptible:")}
     index = frame.index.rename("hour")
@@ -123,6 +124,11 @@ def demand_from_frame(frame: pd.DataFrame, job_gpus: Mapping[str, float]) -> Hou
         firm_gpus=pd.DataFrame(firm, index=index).set_axis(columns, axis=1),
         interruptible_gpus=pd.DataFrame(spare, index=index).set_axis(columns, axis=1),
         interruptible_job_gpus=dict(job_gpus),
+        interruptible_gpu_hours_by_job_gpus={
+            name: {int(gpus): float(hours) for gpus, hours in sizes.items()}
+            for name, sizes in (job_gpu_hours or {}).items()
+        },
+        off_spot_gpu_hours=dict(off_spot_gpu_hours or {}),
     )
 
 
@@ -133,10 +139,15 @@ def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[s
     demand = split_hourly_demand(history)
     frame = demand_frame(demand)
     frame.attrs["interruptible_job_gpus"] = dict(demand.interruptible_job_gpus)
+    frame.attrs["job_gpu_hours"] = {
+        name: {str(gpus): hours for gpus, hours in sizes.items()}
+        for name, sizes in demand.interruptible_gpu_hours_by_job_gpus.items()
+    }
+    frame.attrs["off_spot_gpu_hours"] = dict(demand.off_spot_gpu_hours)
     return {
         "upload": default_storage.save(f"{stem}.csv", File(upload)),
-        "parsed": default_storage.save(f"{stem}.jobs.parquet", _parquet_bytes(_records(history))),
-        "demand": default_storage.save(f"{stem}.demand.parquet", _parquet_bytes(frame)),
+        "parsed": _save_parquet(f"{stem}.jobs.parquet", _records(history)),
+        "demand": _save_parquet(f"{stem}.demand.parquet", frame),
     }
 
 
@@ -231,6 +242,9 @@ def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:
         lookback_days=options.lookback_days,
         spot_bands=dict(options.spot_bands),
         accelerator_map=dict(options.accelerator_map),
+        growth_scenarios=list(options.growth_scenarios),
+        is_spot_alternative=options.is_spot_alternative,
+        is_elsewhere_alternative=options.is_elsewhere_alternative,
     )
     run_enqueue(run)
     return run
@@ -254,7 +268,11 @@ def history_load(history: History) -> JobHistory | UsageHistory:
 def history_demand(history: History) -> HourlyDemand:
     with history.demand.open("rb") as handle:
         frame = pd.read_parquet(handle)
-    return demand_from_frame(frame, frame.attrs.get("interruptible_job_gpus", {}))
+    attrs = frame.attrs
+    return demand_from_frame(
+        frame, attrs.get("interruptible_job_gpus", {}), attrs.get("job_gpu_hours", {}),
+        attrs.get("off_spot_gpu_hours", {}),
+    )
 
 
 def _compute(run: AnalysisRun) -> dict[str, Any]:
@@ -276,99 +294,10 @@ def run_options_of(run: AnalysisRun) -> RunOptions:
         lookback_days=run.lookback_days,
         spot_bands=run.spot_bands,
         accelerator_map=run.accelerator_map,
+        growth_scenarios=tuple(float(g) for g in run.growth_scenarios or ()),
+        is_spot_alternative=run.is_spot_alternative,
+        is_elsewhere_alternative=run.is_elsewhere_alternative,
     )
-
-
-def _sizes(analysis: DemandAnalysis) -> list[selectors.GpuDemandSize]:
-    return [
-        selectors.GpuDemandSize(name, analysis.stats[name].p90_gpus)
-        for name in analysis.demand.gpu_types
-    ]
-
-
-def _analysis_dict(analysis: DemandAnalysis, history: JobHistory | UsageHistory) -> dict[str, Any]:
-    result = analysis.to_dict()
-    result.pop("demand", None)
-    result["duration_histogram"] = None
-    if analysis.durations is not None and isinstance(history, JobHistory):
-        jobs = history.jobs
-        hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / 3600.0
-        result["duration_histogram"] = duration_histogram(
-            np.asarray(hours, dtype=np.float64),
-            mu_log_hours=analysis.durations.mu_log_hours,
-            sigma_log_hours=analysis.durations.sigma_log_hours,
-        ).to_dict()
-    return result
-
-
-def _fit_window(demand: HourlyDemand, lookback_days: int | None) -> HourlyDemand:
-    return demand.last_days(lookback_days) if lookback_days else demand
-
-
-def _backtest_dict(demand: HourlyDemand, offers: list[GpuOffer]) -> dict[str, Any] | None:
-    try:
-        return backtest(demand, offers, lookback_days=30).to_dict()
-    except ValueError:
-        return None
-
-
-def _recommendation_dict(recommendation: MixRecommendation) -> dict[str, Any]:
-    result = recommendation.to_dict()
-    result.pop("demand", None)
-    return result
-
-
-def recommendation_document(
-    history: JobHistory | UsageHistory,
-    *,
-    options: RunOptions,
-    report: Callable[[int], None] = lambda pct: None,
-) -> dict[str, Any]:
-    """The analysis, the offers and prices used, the recommendation, look-back sensitivity
-    and backtest, plus the hourly demand series: what the API, the page and the CLI show."""
-    analysis = analyze_demand(history, horizon_days=TREND_HORIZON_DAYS)
-    report(30)
-    offer_set = selectors.gpu_offers(
-        sizes=_sizes(analysis),
-        provider=options.provider,
-        region=options.region,
-        spot_bands=options.spot_bands,
-        accelerator_map=options.accelerator_map,
-    )
-    report(45)
-    demand = analysis.demand
-    recommendation = recommend_mix(
-        _fit_window(demand, options.lookback_days),
-        offer_set.offers,
-        savings_plans=offer_set.savings_plans,
-    )
-    report(65)
-    sensitivity = lookback_sensitivity(demand, offer_set.offers)
-    report(85)
-    return {
-        "settings": {
-            "provider": options.provider or None,
-            "region": options.region or None,
-            "lookback_days": options.lookback_days,
-            "spot_bands": {
-                offer.provider: selectors.spot_band_for(offer.provider, options.spot_bands)
-                for offer in offer_set.offers
-            },
-            "accelerator_map": dict(options.accelerator_map),
-        },
-        "hourly_demand": {
-            "unit": "average concurrent GPUs per UTC hour",
-            "firm": frame_to_dict(demand.firm_gpus),
-            "interruptible": frame_to_dict(demand.interruptible_gpus),
-        },
-        "analysis": _analysis_dict(analysis, history),
-        "accelerators": offer_set.accelerators,
-        "unpriced": offer_set.unpriced,
-        "prices": offer_set.prices,
-        "recommendation": _recommendation_dict(recommendation),
-        "lookback_sensitivity": sensitivity.to_dict(),
-        "backtest": _backtest_dict(demand, offer_set.offers),
-    }
 
 
 def history_payload(history: History | None, run: AnalysisRun | None) -> dict[str, Any]:
@@ -464,7 +393,7 @@ def run_report(
     document = run.result or {}
     demand = history_demand(history)
     recommendation = recommend_mix(
-        _fit_window(demand, run.lookback_days), offers_from_document(document)
+        fit_window(demand, run.lookback_days), offers_from_document(document)
     )
     trend = fit_trend(
         demand.total_gpus.sum(axis=1),

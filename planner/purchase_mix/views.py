@@ -46,7 +46,7 @@ def history_upload(request: HttpRequest) -> HttpResponse:
         assert request.user.pk is not None
         outcome = services.history_create(
             owner_id=request.user.pk, upload=upload, name=upload.name, size_bytes=upload.size,
-            options=form.parse_options(),
+            options=form.parse_options(), run_options=form.run_options(),
         )
         if outcome.history is not None:
             return redirect("planner:history_detail", pk=outcome.history.pk)

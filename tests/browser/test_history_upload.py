@@ -1,4 +1,5 @@
-"""Main journey: log in, upload the Helios demand trace, watch the progress, see every chart."""
+"""Main journey: log in, upload the Helios demand trace (columns picked from its header), watch
+the progress, see every chart and the what-to-buy table."""
 
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,10 @@ def test_upload_helios_and_see_the_charts(
 
     page.set_input_files("#id_file", str(HELIOS))
     page.select_option("#id_fmt", "usage")
-    page.fill("#id_column_map", "timestamp=time,gpus_in_use=running_gpu_num")
+    # The pickers list the file's own header once the file is chosen (history-upload.js).
+    page.wait_for_selector('#id_map_timestamp option[value="running_gpu_num"]', state="attached")
+    page.select_option("#id_map_timestamp", "time")
+    page.select_option("#id_map_gpus_in_use", "running_gpu_num")
     page.fill("#id_default_gpu_type", "A100")
     page.click("#upload-form button[type=submit]")
     page.wait_for_selector("#run-progress")
@@ -78,6 +82,10 @@ def test_upload_helios_and_see_the_charts(
     assert "(GPUs)" in (page.text_content("#chart-demand-plot .ytitle") or "")
     assert "(USD)" in (page.text_content("#chart-cost-plot .ytitle") or "")
     assert "p4" in page.inner_text("#plans")
+    buy = page.inner_text("#what-to-buy")
+    assert "Nothing to commit" in buy  # 3.5 days of history
+    assert "a commitment needs at least 30 days" in page.inner_text("body")
+    assert "Break-even utilisation" in page.inner_text(".term-choices")
     assert AnalysisRun.objects.filter(status="done").count() == 2
     external = [u for u in urls if urlparse(u).hostname not in {"localhost", "127.0.0.1", None}]
     assert external == [] and errors == []

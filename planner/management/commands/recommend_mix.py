@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from planner.purchase_mix import services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+from planner.purchase_mix.documents import parse_growth
 
 
 class Command(BaseCommand):
@@ -23,6 +24,14 @@ class Command(BaseCommand):
         parser.add_argument("--origin", default="", help="timestamp numeric times count from")
         parser.add_argument("--gpu-type", default="", help="GPU type for rows that name none")
         parser.add_argument("--skip-bad-rows", action="store_true")
+        parser.add_argument("--duplicate-ids", default="refuse", choices=["refuse", "merge"],
+                            help="repeated job ids: refuse the file, or merge them into one job")
+        parser.add_argument("--growth", default="-50,-25,0,25",
+                            help="demand growth scenarios, %% per year, comma-separated")
+        parser.add_argument("--spot-alternative", action="store_true",
+                            help="count spot (with its interruption overhead) as an alternative")
+        parser.add_argument("--no-elsewhere", action="store_true",
+                            help="do not count on-demand in other regions/providers as one")
         parser.add_argument("--provider", default="", help="blank: cheapest where offered")
         parser.add_argument("--region", default="", help="blank: any region")
         parser.add_argument("--lookback-days", type=int, default=None)
@@ -41,10 +50,14 @@ class Command(BaseCommand):
                     fmt=fmt, column_map=mapping, time_unit=options["time_unit"],
                     origin=options["origin"], default_gpu_type=options["gpu_type"],
                     is_skipping_bad_rows=options["skip_bad_rows"],
+                    duplicate_ids=options["duplicate_ids"],
                 ),
                 run_options=services.RunOptions(
                     provider=options["provider"], region=options["region"],
                     lookback_days=options["lookback_days"],
+                    growth_scenarios=parse_growth(options["growth"]),
+                    is_spot_alternative=options["spot_alternative"],
+                    is_elsewhere_alternative=not options["no_elsewhere"],
                 ),
             )
         except ValueError as error:
@@ -56,32 +69,71 @@ class Command(BaseCommand):
 
 
 def summary_lines(document: dict[str, Any]) -> list[str]:
-    rec = document["recommendation"]
-    total = rec["total"]
-    lines = []
-    for plan in rec["plans"]:
-        offer = plan["offer"]
+    buy = document["what_to_buy"]
+    lines = ["What to buy:"]
+    for line in buy["lines"]:
         lines.append(
-            f"{offer['gpu_type']}: {offer['provider']} {offer['region']} {offer['instance_type']} "
-            f"({offer['gpus_per_instance']} GPUs, "
-            f"on-demand ${offer['on_demand_usd_per_hour']:.2f}/h)"
+            f"  {line['count']} x {line['instance_type']} ({line['gpus']} GPUs) in "
+            f"{line['provider']} {line['region']}: {line['term_words']}, {line['payment_words']}; "
+            f"upfront ${line['upfront_usd']:,.0f}, ${line['usd_per_hour']:,.2f}/hour; "
+            f"starting {line['starting']}"
         )
-        for item in plan["commitments"]:
-            lines.append(
-                f"  commit {item['instances']} x {item['term']} = {item['gpus']} GPUs, "
-                f"${item['hourly_commitment_usd']:,.2f}/h, ${item['total_commitment_usd']:,.0f} "
-                f"over the term, break-even {item['break_even_utilization_pct']:.0f}% utilization"
-            )
-        is_spot = plan["decision"]["is_spot"]
-        lines.append(f"  spot for interruptible jobs: {'yes' if is_spot else 'no'}")
+    if not buy["lines"]:
+        lines.append("  nothing to commit (reasons below); run everything without commitment")
+    for item in buy["types"]:
+        lines.extend(_type_lines(item))
     for name, reason in document["unpriced"].items():
         lines.append(f"{name}: not priced ({reason})")
+    hindsight = document["recommendation"]
     lines.append(
-        f"Total: ${total['cost_usd']:,.0f} vs ${total['all_on_demand_cost_usd']:,.0f} all on-demand"
-        f" (savings ${total['savings_usd']:,.0f}, {_pct(total['savings_pct'])}); hourly commitment"
-        f" ${rec['hourly_commitment_usd']:,.2f}/h; coverage {_pct(total['coverage_pct'])}, "
-        f"utilization {_pct(total['utilization_pct'])}"
+        f"Hindsight optimum on your history (not a forecast): "
+        f"${hindsight['hourly_commitment_usd']:,.2f}/hour committed, savings "
+        f"${hindsight['total']['savings_usd']:,.0f} ({_pct(hindsight['total']['savings_pct'])})"
     )
+    lines.extend(backtest_lines(document.get("backtest")))
+    return lines
+
+
+def _type_lines(item: dict[str, Any]) -> list[str]:
+    sizing = item["sizing"]
+    alt = item["alternative"]
+    offer = item["offer"]
+    lines = [
+        f"{item['gpu_type']}: {offer['provider']} {offer['region']} {offer['instance_type']} "
+        f"({offer['gpus_per_instance']} GPUs, on-demand ${offer['on_demand_usd_per_hour']:,.2f}/h)"
+        f"; cheapest alternative without commitment ${alt['usd_per_hour']:,.3f}"
+        f"/hour per instance ({alt['words']}); spot {item['spot_share_pct']:.0f}%, committed "
+        f"{item['committed_share_pct']:.0f}%, on-demand {item['on_demand_share_pct']:.0f}% of "
+        f"GPU-hours; worst case (mean of the worst 10%, first year) "
+        f"${sizing['first_year_worst_case_usd']:,.0f}"
+    ]
+    gate_reasons = tuple(sizing["gate"]["reasons"])
+    for choice in sizing["choices"]:
+        status = f"{choice['count']} instances" if choice["count"] else "none"
+        lines.append(
+            f"  {choice['term_words']}, {choice['payment_words']}: break-even utilisation "
+            f"{choice['break_even_utilization_pct']:.0f}%, {status}"
+            + (f" ({choice['reason']})" if choice["reason"] not in ("", *gate_reasons) else "")
+        )
+    lines.extend(f"  why nothing is committed: {reason}" for reason in sizing["reasons"])
+    return lines
+
+
+def backtest_lines(backtest: dict[str, Any] | None) -> list[str]:
+    if not backtest:
+        return ["Backtest: the history is too short to split."]
+    lines = [
+        f"Backtest: fit on the first {backtest['train_hours']} h, cost on the last "
+        f"{backtest['test_hours']} h (USD)",
+        f"  {'strategy':<52} {'test cost':>12} {'savings':>12} {'regret':>12} "
+        f"{'whole-term':>14} {'regret':>12}",
+    ]
+    for row in backtest["strategies"]:
+        lines.append(
+            f"  {row['words']:<52} {row['test_cost_usd']:>12,.0f} "
+            f"{row['savings_vs_on_demand_usd']:>12,.0f} {row['regret_usd']:>12,.0f} "
+            f"{row['whole_term_cost_usd']:>14,.0f} {row['whole_term_regret_usd']:>12,.0f}"
+        )
     return lines
 
 

@@ -107,9 +107,11 @@ def fit_lognormal_hours(duration_hours: np.ndarray) -> DurationFit | None:
 
 def _team_gpu_hours(jobs: pd.DataFrame) -> dict[str, float]:
     gpu_hours = jobs["gpu_count"] * (jobs["end_epoch_s"] - jobs["start_epoch_s"]) / 3600.0
-    teams = jobs["team"].astype("str").fillna("(none)")
-    totals = gpu_hours.groupby(teams).sum().sort_values(ascending=False)
-    return {str(name): float(value) for name, value in totals.items()}
+    # Group on the category codes (no string column per job): "(none)" for jobs without a team.
+    totals = gpu_hours.groupby(jobs["team"], observed=True, dropna=False).sum()
+    totals = totals.sort_values(ascending=False)
+    return {"(none)" if pd.isna(cast(Any, name)) else str(name): float(value)
+            for name, value in totals.items()}
 
 
 def fit_trend(
@@ -149,7 +151,9 @@ def analyze_demand(
     stats = {str(name): demand_stats(total[name].to_numpy()) for name in total.columns}
     stats[TOTAL] = demand_stats(total.sum(axis=1).to_numpy())
     all_hours = stats[TOTAL].gpu_hours
-    share = float(demand.interruptible_gpus.to_numpy().sum()) / all_hours if all_hours else 0.0
+    declared = float(demand.interruptible_gpus.to_numpy().sum())
+    declared += sum(demand.off_spot_gpu_hours.values())  # interruptible, but kept off spot
+    share = declared / all_hours if all_hours else 0.0
     durations, teams = None, {}
     if isinstance(history, JobHistory):
         jobs = history.jobs

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from planner.core.cloud import SPOT_MAX_JOB_GPUS, SPOT_MAX_JOB_HOURS
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 
 SECONDS_PER_HOUR = 3600
+# Ten years and a day of hours: the parser refuses longer histories, and the grid is checked
+# before it is allocated so a bad date cannot build a grid of millions of hours.
+MAX_GRID_HOURS = 10 * 8766 + 24
+MAX_GRID_CELLS = 24_000_000  # (GPU types x 2) x hours, about 190 MB per float64 array
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,13 @@ class HourlyDemand:
     firm_gpus: pd.DataFrame
     interruptible_gpus: pd.DataFrame
     interruptible_job_gpus: Mapping[str, float] = field(default_factory=dict)
+    # GPU type -> {GPUs per job: GPU-hours} of the interruptible jobs that may run on spot;
+    # interruption overhead is computed per job size (multi-node jobs are hit more often).
+    interruptible_gpu_hours_by_job_gpus: Mapping[str, Mapping[int, float]] = field(
+        default_factory=dict
+    )
+    # GPU type -> GPU-hours of interruptible jobs kept off spot (too large or too long).
+    off_spot_gpu_hours: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.firm_gpus.index.equals(self.interruptible_gpus.index):
@@ -60,10 +73,15 @@ class HourlyDemand:
             firm_gpus=self.firm_gpus.iloc[first:stop],
             interruptible_gpus=self.interruptible_gpus.iloc[first:stop],
             interruptible_job_gpus=self.interruptible_job_gpus,
+            interruptible_gpu_hours_by_job_gpus=self.interruptible_gpu_hours_by_job_gpus,
+            off_spot_gpu_hours=self.off_spot_gpu_hours,
         )
 
     def last_days(self, days: int) -> HourlyDemand:
         return self.window(max(self.n_hours - days * 24, 0), self.n_hours)
+
+
+BUCKET_SLICE_JOBS = 1_000_000  # jobs per pass: bounds the temporaries at 10M jobs
 
 
 def bucket_gpu_seconds(
@@ -73,36 +91,64 @@ def bucket_gpu_seconds(
 
     Returns (first epoch hour, array of shape (n_groups, n_hours)). O(N + n_groups * n_hours):
     the partial first and last hour of each interval go through bincount, the whole hours in
-    between through a difference array and a cumulative sum.
+    between through a difference array and a cumulative sum. Jobs are taken
+    BUCKET_SLICE_JOBS at a time so temporaries stay small; the grid is checked first.
     """
     first_hour = int(start_s.min() // SECONDS_PER_HOUR)
     n_hours = int(-(-end_s.max() // SECONDS_PER_HOUR)) - first_hour
     n_hours = max(n_hours, 1)
+    check_grid_size(n_hours, n_groups)
     width = n_hours + 1
+    partial = np.zeros(n_groups * width)
+    steps = np.zeros(n_groups * width)
+    for low in range(0, len(start_s), BUCKET_SLICE_JOBS):
+        part = slice(low, low + BUCKET_SLICE_JOBS)
+        _bucket_slice(start_s[part], end_s[part], gpus[part], group[part], first_hour, width,
+                      partial, steps)
+    full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
+    total = partial.reshape(n_groups, width) + full
+    return first_hour, total[:, :n_hours]
+
+
+def _bucket_slice(
+    start_s: np.ndarray,
+    end_s: np.ndarray,
+    gpus: np.ndarray,
+    group: np.ndarray,
+    first_hour: int,
+    width: int,
+    partial: np.ndarray,
+    steps: np.ndarray,
+) -> None:
+    """Add one slice of jobs to the partial-hour sums and the whole-hour difference array."""
+    size = len(partial)
     head_idx = start_s // SECONDS_PER_HOUR - first_hour
     tail_idx = end_s // SECONDS_PER_HOUR - first_hour
     head_end_s = np.minimum(end_s, (head_idx + first_hour + 1) * SECONDS_PER_HOUR)
     spans = tail_idx > head_idx
-    partial = np.bincount(
-        np.concatenate([group * width + head_idx, group[spans] * width + tail_idx[spans]]),
-        weights=np.concatenate(
-            [
-                gpus * (head_end_s - start_s),
-                gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
-            ]
-        ),
-        minlength=n_groups * width,
+    g = group[spans] * width
+    partial += np.bincount(group * width + head_idx, weights=gpus * (head_end_s - start_s),
+                           minlength=size)
+    partial += np.bincount(
+        g + tail_idx[spans],
+        weights=gpus[spans] * (end_s[spans] - (tail_idx[spans] + first_hour) * SECONDS_PER_HOUR),
+        minlength=size,
     )
-    steps = np.bincount(
-        np.concatenate(
-            [group[spans] * width + head_idx[spans] + 1, group[spans] * width + tail_idx[spans]]
-        ),
-        weights=np.concatenate([gpus[spans], -gpus[spans]]),
-        minlength=n_groups * width,
-    )
-    full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
-    total = partial.reshape(n_groups, width) + full
-    return first_hour, total[:, :n_hours]
+    steps += np.bincount(g + head_idx[spans] + 1, weights=gpus[spans], minlength=size)
+    steps -= np.bincount(g + tail_idx[spans], weights=gpus[spans], minlength=size)
+
+
+def check_grid_size(n_hours: int, n_groups: int) -> None:
+    """Raise ValueError before allocating a demand grid over MAX_GRID_HOURS or MAX_GRID_CELLS."""
+    if n_hours > MAX_GRID_HOURS:
+        raise ValueError(
+            f"the history spans {n_hours:,} hours; at most {MAX_GRID_HOURS:,} (ten years)"
+        )
+    if n_hours * max(n_groups, 1) > MAX_GRID_CELLS:
+        raise ValueError(
+            f"{n_groups // 2 or 1} GPU types over {n_hours:,} hours is more than "
+            f"{MAX_GRID_CELLS:,} hourly cells; upload fewer GPU types or a shorter period"
+        )
 
 
 def _hour_index(first_hour: int, n_hours: int) -> pd.DatetimeIndex:
@@ -122,17 +168,54 @@ def _job_split(history: JobHistory) -> HourlyDemand:
     jobs = history.jobs
     types = history.gpu_types
     codes = jobs["gpu_type"].cat.codes.to_numpy().astype(np.int64)
-    is_interruptible = jobs["is_interruptible"].to_numpy()
-    group = codes * 2 + is_interruptible.astype(np.int64)
     start_s = jobs["start_epoch_s"].to_numpy()
     end_s = jobs["end_epoch_s"].to_numpy()
     gpus = jobs["gpu_count"].to_numpy().astype(np.float64)
+    is_spot_able = spot_eligible(jobs)
+    group = codes * 2 + is_spot_able.astype(np.int64)
     first_hour, seconds = bucket_gpu_seconds(start_s, end_s, gpus, group, 2 * len(types))
+    needed = ["start_epoch_s", "end_epoch_s", "gpu_count", "gpu_type", "is_interruptible"]
+    eligible = jobs.loc[is_spot_able, needed]
     return HourlyDemand(
         firm_gpus=_frame(first_hour, seconds[0::2], types),
         interruptible_gpus=_frame(first_hour, seconds[1::2], types),
-        interruptible_job_gpus=_interruptible_job_gpus(jobs, types),
+        interruptible_job_gpus=_interruptible_job_gpus(eligible, types),
+        interruptible_gpu_hours_by_job_gpus=_by_job_gpus(eligible),
+        off_spot_gpu_hours=_gpu_hours_by_type(
+            jobs.loc[jobs["is_interruptible"].to_numpy() & ~is_spot_able, needed]
+        ),
     )
+
+
+def spot_eligible(jobs: pd.DataFrame) -> np.ndarray:
+    """Interruptible jobs small and short enough for spot (planner.core.cloud limits)."""
+    hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / SECONDS_PER_HOUR
+    return np.asarray(
+        jobs["is_interruptible"].to_numpy()
+        & (jobs["gpu_count"].to_numpy() <= SPOT_MAX_JOB_GPUS)
+        & (hours <= SPOT_MAX_JOB_HOURS),
+        dtype=bool,
+    )
+
+
+def _gpu_hours(jobs: pd.DataFrame) -> pd.Series:
+    seconds = jobs["end_epoch_s"] - jobs["start_epoch_s"]
+    return jobs["gpu_count"].astype(np.float64) * seconds / SECONDS_PER_HOUR
+
+
+def _gpu_hours_by_type(jobs: pd.DataFrame) -> dict[str, float]:
+    totals = _gpu_hours(jobs).groupby(jobs["gpu_type"], observed=True).sum()
+    return {str(name): float(value) for name, value in totals.items() if value > 0}
+
+
+def _by_job_gpus(jobs: pd.DataFrame) -> dict[str, dict[int, float]]:
+    totals = _gpu_hours(jobs).groupby([jobs["gpu_type"], jobs["gpu_count"]], observed=True).sum()
+    found: dict[str, dict[int, float]] = {}
+    for key, value in totals.items():
+        name, count = cast(tuple[object, int], key)
+        if value > 0:
+            found.setdefault(str(name), {})[int(count)] = float(value)
+    return found
 
 
 def _interruptible_job_gpus(jobs: pd.DataFrame, types: tuple[str, ...]) -> dict[str, float]:

@@ -4,23 +4,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.core.cloud import PAYMENT_OPTION_WORDS
+
 
 @dataclass(frozen=True)
 class CommitmentOption:
-    """A reserved/committed term. `usd_per_hour` is the effective per-instance hourly rate,
-    upfront payments amortized over the term. `max_instances` caps this term (None = no cap).
+    """A reserved/committed term and payment option. `usd_per_hour` is the effective
+    per-instance hourly rate, upfront payments amortized over the term; `upfront_usd` is paid
+    per instance at purchase for the whole term; `recurring_usd_per_hour` is the hourly fee
+    (None: `usd_per_hour` when nothing is paid upfront). `max_instances` caps this term.
     """
 
     term: str
     term_years: float
     usd_per_hour: float
     max_instances: int | None = None
+    payment_option: str = "no_upfront"
+    upfront_usd: float = 0.0
+    recurring_usd_per_hour: float | None = None
+    offering_class: str = ""  # "standard" | "convertible" | "" (AWS reserved instances)
+
+    @property
+    def payment_words(self) -> str:
+        words = PAYMENT_OPTION_WORDS.get(self.payment_option, self.payment_option)
+        return f"{words}, {self.offering_class}" if self.offering_class else words
 
     def __post_init__(self) -> None:
         if self.term_years <= 0 or self.usd_per_hour <= 0:
             raise ValueError(f"term {self.term}: term_years and usd_per_hour must be > 0")
         if self.max_instances is not None and self.max_instances < 0:
             raise ValueError(f"term {self.term}: max_instances must be >= 0")
+        if self.upfront_usd < 0:
+            raise ValueError(f"term {self.term}: upfront_usd must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,9 @@ class GpuOffer:
     commitments: tuple[CommitmentOption, ...] = ()
     spot_usd_per_hour: float | None = None
     spot_interruptions_per_hour: float = 0.0
+    # Cheapest on-demand elsewhere (another region or provider), per instance of this size.
+    elsewhere_usd_per_hour: float | None = None
+    elsewhere: str = ""
 
     def __post_init__(self) -> None:
         if self.gpus_per_instance <= 0:
@@ -50,7 +68,8 @@ class GpuOffer:
             raise ValueError(f"{self.gpu_type}: spot_usd_per_hour must be > 0")
         if self.spot_interruptions_per_hour < 0:
             raise ValueError(f"{self.gpu_type}: spot_interruptions_per_hour must be >= 0")
-        if len({option.term for option in self.commitments}) != len(self.commitments):
+        keys = {(o.term, o.payment_option, o.offering_class) for o in self.commitments}
+        if len(keys) != len(self.commitments):
             raise ValueError(f"{self.gpu_type}: duplicate commitment terms")
 
     @property

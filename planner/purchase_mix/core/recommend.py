@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.cloud import HOURS_PER_YEAR, PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan, plan_spot
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
@@ -63,17 +63,50 @@ def offers_by_type(offers: Sequence[GpuOffer]) -> dict[str, GpuOffer]:
 
 
 def spot_plan_for(
-    offer: GpuOffer, job_gpus: float | None, policy: CheckpointPolicy
+    offer: GpuOffer,
+    job_gpus: float | None,
+    policy: CheckpointPolicy,
+    gpu_hours_by_job_gpus: Mapping[int, float] | None = None,
 ) -> SpotPlan | None:
+    """Spot's effective rate for this type's interruptible jobs. With the GPU-hours per job
+    size, the overhead is computed per size (instances per job from its GPUs) and averaged
+    by GPU-hours; otherwise from the mean job size `job_gpus`."""
     if offer.spot_usd_per_hour is None:
         return None
+    if gpu_hours_by_job_gpus:
+        return _spot_by_size(offer, gpu_hours_by_job_gpus, policy)
     gpus = job_gpus if job_gpus else float(offer.gpus_per_instance)
+    return _spot(offer, gpus, policy)
+
+
+def _spot(offer: GpuOffer, gpus: float, policy: CheckpointPolicy) -> SpotPlan:
+    assert offer.spot_usd_per_hour is not None
     return plan_spot(
         spot_usd_per_hour=offer.spot_usd_per_hour,
         interruptions_per_hour=offer.spot_interruptions_per_hour,
         on_demand_usd_per_hour=offer.on_demand_usd_per_hour,
         instances_per_job=float(max(1, math.ceil(gpus / offer.gpus_per_instance))),
         policy=policy,
+    )
+
+
+def _spot_by_size(
+    offer: GpuOffer, gpu_hours: Mapping[int, float], policy: CheckpointPolicy
+) -> SpotPlan:
+    total = sum(gpu_hours.values())
+    plans = {gpus: _spot(offer, float(gpus), policy) for gpus in gpu_hours}
+    overhead = sum(plans[g].overhead_fraction * hours for g, hours in gpu_hours.items()) / total
+    instances = sum(plans[g].instances_per_job * hours for g, hours in gpu_hours.items()) / total
+    effective = (offer.spot_usd_per_hour or 0.0) * (1.0 + overhead)
+    mtbf = [p.mean_hours_between_interruptions for p in plans.values()]
+    return SpotPlan(
+        spot_usd_per_hour=offer.spot_usd_per_hour or 0.0,
+        instances_per_job=instances,
+        mean_hours_between_interruptions=min((m for m in mtbf if m), default=None),
+        checkpoint_interval_hours=None,
+        overhead_fraction=overhead,
+        effective_usd_per_hour=effective,
+        is_chosen=effective < offer.on_demand_usd_per_hour,
     )
 
 
@@ -149,6 +182,7 @@ def term_commitments(offer: GpuOffer, levels: tuple[int, ...]) -> tuple[TermComm
             total_commitment_usd=level * option.usd_per_hour * HOURS_PER_YEAR * option.term_years,
             break_even_utilization_pct=100.0 * option.usd_per_hour / offer.on_demand_usd_per_hour,
             discount_pct=100.0 * (1.0 - option.usd_per_hour / offer.on_demand_usd_per_hour),
+            term_words=PURCHASE_OPTION_WORDS.get(option.term, option.term),
         )
         for option, level in zip(offer.commitments, levels, strict=True)
     )
@@ -163,7 +197,10 @@ def plan_type(
     offer: GpuOffer, decision: TypeDecision, demand: HourlyDemand, policy: CheckpointPolicy
 ) -> TypePlan:
     firm, interruptible = _type_columns(demand, offer.gpu_type)
-    spot = spot_plan_for(offer, demand.interruptible_job_gpus.get(offer.gpu_type), policy)
+    spot = spot_plan_for(
+        offer, demand.interruptible_job_gpus.get(offer.gpu_type), policy,
+        demand.interruptible_gpu_hours_by_job_gpus.get(offer.gpu_type),
+    )
     scale = p10_week_scale(firm + interruptible)
     commitments = term_commitments(offer, decision.levels)
     return TypePlan(
@@ -192,7 +229,10 @@ def decide_mix(
             continue
         offer = by_type[gpu_type]
         firm, interruptible = _type_columns(demand, gpu_type)
-        spot = spot_plan_for(offer, demand.interruptible_job_gpus.get(gpu_type), checkpoint_policy)
+        spot = spot_plan_for(
+            offer, demand.interruptible_job_gpus.get(gpu_type), checkpoint_policy,
+            demand.interruptible_gpu_hours_by_job_gpus.get(gpu_type),
+        )
         decisions.append(decide_type(offer, firm, interruptible, spot))
     return tuple(decisions)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.cloud import HOURS_PER_YEAR, PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core.demand import HourlyDemand
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer, solve_savings_plan
 from planner.purchase_mix.core.type_plan import TypePlan
@@ -31,6 +31,7 @@ class SavingsPlanResult:
     utilization_pct: float | None  # plan dollars used / plan dollars bought
     discount_pct_by_gpu_type: Mapping[str, float]
     covered_gpu_hours_by_gpu_type: Mapping[str, float]
+    term_words: str = ""  # plain words, e.g. "1-year savings plan"
 
 
 def _eligible_instances(
@@ -70,6 +71,7 @@ def _result(
     savings = all_on_demand - solution.cost_usd
     return SavingsPlanResult(
         term=offer.term,
+        term_words=PURCHASE_OPTION_WORDS.get(offer.term, offer.term),
         term_years=offer.term_years,
         commitment_usd_per_hour=solution.commitment_usd_per_hour,
         total_commitment_usd=solution.commitment_usd_per_hour * HOURS_PER_YEAR * offer.term_years,

@@ -29,6 +29,7 @@ class TermCommitment:
     total_commitment_usd: float  # over the whole term
     break_even_utilization_pct: float  # committed rate / on-demand rate
     discount_pct: float
+    term_words: str = ""  # plain words, e.g. "1-year reservation"
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,12 @@ def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
     assert isinstance(offer, GpuOffer)
     assert (offer.provider, offer.region, offer.gpus_per_instance) == ("aws", "us-east-1", 8)
     assert offer.instance_type.startswith("p4")
-    assert [c.term for c in offer.commitments] == ["reserved_1y", "reserved_3y"]
-    assert offer.commitments[0].usd_per_hour < offer.on_demand_usd_per_hour
+    assert {c.term for c in offer.commitments} == {"reserved_1y", "reserved_3y"}
+    payments = {c.payment_option for c in offer.commitments}
+    assert payments == {"no_upfront", "partial_upfront", "all_upfront"}
+    upfront = next(c for c in offer.commitments if c.payment_option == "all_upfront")
+    assert upfront.upfront_usd > 0 and upfront.payment_words.startswith("all upfront")
+    assert all(c.usd_per_hour < offer.on_demand_usd_per_hour for c in offer.commitments)
     assert offer.spot_usd_per_hour is not None
     assert offer.spot_interruptions_per_hour == pytest.approx(
         selectors.spot_hazard_per_hour("15-20%")  # the planner's AWS default

@@ -2,6 +2,7 @@ import pytest
 from django.urls import reverse
 
 from planner.models import AnalysisRun, History
+from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from tests.planner.conftest import (
     BAD_CSV,
     GENERIC_CSV,
@@ -17,7 +18,11 @@ UPLOAD = "/history/upload"
 
 
 def _post(client, upload, **fields):
-    return client.post(UPLOAD, {"file": upload, "fmt": "generic", **fields})
+    """Post the upload form; a `column_map` text becomes the header pickers the page has."""
+    text = fields.pop("column_map", "")
+    picks = {f"map_{name}": column for name, column in parse_column_mapping(text).items()}
+    return client.post(UPLOAD, {"file": upload, "fmt": "generic", "duplicate_ids": "refuse",
+                                **picks, **fields})
 
 
 @pytest.mark.parametrize("url", ["/history/", UPLOAD, "/history/1", "/history/1/status"])

@@ -228,3 +228,16 @@ def _iter_chunks(
         except pa.ArrowInvalid as error:
             raise ValueError(f"unreadable CSV near line {next_line}: {error}") from error
         next_line += _chunk_line_count(chunk)
+
+
+def read_header(stream: BinaryIO) -> CsvLayout:
+    """Encoding, delimiter and column names from the first SAMPLE_BYTES (the upload pickers)."""
+    first = stream.read(SAMPLE_BYTES)
+    if isinstance(first, str) or not first.strip():
+        raise ValueError("the file is empty")
+    encoding = detect_encoding(first)
+    text = first.decode(encoding, errors="replace").removeprefix("\ufeff")
+    delimiter = detect_delimiter(text)
+    header_line = text.splitlines()[0] if text.splitlines() else ""
+    names = _unique_names(next(csv.reader([header_line], delimiter=delimiter), []))
+    return CsvLayout(encoding=encoding, delimiter=delimiter, header=names)

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
+from planner.purchase_mix.core.upload.parse_checks import merge_duplicate_jobs
 from planner.purchase_mix.core.upload.parse_formats import ChunkRows
 
 CATEGORY_COLUMNS = ("gpu_type", "team", "user", "provider", "region")
@@ -33,15 +34,32 @@ def _no_rows_message(ignored: Mapping[str, int]) -> str:
 
 
 def build_history(
-    parts: Sequence[ChunkRows], fmt: str, ignored: Mapping[str, int]
+    parts: Sequence[ChunkRows],
+    fmt: str,
+    ignored: Mapping[str, int],
+    *,
+    drop_positions: np.ndarray | None = None,
+    is_merging: bool = False,
 ) -> JobHistory | UsageHistory:
+    """One frame from the kept rows; `drop_positions` (repeated job ids when skipping bad
+    rows) are removed, and with `is_merging` each job id becomes one job."""
     parts = [part for part in parts if _n_rows(part) > 0]
     if not parts:
         raise ValueError(_no_rows_message(ignored))
     names = list(parts[0].columns)
-    frame = pd.DataFrame({name: _concat(parts, name) for name in names})
+    columns: dict[str, pd.Series] = {}
+    for name in names:
+        columns[name] = _concat(parts, name)
+        for part in parts:  # release each chunk's copy as soon as it is joined: peak memory
+            del part.columns[name]
+    frame = pd.DataFrame(columns, copy=False)
+    del columns
+    if drop_positions is not None and len(drop_positions) > 0:
+        frame = frame.drop(index=frame.index[drop_positions]).reset_index(drop=True)
     if fmt == "usage":
         return UsageHistory(samples=frame)
+    if is_merging:
+        frame = merge_duplicate_jobs(frame)
     if "team" not in frame.columns:
         frame["team"] = pd.Categorical([None] * len(frame), categories=pd.Index([], dtype="str"))
     return JobHistory(jobs=frame)

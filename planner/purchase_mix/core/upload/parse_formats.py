@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner.purchase_mix.core.upload.jobs import ParseError
+from planner.purchase_mix.core.upload.parse_checks import TimeBounds, stamp
 from planner.purchase_mix.core.upload.parse_values import (
     TimeSpec,
     is_blank,
@@ -35,6 +36,7 @@ class ChunkRows:
     rows_read: int
     rows_bad: int
     ignored: Counter[str] = field(default_factory=Counter)
+    lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 class RowChecks:
@@ -74,7 +76,8 @@ class RowChecks:
         kept = {name: _take(values, keep) for name, values in columns.items()}
         self.errors.sort(key=lambda error: error.line)
         n_read = int(self.is_active.sum()) + sum(self.ignored.values())
-        return ChunkRows(kept, n_read, int((self.is_bad & self.is_active).sum()), self.ignored)
+        bad = int((self.is_bad & self.is_active).sum())
+        return ChunkRows(kept, n_read, bad, self.ignored, self.line_numbers[keep])
 
 
 def _take(values: Column, keep: np.ndarray) -> Column:
@@ -114,6 +117,34 @@ def _time_message(spec: TimeSpec) -> str:
     return "not a number (offset from the origin)"
 
 
+_BARE_NUMBER = r"^[+-]?[0-9]+(\.[0-9]*)?$"
+
+
+def _times(
+    values: pa.Array, checks: RowChecks, column: str, spec: TimeSpec, bounds: TimeBounds
+) -> np.ndarray:
+    """Epoch seconds of one time column; bare numbers without an origin and times outside
+    `bounds` are row errors naming the column."""
+    seconds, is_bad = to_epoch_s(values, spec)
+    is_number = np.zeros(len(values), dtype=bool)
+    if spec.origin_epoch_s is None:
+        found = pc.match_substring_regex(values, _BARE_NUMBER).to_numpy(zero_copy_only=False)
+        is_number = np.asarray(found, dtype=bool)
+        checks.flag(
+            is_number, column,
+            "a bare number: numeric times need an origin (and a time unit) to count from",
+        )
+    checks.flag(is_bad & ~is_number, column, _time_message(spec))
+    is_bad = is_bad | is_number
+    early, late = bounds.out_of_range(seconds)
+    checks.flag(early & ~is_bad, column, f"before {stamp(bounds.earliest_epoch_s)}: "
+                "check the year, time unit and origin")
+    if bounds.latest_epoch_s is not None:
+        checks.flag(late & ~is_bad, column, f"after {stamp(bounds.latest_epoch_s)} "
+                    "(more than a year ahead): check the time unit and origin")
+    return seconds
+
+
 def _optional_text(get: Getter, columns: Mapping[str, str], name: str) -> pa.Array | None:
     if name not in columns:
         return None
@@ -134,16 +165,25 @@ def _gpu_type(
 
 
 def _job_end(
-    get: Getter, columns: Mapping[str, str], start: np.ndarray, checks: RowChecks, spec: TimeSpec
+    get: Getter,
+    columns: Mapping[str, str],
+    start: np.ndarray,
+    checks: RowChecks,
+    spec: TimeSpec,
+    bounds: TimeBounds,
 ) -> np.ndarray:
     if "end" in columns:
-        end = _checked(checks, to_epoch_s(get("end"), spec), columns["end"], _time_message(spec))
+        end = _times(get("end"), checks, columns["end"], spec, bounds)
         checks.flag(end < start, columns["end"], "end is before start")
         return end
     duration = _checked(
         checks, to_duration_s(get("duration"), spec), columns["duration"], "not a number >= 0"
     )
-    return cast(np.ndarray, start + duration)
+    end = cast(np.ndarray, start + duration)
+    if bounds.latest_epoch_s is not None:
+        checks.flag(end > bounds.latest_epoch_s, columns["duration"],
+                    f"the job would end after {stamp(bounds.latest_epoch_s)}: check the unit")
+    return end
 
 
 def _line_ids(checks: RowChecks) -> pa.Array:
@@ -157,14 +197,13 @@ def convert_jobs(
     columns: Mapping[str, str],
     time_spec: TimeSpec,
     default_gpu_type: str | None,
+    bounds: TimeBounds,
 ) -> ChunkRows:
     """Generic and mapped job rows."""
     get = _getter(table, columns)
     _drop_blank_rows(get, columns, checks)
-    start = _checked(
-        checks, to_epoch_s(get("start"), time_spec), columns["start"], _time_message(time_spec)
-    )
-    end = _job_end(get, columns, start, checks, time_spec)
+    start = _times(get("start"), checks, columns["start"], time_spec, bounds)
+    end = _job_end(get, columns, start, checks, time_spec, bounds)
     gpu_count = _checked(
         checks, to_gpu_count(get("gpu_count")), columns["gpu_count"], "not a whole number >= 0"
     )
@@ -206,16 +245,12 @@ def convert_usage(
     columns: Mapping[str, str],
     time_spec: TimeSpec,
     default_gpu_type: str | None,
+    bounds: TimeBounds,
 ) -> ChunkRows:
     """Usage series rows: timestamp, gpu_type, gpus_in_use."""
     get = _getter(table, columns)
     _drop_blank_rows(get, columns, checks)
-    stamp = _checked(
-        checks,
-        to_epoch_s(get("timestamp"), time_spec),
-        columns["timestamp"],
-        _time_message(time_spec),
-    )
+    when = _times(get("timestamp"), checks, columns["timestamp"], time_spec, bounds)
     gpus, is_bad = to_float(get("gpus_in_use"))
     checks.flag(is_bad | (gpus < 0), columns["gpus_in_use"], "not a number >= 0")
     gpu_type = _gpu_type(
@@ -225,7 +260,7 @@ def convert_usage(
         default_gpu_type,
     )
     out: dict[str, Column] = {
-        "timestamp_epoch_s": stamp,
+        "timestamp_epoch_s": when,
         "gpu_type": gpu_type,
         "gpus_in_use": np.where(is_bad, 0.0, gpus).astype(np.float32),
     }
@@ -308,6 +343,7 @@ def convert_slurm(
     columns: Mapping[str, str],
     time_spec: TimeSpec,
     default_gpu_type: str | None,
+    bounds: TimeBounds,
 ) -> ChunkRows:
     """sacct --parsable2 rows: one per job; step rows (JobID with a dot) are ignored."""
     get = _getter(table, columns)
@@ -318,8 +354,11 @@ def convert_slurm(
     )
     start_text = get("Start")
     checks.ignore(_is_unknown(start_text), "never started")
-    start = _checked(checks, to_epoch_s(start_text, _ISO), "Start", "not a timestamp")
+    start = _times(start_text, checks, "Start", _ISO, bounds)
     end = _slurm_end(get, columns, start, checks)
+    if bounds.latest_epoch_s is not None:
+        checks.flag(end > bounds.latest_epoch_s, columns.get("End", "End"),
+                    f"after {stamp(bounds.latest_epoch_s)} (more than a year ahead)")
     gpu_count, typed = _slurm_gpus(get, columns)
     checks.ignore(gpu_count == 0, "no GPUs")
     gpu_type = _gpu_type(typed, checks, "AllocTRES", default_gpu_type)

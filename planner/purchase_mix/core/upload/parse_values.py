@@ -57,8 +57,16 @@ def to_float(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return numbers, ~np.isfinite(numbers)
 
 
+def _has_zone(values: pa.Array) -> bool:
+    """Whether the first value carries a zone (Z or +hh:mm): try the zoned cast first, since a
+    failed cast costs about as much as parsing the whole column."""
+    first = str(values[0].as_py() or "") if len(values) else ""
+    return first.endswith(("Z", "z")) or first[-6:-5] in ("+", "-")
+
+
 def _iso_to_epoch_s(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    for target in (pa.timestamp("s"), pa.timestamp("s", tz="UTC")):
+    targets = [pa.timestamp("s"), pa.timestamp("s", tz="UTC")]
+    for target in reversed(targets) if _has_zone(values) else targets:
         try:
             stamps = pc.cast(values, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

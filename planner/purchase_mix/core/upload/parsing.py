@@ -15,9 +15,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+import numpy as np
+import pyarrow as pa
+
 from planner.purchase_mix.core.upload.csv_stream import CsvChunk, CsvLayout, read_csv_chunks
 from planner.purchase_mix.core.upload.jobs import ParseError, ParseResult
 from planner.purchase_mix.core.upload.parse_build import build_history
+from planner.purchase_mix.core.upload.parse_checks import (
+    DUPLICATE_POLICIES,
+    SpanTracker,
+    TimeBounds,
+    duplicate_errors,
+    find_duplicates,
+)
 from planner.purchase_mix.core.upload.parse_formats import CONVERTERS, ChunkRows, RowChecks
 from planner.purchase_mix.core.upload.parse_values import make_time_spec
 
@@ -134,8 +144,13 @@ class _Collector:
     rows_skipped: int = 0
     ignored: Counter[str] = field(default_factory=Counter)
     parts: list[ChunkRows] = field(default_factory=list)
+    span: SpanTracker = field(default_factory=SpanTracker)
 
     def add(self, rows: ChunkRows, checks: RowChecks) -> None:
+        starts = rows.columns.get("start_epoch_s", rows.columns.get("timestamp_epoch_s"))
+        ends = rows.columns.get("end_epoch_s", starts)
+        if isinstance(starts, np.ndarray) and isinstance(ends, np.ndarray):
+            self.span.add(starts, ends, rows.lines)
         self.rows_read += rows.rows_read
         self.rows_skipped += rows.rows_bad
         self.ignored.update(rows.ignored)
@@ -186,6 +201,8 @@ def parse_job_history(
     skip_bad_rows: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_errors: int = DEFAULT_MAX_ERRORS,
+    now_epoch_s: int | None = None,
+    duplicate_ids: str = "refuse",
 ) -> ParseResult:
     """Parse an uploaded CSV into a JobHistory (or UsageHistory for fmt="usage").
 
@@ -193,11 +210,16 @@ def parse_job_history(
     mapping: {field: column}; fields are JOB_FIELDS (+ user, provider, region) or USAGE_FIELDS.
     time_unit ("s" | "min" | "h") scales numeric offsets and durations; with `origin` set,
     start/end/timestamp are numeric offsets from it, otherwise ISO-8601 timestamps.
+    Times must fall between 2000-01-01 and a year after `now_epoch_s` (None: no upper
+    bound), and the whole history within ten years. duplicate_ids: "refuse" (repeated job ids
+    are row errors) or "merge" (one job per id: earliest start, latest end, most GPUs).
     Raises ValueError for file-level problems (unknown format, missing columns, too big,
-    unreadable, no GPU demand at all).
+    unreadable, span over ten years, no GPU demand at all).
     """
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if duplicate_ids not in DUPLICATE_POLICIES:
+        raise ValueError(f"duplicate_ids must be one of {', '.join(DUPLICATE_POLICIES)}")
     if fmt == "mapped" and not mapping:
         raise ValueError("the mapped format needs a column mapping")
     base_fmt = "generic" if fmt == "mapped" else fmt
@@ -210,16 +232,49 @@ def parse_job_history(
             "columns": columns,
             "time_spec": time_spec,
             "default_gpu_type": default_gpu_type,
+            "bounds": TimeBounds.around(now_epoch_s),
         }
         _scan(chunks, layout, base_fmt, kwargs, collector)
-    return _result(collector, layout, base_fmt)
+    if base_fmt == "usage":
+        collector.span.check(columns["timestamp"], columns["timestamp"])
+    elif base_fmt == "slurm":
+        collector.span.check("Start", columns.get("End", "End"))
+    else:
+        collector.span.check(columns["start"], columns.get("end", columns.get("duration", "")))
+    id_field = columns.get("job_id", "JobID" if base_fmt == "slurm" else "(line)")
+    return _result(collector, layout, base_fmt, duplicate_ids, id_field)
 
 
-def _result(collector: _Collector, layout: CsvLayout, fmt: str) -> ParseResult:
+def _duplicate_rows(collector: _Collector, policy: str, id_field: str) -> np.ndarray | None:
+    """Positions of repeated job ids to drop (skip mode); errors are added when refusing."""
+    parts = [part for part in collector.parts if len(part.lines) > 0]
+    if policy != "refuse" or not parts or "job_id" not in parts[0].columns:
+        return None
+    ids = pa.chunked_array([part.columns["job_id"] for part in parts])
+    dups = find_duplicates(ids)
+    if len(dups.positions) == 0:
+        return None
+    lines = np.concatenate([part.lines for part in parts])
+    room = max(collector.max_errors - len(collector.errors), 0)
+    shown = ids.take(pa.array(dups.positions[:room])).to_pylist()
+    collector.errors.extend(duplicate_errors(dups, shown, lines, id_field, room))
+    collector.errors.sort(key=lambda error: error.line)
+    collector.error_count += len(dups.positions)
+    collector.rows_skipped += len(dups.positions)
+    return dups.positions
+
+
+def _result(
+    collector: _Collector, layout: CsvLayout, fmt: str, duplicate_ids: str, id_field: str
+) -> ParseResult:
+    drop = _duplicate_rows(collector, duplicate_ids, id_field) if fmt != "usage" else None
     has_errors = collector.error_count > 0
     history = None
     if not has_errors or collector.is_skipping:
-        history = build_history(collector.parts, fmt, dict(collector.ignored))
+        history = build_history(
+            collector.parts, fmt, dict(collector.ignored),
+            drop_positions=drop, is_merging=duplicate_ids == "merge",
+        )
     return ParseResult(
         history=history,
         errors=tuple(collector.errors),

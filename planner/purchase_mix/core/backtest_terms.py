@@ -1,0 +1,182 @@
+"""Honest backtest: fit on the first part of the history, cost every strategy on the rest.
+
+Strategies (per GPU type, levels in whole instances, summed over types):
+  all on-demand; the recommendation (risk.py, fitted on the training part); commit at the
+  last 30 training days' minimum, at the training P20 and at the P50 (each at the cheapest
+  commitment rate offered); and the hindsight optimum (exact replay on the test part).
+Costs on the test part: commitments at their effective rate for every test hour, demand above
+them at the cheapest allowed alternative, interruptible jobs on spot as the mix decides.
+"Whole term" adds what each commitment still owes after the test part (its whole term is
+charged); its hindsight optimum is solved with that charge. Regret = cost - hindsight cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from planner.core.cloud import PURCHASE_OPTION_WORDS
+from planner.core.serialize import json_safe
+from planner.purchase_mix.core.buy import type_inputs
+from planner.purchase_mix.core.commitment import TermRate, solve_commitment
+from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
+from planner.purchase_mix.core.risk import RiskSettings, size_type
+
+HOURS_PER_YEAR = 8760.0
+STRATEGIES: tuple[tuple[str, str], ...] = (
+    ("all_on_demand", "all on-demand"),
+    ("recommendation", "the recommendation (risk-sized on the training part)"),
+    ("minimum_30d", "commit at the last 30 days' minimum"),
+    ("p20", "commit at the P20 of hourly demand"),
+    ("p50", "commit at the P50 of hourly demand"),
+    ("hindsight", "hindsight optimum on the test part"),
+)
+
+
+@dataclass
+class StrategyCost:
+    name: str
+    words: str
+    instances_by_term: dict[str, int] = field(default_factory=dict)  # plain term words
+    test_cost_usd: float = 0.0
+    whole_term_cost_usd: float = 0.0
+    savings_vs_on_demand_usd: float = 0.0
+    regret_usd: float = 0.0
+    whole_term_regret_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class TermBacktest:
+    train_hours: int
+    test_hours: int
+    strategies: tuple[StrategyCost, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = json_safe(self)
+        return result
+
+
+@dataclass(frozen=True)
+class _Levels:
+    """Instances per commitment option (offer order)."""
+
+    counts: tuple[int, ...]
+
+
+def _cheapest_index(options: Sequence[CommitmentOption]) -> int:
+    return int(np.argmin([option.usd_per_hour for option in options]))
+
+
+def _at_level(options: Sequence[CommitmentOption], level: float) -> _Levels:
+    counts = [0] * len(options)
+    if options:
+        counts[_cheapest_index(options)] = max(0, int(np.floor(level)))
+    return _Levels(tuple(counts))
+
+
+def _recommended(options: Sequence[CommitmentOption], base: np.ndarray, alt: float,
+                 settings: RiskSettings) -> _Levels:
+    sizing = size_type(base, options, alternative_usd_per_hour=alt, settings=settings)
+    counts = [0] * len(options)
+    for layer in sizing.layers:
+        counts[list(options).index(layer.option)] += layer.count
+    return _Levels(tuple(counts))
+
+
+def _hindsight(options: Sequence[CommitmentOption], test: np.ndarray, alt: float,
+               stretch: Sequence[float]) -> _Levels:
+    if not options:
+        return _Levels(())
+    terms = [TermRate(o.usd_per_hour * k) for o, k in zip(options, stretch, strict=True)]
+    return _Levels(solve_commitment(test, terms, alt).levels)
+
+
+def _cost(options: Sequence[CommitmentOption], levels: _Levels, test: np.ndarray,
+          alt: float) -> tuple[float, float]:
+    """(test-part cost, whole-term cost) of the committable demand, USD."""
+    level = float(sum(levels.counts))
+    hourly = sum(c * o.usd_per_hour for c, o in zip(levels.counts, options, strict=True))
+    above = float(np.maximum(test - level, 0.0).sum()) * alt
+    test_cost = hourly * len(test) + above
+    owed = sum(
+        c * o.usd_per_hour * max(o.term_years * HOURS_PER_YEAR - len(test), 0.0)
+        for c, o in zip(levels.counts, options, strict=True)
+    )
+    return test_cost, test_cost + owed
+
+
+def _type_levels(offer: GpuOffer, train: np.ndarray, test: np.ndarray, alt: float,
+                 settings: RiskSettings) -> dict[str, tuple[_Levels, _Levels]]:
+    options = offer.commitments
+    none = _Levels(tuple(0 for _ in options))
+    stretch = [max(o.term_years * HOURS_PER_YEAR / len(test), 1.0) for o in options]
+    prorated = _hindsight(options, test, alt, [1.0] * len(options))
+    return {
+        "all_on_demand": (none, none),
+        "recommendation": (_recommended(options, train, alt, settings),) * 2,
+        "minimum_30d": (_at_level(options, float(train[-30 * 24:].min())),) * 2,
+        "p20": (_at_level(options, float(np.percentile(train, 20))),) * 2,
+        "p50": (_at_level(options, float(np.percentile(train, 50))),) * 2,
+        "hindsight": (prorated, _hindsight(options, test, alt, stretch)),
+    }
+
+
+def backtest_terms(
+    demand: HourlyDemand,
+    offers: Sequence[GpuOffer],
+    *,
+    settings: RiskSettings,
+    train_fraction: float = 2 / 3,
+    is_spot_allowed: bool = False,
+    is_elsewhere_allowed: bool = True,
+) -> TermBacktest:
+    """Fit on the first `train_fraction` of the hours, cost on the rest (see module doc)."""
+    if not 0 < train_fraction < 1:
+        raise ValueError("train_fraction must be between 0 and 1")
+    split = int(round(demand.n_hours * train_fraction))
+    if split < 24 or demand.n_hours - split < 24:
+        raise ValueError("the history is too short to split into a day of training and of test")
+    rows = {name: StrategyCost(name, words) for name, words in STRATEGIES}
+    by_type = {offer.gpu_type: offer for offer in offers}
+    for name in demand.gpu_types:
+        if name in by_type:
+            _add_type(rows, by_type[name], demand, split, settings,
+                      is_spot_allowed=is_spot_allowed, is_elsewhere_allowed=is_elsewhere_allowed)
+    _finish(rows)
+    return TermBacktest(split, demand.n_hours - split, tuple(rows.values()))
+
+
+def _add_type(rows: dict[str, StrategyCost], offer: GpuOffer, demand: HourlyDemand, split: int,
+              settings: RiskSettings, *, is_spot_allowed: bool,
+              is_elsewhere_allowed: bool) -> None:
+    inputs = type_inputs(offer, demand, is_spot_allowed=is_spot_allowed,
+                         is_elsewhere_allowed=is_elsewhere_allowed)
+    alt = inputs.alternative.usd_per_hour
+    base, spot = inputs.base_instances, inputs.spot_instances[split:]
+    train, test = base[:split], base[split:]
+    spot_cost = float(spot.sum()) * (inputs.spot.effective_usd_per_hour if inputs.spot else 0.0)
+    on_demand = float(test.sum() + spot.sum()) * offer.on_demand_usd_per_hour
+    for name, (levels, whole_levels) in _type_levels(offer, train, test, alt, settings).items():
+        row = rows[name]
+        if name == "all_on_demand":
+            row.test_cost_usd += on_demand
+            row.whole_term_cost_usd += on_demand
+            continue
+        row.test_cost_usd += _cost(offer.commitments, levels, test, alt)[0] + spot_cost
+        row.whole_term_cost_usd += _cost(offer.commitments, whole_levels, test, alt)[1] + spot_cost
+        for option, count in zip(offer.commitments, levels.counts, strict=True):
+            words = PURCHASE_OPTION_WORDS.get(option.term, option.term)
+            row.instances_by_term[words] = row.instances_by_term.get(words, 0) + count
+
+
+def _finish(rows: dict[str, StrategyCost]) -> None:
+    on_demand = rows["all_on_demand"].test_cost_usd
+    best, best_whole = rows["hindsight"].test_cost_usd, rows["hindsight"].whole_term_cost_usd
+    for row in rows.values():
+        row.savings_vs_on_demand_usd = on_demand - row.test_cost_usd
+        row.regret_usd = row.test_cost_usd - best
+        row.whole_term_regret_usd = row.whole_term_cost_usd - best_whole

@@ -1,0 +1,192 @@
+"""The recommendation document of a history: analysis, prices, what to buy, the hindsight
+optimum, look-back sensitivity and the backtest (what the page, the API and the CLI show).
+
+Called by services; calls the cores and the price selectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from planner.core.cloud import GPU_SERVICE_YEARS_LEFT
+from planner.core.serialize import frame_to_dict
+from planner.purchase_mix import selectors
+from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand
+from planner.purchase_mix.core.backtest import lookback_sensitivity
+from planner.purchase_mix.core.backtest_terms import backtest_terms
+from planner.purchase_mix.core.breakdown import duration_histogram
+from planner.purchase_mix.core.buy import what_to_buy
+from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.offers import GpuOffer
+from planner.purchase_mix.core.recommend import MixRecommendation, recommend_mix
+from planner.purchase_mix.core.risk import DEFAULT_SCENARIOS, RiskSettings
+from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
+
+TREND_HORIZON_DAYS = 365
+
+
+def parse_growth(text: str) -> tuple[float, ...]:
+    """`-50,-25,0,25` (% per year) -> fractions; each must be above -100 % and at most +500 %."""
+    values = []
+    for item in filter(None, (part.strip().rstrip("%") for part in text.split(","))):
+        try:
+            value = float(item)
+        except ValueError as error:
+            raise ValueError(f"growth scenario {item!r} is not a number (% per year)") from error
+        if not -100 < value <= 500:
+            raise ValueError(f"growth scenario {value:g}% per year is outside (-100%, +500%]")
+        values.append(value / 100.0)
+    if not values:
+        raise ValueError("give at least one growth scenario (% per year)")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where to buy and how to read spot risk; blanks mean cheapest offered / any region."""
+
+    provider: str = ""
+    region: str = ""
+    lookback_days: int | None = None
+    spot_bands: Mapping[str, str] = field(default_factory=dict)
+    accelerator_map: Mapping[str, str] = field(default_factory=dict)
+    growth_scenarios: tuple[float, ...] = ()
+    is_spot_alternative: bool = False
+    is_elsewhere_alternative: bool = True
+
+    @property
+    def risk_settings(self) -> RiskSettings:
+        return RiskSettings(growth_scenarios_per_year=self.growth_scenarios or DEFAULT_SCENARIOS)
+
+
+def _sizes(analysis: DemandAnalysis) -> list[selectors.GpuDemandSize]:
+    return [
+        selectors.GpuDemandSize(name, analysis.stats[name].p90_gpus)
+        for name in analysis.demand.gpu_types
+    ]
+
+
+def _analysis_dict(analysis: DemandAnalysis, history: JobHistory | UsageHistory) -> dict[str, Any]:
+    result = analysis.to_dict()
+    result.pop("demand", None)
+    result["duration_histogram"] = None
+    if analysis.durations is not None and isinstance(history, JobHistory):
+        jobs = history.jobs
+        hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / 3600.0
+        result["duration_histogram"] = duration_histogram(
+            np.asarray(hours, dtype=np.float64),
+            mu_log_hours=analysis.durations.mu_log_hours,
+            sigma_log_hours=analysis.durations.sigma_log_hours,
+        ).to_dict()
+    return result
+
+
+def fit_window(demand: HourlyDemand, lookback_days: int | None) -> HourlyDemand:
+    return demand.last_days(lookback_days) if lookback_days else demand
+
+
+def _backtest_dict(
+    demand: HourlyDemand, offers: list[GpuOffer], options: RunOptions
+) -> dict[str, Any] | None:
+    try:
+        result = backtest_terms(
+            demand, offers, settings=options.risk_settings,
+            is_spot_allowed=options.is_spot_alternative,
+            is_elsewhere_allowed=options.is_elsewhere_alternative,
+        )
+    except ValueError:
+        return None
+    return result.to_dict()
+
+
+def service_years_left(accelerators: Mapping[str, str]) -> dict[str, float]:
+    """GPU type -> years of cloud service left, from the catalog model (e.g. v100-... -> V100)."""
+    found = {}
+    for name, slug in accelerators.items():
+        model = slug.split("-")[0].upper()
+        if model in GPU_SERVICE_YEARS_LEFT:
+            found[name] = GPU_SERVICE_YEARS_LEFT[model]
+    return found
+
+
+def _what_to_buy_dict(
+    demand: HourlyDemand, offer_set: selectors.OfferSet, options: RunOptions
+) -> dict[str, Any]:
+    result = what_to_buy(
+        demand, offer_set.offers, settings=options.risk_settings,
+        is_spot_allowed=options.is_spot_alternative,
+        is_elsewhere_allowed=options.is_elsewhere_alternative,
+        service_years_left=service_years_left(offer_set.accelerators),
+    ).to_dict()
+    return result
+
+
+def _recommendation_dict(recommendation: MixRecommendation) -> dict[str, Any]:
+    result = recommendation.to_dict()
+    result.pop("demand", None)
+    return result
+
+
+def recommendation_document(
+    history: JobHistory | UsageHistory,
+    *,
+    options: RunOptions,
+    report: Callable[[int], None] = lambda pct: None,
+) -> dict[str, Any]:
+    """The analysis, the offers and prices used, the recommendation, look-back sensitivity
+    and backtest, plus the hourly demand series: what the API, the page and the CLI show."""
+    analysis = analyze_demand(history, horizon_days=TREND_HORIZON_DAYS)
+    report(30)
+    offer_set = selectors.gpu_offers(
+        sizes=_sizes(analysis),
+        provider=options.provider,
+        region=options.region,
+        spot_bands=options.spot_bands,
+        accelerator_map=options.accelerator_map,
+    )
+    report(45)
+    demand = analysis.demand
+    recommendation = recommend_mix(
+        fit_window(demand, options.lookback_days),
+        offer_set.offers,
+        savings_plans=offer_set.savings_plans,
+    )
+    report(55)
+    buy = _what_to_buy_dict(fit_window(demand, options.lookback_days), offer_set, options)
+    report(70)
+    sensitivity = lookback_sensitivity(demand, offer_set.offers)
+    report(80)
+    backtest = _backtest_dict(demand, offer_set.offers, options)
+    report(95)
+    return {
+        "settings": {
+            "provider": options.provider or None,
+            "region": options.region or None,
+            "lookback_days": options.lookback_days,
+            "spot_bands": {
+                offer.provider: selectors.spot_band_for(offer.provider, options.spot_bands)
+                for offer in offer_set.offers
+            },
+            "accelerator_map": dict(options.accelerator_map),
+            "growth_scenarios_per_year": list(options.risk_settings.growth_scenarios_per_year),
+            "is_spot_alternative": options.is_spot_alternative,
+            "is_elsewhere_alternative": options.is_elsewhere_alternative,
+        },
+        "hourly_demand": {
+            "unit": "average concurrent GPUs per UTC hour",
+            "firm": frame_to_dict(demand.firm_gpus),
+            "interruptible": frame_to_dict(demand.interruptible_gpus),
+        },
+        "analysis": _analysis_dict(analysis, history),
+        "accelerators": offer_set.accelerators,
+        "unpriced": offer_set.unpriced,
+        "prices": offer_set.prices,
+        "what_to_buy": buy,
+        "recommendation": _recommendation_dict(recommendation),
+        "lookback_sensitivity": sensitivity.to_dict(),
+        "backtest": backtest,
+    }
