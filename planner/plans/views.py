@@ -69,7 +69,6 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         "scenario": scenario, "view": view, "sort": sort,
         "form": PlanForm(initial=initial_from_scenario(scenario.inputs)),
         "share_query": urlencode(_query(scenario.inputs), doseq=True),
-        "report_pdf_missing": report_services.pdf_missing(),
         **_staleness(),
     }
     return render(request, "planner/plans/detail.html", context)
