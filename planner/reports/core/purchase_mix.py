@@ -124,11 +124,17 @@ def _assumptions_table(document: dict[str, Any], upload: dict[str, Any]) -> Tabl
              for k, v in sorted((document.get("accelerators") or {}).items())]
     rows += [(f"upload {k}", _cell(v), "") for k, v in sorted(upload.items())
              if not isinstance(v, dict | list)]
-    teams = (document.get("analysis") or {}).get("gpu_hours_by_team") or {}
-    rows += [(f"team {team}", _number(hours), "GPU-hours") for team, hours in sorted(teams.items())]
     return Table("assumptions", "Settings, upload and teams", "Assumptions",
                  (Column("name", "Setting"), Column("value", "Value", digits=2),
                   Column("unit", "Unit")), tuple(rows))
+
+
+def _teams_table(document: dict[str, Any]) -> Table:
+    teams = (document.get("analysis") or {}).get("gpu_hours_by_team") or {}
+    rows = tuple((str(team), _number(hours)) for team, hours in
+                 sorted(teams.items(), key=lambda item: -(_number(item[1]) or 0)))
+    return Table("teams", "GPU-hours by team", "Teams",
+                 (Column("team", "Team"), Column("gpu_hours", "GPU-hours", "GPU-hours")), rows)
 
 
 def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
@@ -212,7 +218,7 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
             if isinstance(document.get("what_to_buy"), list) and document["what_to_buy"]
             else mix)
     tables = (main, *((mix,) if main is not mix else ()), demand, _sources_table(document),
-              _assumptions_table(document, payload.get("upload") or {}))
+              _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
     return Report(
         kind="history", subject_id=subject_id, generated_at=generated_at,
         title=f"Purchase mix for {payload.get('name') or f'history {subject_id}'}",
