@@ -4,25 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-import math
+from planner.core.spreadsheet import FORMULA_PREFIXES, inert
+from planner.reports.core.model import Table
 
-from planner.reports.core.model import Table, Value
-
-# A spreadsheet treats text starting with one of these as a formula (or a DDE payload).
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def inert(value: Value) -> Value:
-    """The value, with text that a spreadsheet would evaluate prefixed by a quote (OWASP).
-
-    Numbers are returned unchanged (a negative number is a number, not a formula); NaN and
-    infinities become empty cells.
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
+__all__ = ["FORMULA_PREFIXES", "inert", "table_csv"]
 
 
 def table_csv(table: Table) -> str:

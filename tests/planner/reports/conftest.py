@@ -1,5 +1,6 @@
 """A finished plan, computed once per module on the loaded catalog, stored per test."""
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,8 @@ def done_plan(ana: User, plan_document: dict[str, Any]) -> PlanScenario:
 
 
 def pdf_text(content: bytes, tmp_path: Path) -> str:
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is missing: apt-get install poppler-utils (.ci/run does)")
     path = tmp_path / "report.pdf"
     path.write_bytes(content)
     done = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,

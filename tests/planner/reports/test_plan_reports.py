@@ -167,3 +167,21 @@ def test_export_report_command_and_plan_report_option(done_plan: PlanScenario,
                  stdout=io.StringIO(), stderr=io.StringIO())
     rows = list(csv.DictReader(io.StringIO(csv_out.read_text(encoding="utf-8-sig"))))
     assert rows and {r["Provider"] for r in rows} == {"aws"}
+
+
+def test_without_weasyprint_the_pdf_button_says_what_is_missing(
+    ana_client: Client, done_plan: PlanScenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from planner.reports.render.pdf import pdf_missing
+
+    monkeypatch.setitem(__import__("sys").modules, "weasyprint", None)  # not installed
+    pdf_missing.cache_clear()
+    try:
+        page = ana_client.get(f"/plans/{done_plan.id}").content.decode()
+        assert "PDF unavailable: PDF export needs the weasyprint package" in page
+        assert "libpango-1.0-0" in page and "PDF report</button>" not in page
+        pdf = ana_client.get(f"/api/plans/{done_plan.id}/report.pdf")
+        assert pdf.status_code == 503 and "weasyprint" in pdf.json()["detail"]
+        assert ana_client.get(f"/plans/{done_plan.id}/report.xlsx").status_code == 200
+    finally:
+        pdf_missing.cache_clear()
