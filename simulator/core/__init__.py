@@ -11,13 +11,14 @@ Inputs
     Calibration, load_calibration, save_calibration
                                              -- fitted efficiency parameters (JSON round-trip)
 Single configuration
-    simulate(workload, hardware, layout, goal, calibration) -> SimulationResult
+    simulate(workload, hardware, layout, goal, calibration, goodput=None) -> SimulationResult
+        (whole-run times over goodput; calibration_status and P10-P90 bands)
     best_layout(workload, hardware, goal, calibration, constraints=None) -> LayoutChoice
 Catalog sweep (vectorized)
     sweep(workload, goal, instances_df, node_counts, calibration, gpus, *, precision=None,
-          layouts=None, keep="best") -> SweepResult;  layout_grid(workload)
+          layouts=None, keep="best", goodput=None) -> SweepResult;  layout_grid(workload)
 Calibration and validation against reference_runs.csv
-    load_reference_runs(path), fit_calibration(runs_df, gpus, initial=None) -> Calibration
+    load_reference_runs(*paths), fit_calibration(runs_df, gpus, initial=None) -> Calibration
     validate(runs_df, gpus, calibration) -> DataFrame (run_id, metric, reported, predicted,
         predicted_p10, predicted_p90, abs_pct_error, note, + grouping/baseline/layout columns)
     summarize_errors(predictions) -> DataFrame (simulator vs 40%-of-peak rule of thumb)
@@ -28,8 +29,9 @@ Uncertainty and goodput
     CalibrationDomain, STATUSES (calibrated / extrapolated / uncalibrated), GoodputAssumptions,
     goodput_fraction(n_gpus, steady_seconds, assumptions)
 
-The shipped calibration is simulator/data/calibration.json, produced by
-`python -m simulator.core.ship` (calibrate on reference_runs.csv + reference_runs_additions.csv).
+The shipped calibration is simulator/data/calibration.json, produced by `validate_simulator
+simulator/data/reference_runs.csv simulator/data/reference_runs_additions.csv
+--write-calibration simulator/data/calibration.json` (crossval.calibrate on both files).
 """
 
 from simulator.core.calibration import Calibration, load_calibration, save_calibration

@@ -52,6 +52,7 @@ class ConfigArrays:
     peak_16bit_tflops: FloatArray  # for attention cores
     is_simt: FloatArray  # 0/1, fp32 math without tensor cores
     efficiency_class: FloatArray  # index into hardware.EFFICIENCY_CLASSES
+    is_pcie_card: FloatArray  # 0/1, PCIe add-in card (lower power limit than SXM/OAM parts)
     memory_bandwidth_gbytes_per_s: FloatArray
     memory_gib: FloatArray
     intra_gbytes_per_s: FloatArray  # per GPU per direction
@@ -139,6 +140,7 @@ def hardware_columns(hardware: Hardware, precision: str) -> dict[str, float]:
         "peak_16bit_tflops": peak if is_simt else peak16,
         "is_simt": float(is_simt),
         "efficiency_class": float(EFFICIENCY_CLASSES.index(efficiency_class(gpu, precision))),
+        "is_pcie_card": float("PCIe" in gpu.name),
         "memory_bandwidth_gbytes_per_s": gpu.memory_bandwidth_gbytes_per_s,
         "memory_gib": gpu.memory_gib,
         "intra_gbytes_per_s": hardware.intra_node_gbytes_per_s,

@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 
 from simulator.core.arrays import ConfigArrays, FloatArray
-from simulator.core.domain import CalibrationDomain
+from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
+
+__all__ = ["BAND_GROUPS", "Calibration", "band_group", "gemm_efficiency", "load_calibration",
+           "save_calibration"]
 
 MAX_GEMM_EFFICIENCY = 0.98
-# Band groups: error structure differs between decoders, encoders and CNNs (kernels, framework).
-BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
+
 # FP32 GEMMs on CUDA cores (no tensor cores) run close to peak: cuBLAS SGEMM reaches ~85-90%.
 SIMT_EFFICIENCY = 0.85
 # Keys of older calibration files, ignored on load (their knobs were dropped or renamed).
@@ -30,6 +32,8 @@ class Calibration:
       that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other
       (fixed prior, not fitted) is shared by every architecture/precision without its own
       parameter: below the calibrated NVIDIA stacks, for a less mature software stack.
+    - pcie_card_factor: PCIe add-in cards relative to SXM parts of the same peak (lower power
+      limit, lower sustained clocks under load).
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
     - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling).
@@ -42,6 +46,8 @@ class Calibration:
       (fixed prior: DALI-class pipelines feed several thousand images/s per GPU).
     - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
+    - step_overhead_seconds: fixed time per optimizer step (host synchronisation, optimizer and
+      gradient-norm launches, small collectives' latency); it bounds tiny per-GPU batches.
     - hop_latency_us: per-hop latency of ring collectives, microseconds (fixed prior).
     - ring_full_bandwidth_nodes: sharded-state (ZeRO 2/3) rings keep every NIC of a node busy
       up to this many nodes; over k more nodes a GPU's share falls as this/k, down to one NIC.
@@ -59,6 +65,7 @@ class Calibration:
     efficiency_hopper_fp8: float = 0.45
     efficiency_other: float = 0.45
     encoder_factor: float = 1.0
+    pcie_card_factor: float = 0.85
     cnn_factor: float = 0.6
     attention_factor: float = 0.7
     ridge_multiple: float = 1.0
@@ -68,6 +75,7 @@ class Calibration:
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
     hop_latency_us: float = 5.0
+    step_overhead_seconds: float = 0.01
     ring_full_bandwidth_nodes: float = 4.0
     run_overhead_seconds: float = 0.0
     band_log_p10: float = -0.2
@@ -134,11 +142,6 @@ class Calibration:
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
 
 
-def band_group(workload_kind: str) -> str:
-    """BAND_GROUPS entry of a workload kind (bert -> encoder, resnet50 -> vision, else llm)."""
-    return {"bert": "encoder", "resnet50": "vision"}.get(workload_kind, "llm")
-
-
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Fraction of peak the GEMMs reach: ceiling / sqrt(1 + (ridge_multiple·ridge / I)²).
 
@@ -156,7 +159,8 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     size = 1.0 / (1.0 / rows + inv_k + inv_n)
     kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
     tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
-    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind
+    card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
+    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card
     ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
     ratio = cal.ridge_multiple * ridge / size
     efficiency = ceiling / np.sqrt(1.0 + ratio**2)

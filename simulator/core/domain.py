@@ -1,12 +1,13 @@
 """Where the calibration has data, and how sure a prediction outside it can be.
 
 Every prediction carries a calibration status:
-- ``calibrated``: its GPU × precision class has calibration runs, at a similar scale (GPU count
-  within a factor SCALE_SLACK of those runs) and with a fitted efficiency of its own;
-- ``extrapolated``: its architecture has runs, but not this GPU, precision, scale or
-  sequence length, or its architecture shares the generic efficiency (a handful of runs);
-- ``uncalibrated``: no run of that architecture at that precision class (e.g. CDNA 3, or fp8
-  on Blackwell today): the efficiency is the prior.
+- ``calibrated``: its GPU × precision class has calibration runs of the same model group
+  (decoder LLM, encoder, CNN), at a similar scale (GPU count within a factor SCALE_SLACK of
+  those runs) and with a fitted efficiency of its own;
+- ``extrapolated``: its architecture has runs of that group, but not this GPU, precision,
+  scale or sequence length, or its architecture shares the generic efficiency;
+- ``uncalibrated``: no run of that architecture × precision class × model group (e.g. any
+  CDNA 3 run, LLM training on Blackwell or Ada today): the efficiency is the prior.
 
 P10-P90 bands are the out-of-family residual quantiles scaled by `band_scale`, which grows with
 the status and with the distance (octaves of GPU count or sequence length) outside the data.
@@ -24,6 +25,9 @@ import numpy.typing as npt
 from simulator.core.hardware import efficiency_class_of, precision_class
 
 STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
+# Model groups: decoders, encoders and CNNs differ in kernels and error structure; a run of one
+# group does not calibrate another (a ResNet benchmark says little about LLM training).
+BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
 # Band multipliers by status: fixed in advance (not tuned on the held-out families).
 STATUS_BAND_SCALE: dict[str, float] = {"calibrated": 1.0, "extrapolated": 1.5,
                                        "uncalibrated": 2.5}
@@ -79,32 +83,38 @@ def _entry(data: dict[str, Any]) -> DomainEntry:
                        float(data["max_seq_len"]))
 
 
-def gpu_key(gpu_name: str, precision: str) -> str:
-    """Domain key of a GPU at a precision: "<GPU name>|<precision class>"."""
-    return f"{gpu_name}|{precision_class(precision)}"
+def band_group(workload_kind: str) -> str:
+    """BAND_GROUPS entry of a workload kind (bert -> encoder, resnet50 -> vision, else llm)."""
+    return {"bert": "encoder", "resnet50": "vision"}.get(workload_kind, "llm")
 
 
-def architecture_key(architecture: str, precision: str) -> str:
-    """Domain key of an architecture at a precision: "<architecture>|<precision class>"."""
-    return f"{architecture}|{precision_class(precision)}"
+def gpu_key(gpu_name: str, precision: str, group: str = "llm") -> str:
+    """Domain key of a GPU at a precision for a model group: "<GPU>|<precision class>|<group>"."""
+    return f"{gpu_name}|{precision_class(precision)}|{group}"
+
+
+def architecture_key(architecture: str, precision: str, group: str = "llm") -> str:
+    """Domain key of an architecture: "<architecture>|<precision class>|<group>"."""
+    return f"{architecture}|{precision_class(precision)}|{group}"
 
 
 @dataclass(frozen=True)
 class DomainPoint:
-    """One configuration located in the domain: GPU name, architecture, precision, scale."""
+    """One configuration located in the domain: GPU, precision, scale and model group."""
 
     gpu_name: str
     architecture: str
     precision: str
     n_gpus: float
     seq_len: float
+    group: str = "llm"
 
 
 def domain_from_points(points: list[DomainPoint]) -> CalibrationDomain:
     """Domain covered by calibration rows."""
     return CalibrationDomain(
-        _entries([(gpu_key(p.gpu_name, p.precision), p) for p in points]),
-        _entries([(architecture_key(p.architecture, p.precision), p) for p in points]))
+        _entries([(gpu_key(p.gpu_name, p.precision, p.group), p) for p in points]),
+        _entries([(architecture_key(p.architecture, p.precision, p.group), p) for p in points]))
 
 
 def _entries(keyed: list[tuple[str, DomainPoint]]) -> tuple[DomainEntry, ...]:
@@ -135,8 +145,9 @@ class Assessment:
 
 def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
     """Calibration status and band multiplier of one configuration."""
-    arch_key = architecture_key(point.architecture, point.precision)
-    own = domain.entry(gpu_key(point.gpu_name, point.precision), is_architecture=False)
+    arch_key = architecture_key(point.architecture, point.precision, point.group)
+    own = domain.entry(gpu_key(point.gpu_name, point.precision, point.group),
+                       is_architecture=False)
     family = domain.entry(arch_key, is_architecture=True)
     if family is None:
         return Assessment("uncalibrated", STATUS_BAND_SCALE["uncalibrated"],
@@ -156,16 +167,16 @@ def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
 
 
 def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,
-                      precision: str, n_gpus: npt.NDArray[np.float64],
-                      seq_len: float) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float64]]:
+                      precision: str, n_gpus: npt.NDArray[np.float64], seq_len: float,
+                      group: str = "llm") -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float64]]:
     """assess() for one GPU at many GPU counts (the sweep), vectorized: (status, band_scale).
 
     Same results as calling assess() per count.
     """
     counts = np.asarray(n_gpus, dtype=np.float64)
-    base = assess(domain, DomainPoint(gpu_name, architecture, precision, 1.0, seq_len))
-    own = domain.entry(gpu_key(gpu_name, precision), is_architecture=False)
-    family = domain.entry(architecture_key(architecture, precision), is_architecture=True)
+    base = assess(domain, DomainPoint(gpu_name, architecture, precision, 1.0, seq_len, group))
+    own = domain.entry(gpu_key(gpu_name, precision, group), is_architecture=False)
+    family = domain.entry(architecture_key(architecture, precision, group), is_architecture=True)
     if family is None:
         return np.full(counts.shape, base.status), np.full(counts.shape, base.band_scale)
     reference = own or family

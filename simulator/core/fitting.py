@@ -39,6 +39,7 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("efficiency_hopper_16bit", "logit", 0.60, 0.5),
     ("efficiency_hopper_fp8", "logit", 0.45, 0.5),
     ("encoder_factor", "log", 1.0, 0.3),
+    ("pcie_card_factor", "logit", 0.85, 0.7),
     ("cnn_factor", "log", 0.6, 0.5),
     ("attention_factor", "logit", 0.7, 0.7),
     ("ridge_multiple", "log", 1.0, 0.7),
@@ -47,6 +48,7 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("network_efficiency", "logit", 0.7, 0.5),
     ("overlap_fraction", "logit", 0.8, 0.7),
     ("ring_full_bandwidth_nodes", "log", 4.0, 0.7),
+    ("step_overhead_seconds", "log", 0.01, 1.0),
 )
 # Not fitted (fixed at their Calibration defaults): efficiency_other and
 # input_images_per_second_per_gpu would each be set by a handful of rows from one or two

@@ -22,7 +22,7 @@ from simulator.core.arrays import (
     workload_columns,
 )
 from simulator.core.calibration import Calibration
-from simulator.core.domain import DomainPoint
+from simulator.core.domain import DomainPoint, band_group
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
 from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
@@ -57,7 +57,8 @@ class PreparedRuns:
         """DomainPoint of every predictable row, in order."""
         sub = self.info.loc[self.is_predictable]
         return [DomainPoint(str(r["gpu_name"]), str(r["architecture"]), str(r["precision"]),
-                            float(r["n_gpus"]), float(r["seq_len"]))
+                            float(r["n_gpus"]), float(r["seq_len"]),
+                            band_group(str(r["workload_kind"])))
                 for r in sub.to_dict("records")]
 
 

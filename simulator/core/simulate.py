@@ -36,7 +36,8 @@ class MemoryReport:
 
 @dataclass(frozen=True)
 class TimeReport:
-    """Seconds per optimizer step; comm and bubble parts are the exposed (non-overlapped) time."""
+    """Seconds per optimizer step; comm and bubble parts are the exposed (non-overlapped) time,
+    overhead the fixed per-step time and any input-pipeline wait; the parts add up to the step."""
 
     compute_seconds: float
     tp_comm_seconds: float
@@ -46,6 +47,7 @@ class TimeReport:
     bubble_seconds: float
     optimizer_seconds: float
     step_seconds: float
+    overhead_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def time_report(t: TimeArrays, i: int = 0) -> TimeReport:
     """TimeReport of entry `i`."""
     return TimeReport(float(t.compute[i]), float(t.tp_comm[i]), float(t.pp_comm[i]),
                       float(t.dp_comm[i]), float(t.dp_comm_total[i]), float(t.bubble[i]),
-                      float(t.optimizer[i]), float(t.step[i]))
+                      float(t.optimizer[i]), float(t.step[i]), float(t.overhead[i]))
 
 
 def simulate(workload: Workload, hardware: Hardware, layout: Layout, goal: TrainingGoal,
@@ -160,7 +162,7 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
     hours = seconds / SECONDS_PER_HOUR
     verdict = assess(calibration.domain, DomainPoint(
         hardware.gpu.name, hardware.gpu.architecture, layout.precision, n_gpus,
-        workload.tokens_per_sample))
+        workload.tokens_per_sample, band_group(workload.kind)))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
     return SimulationResult(
         workload.name, hardware.gpu.name, n_gpus, layout, memory_report(memory_breakdown(c), i),

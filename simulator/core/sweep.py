@@ -118,6 +118,7 @@ def _hardware_table(instances: pd.DataFrame, gpus: Mapping[str, GpuSpec],
 
 HARDWARE_FIELDS = (
     "peak_tflops", "gemm_peak_tflops", "peak_16bit_tflops", "is_simt", "efficiency_class",
+    "is_pcie_card",
     "memory_bandwidth_gbytes_per_s", "memory_gib", "intra_gbytes_per_s", "inter_gbytes_per_s",
     "gpus_per_node", "tdp_watts")
 
@@ -164,7 +165,7 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
 
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray, precision: str,
-                 seq_len: float) -> tuple[np.ndarray, np.ndarray]:
+                 seq_len: float, group: str) -> tuple[np.ndarray, np.ndarray]:
     """(calibration status, band scale) per output row, vectorized per GPU model."""
     names = instances["gpu_name"].to_numpy()
     archs = instances["architecture"].to_numpy()
@@ -174,7 +175,7 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray, pr
         rows = names == name
         arch = str(archs[np.argmax(rows)])
         status[rows], scale[rows] = assess_gpu_counts(cal.domain, str(name), arch, precision,
-                                                      gpus[rows], seq_len)
+                                                      gpus[rows], seq_len, group)
     return status, scale
 
 
@@ -186,8 +187,10 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     steady = goal.total_samples(workload) / samples
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
-    status, scale = _assessments(cal, instances, gpus, precision, workload.tokens_per_sample)
-    low, high = cal.band_quantiles(band_group(workload.kind))
+    group = band_group(workload.kind)
+    status, scale = _assessments(cal, instances, gpus, precision, workload.tokens_per_sample,
+                                 group)
+    low, high = cal.band_quantiles(group)
     slow, fast = np.exp(low * scale), np.exp(high * scale)
     return pd.DataFrame({
         "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),

@@ -18,11 +18,16 @@ from simulator.core.calibration import Calibration, gemm_efficiency
 from simulator.core.memory import model_state_bytes
 
 CAUSAL_ATTENTION_FRACTION = 0.5
+BACKWARD_SHARE = 2.0 / 3.0
 
 
 @dataclass(frozen=True)
 class TimeArrays:
-    """Seconds per step by part (exposed, i.e. not hidden by overlap) and throughput."""
+    """Seconds per step by part (exposed, i.e. not hidden by overlap) and throughput.
+
+    `overhead` is the fixed per-step time plus any wait for a vision input pipeline; the
+    parts add up to `step`.
+    """
 
     compute: FloatArray
     tp_comm: FloatArray
@@ -31,6 +36,7 @@ class TimeArrays:
     dp_comm_total: FloatArray
     bubble: FloatArray
     optimizer: FloatArray
+    overhead: FloatArray
     step: FloatArray
     samples_per_second: FloatArray
     hardware_flops_per_sample: FloatArray
@@ -157,11 +163,15 @@ def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
     pp = pp_seconds_per_microbatch(c, cal)
     compute = c.grad_accum * per_micro
     dp_total = dp_seconds_per_step(c, cal)
-    dp_exposed = np.maximum(0.0, dp_total - cal.overlap_fraction * compute)
+    # Gradient reduction can only hide behind the backward pass (2/3 of compute); ZeRO-3
+    # weight all-gathers are prefetched during the forward pass as well.
+    hideable = np.where(c.zero_stage >= 3, 1.0, BACKWARD_SHARE) * compute
+    dp_exposed = np.maximum(0.0, dp_total - cal.overlap_fraction * hideable)
     bubble = (c.pp - 1.0) / c.virtual_stages * (per_micro + tp + pp)
     optimizer = optimizer_seconds(c)
-    step = compute + c.grad_accum * (tp + pp) + bubble + dp_exposed + optimizer
-    step = np.maximum(step, input_seconds_per_step(c, cal))
+    busy = compute + c.grad_accum * (tp + pp) + bubble + dp_exposed + optimizer
+    step = np.maximum(busy + cal.step_overhead_seconds, input_seconds_per_step(c, cal))
     samples = c.global_batch / step
     return TimeArrays(compute, c.grad_accum * tp, c.grad_accum * pp, dp_exposed, dp_total,
-                      bubble, optimizer, step, samples, hardware_flops_per_sample(c))
+                      bubble, optimizer, step - busy, step, samples,
+                      hardware_flops_per_sample(c))

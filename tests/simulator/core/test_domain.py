@@ -68,3 +68,12 @@ def test_vectorized_assessment_matches_one_by_one():
         single = [assess(DOMAIN, DomainPoint(name, arch, "bf16", n, 4096)) for n in counts]
         assert list(status) == [a.status for a in single]
         assert scale == pytest.approx([a.band_scale for a in single])
+
+
+def test_runs_of_another_model_group_do_not_calibrate():
+    vision_only = domain_from_points([DomainPoint("B200 HGX-180GB", "Blackwell", "fp16", 8, 1,
+                                                  "vision")])
+    llm = DomainPoint("B200 HGX-180GB", "Blackwell", "bf16", 8, 4096, "llm")
+    cnn = DomainPoint("B200 HGX-180GB", "Blackwell", "bf16", 8, 1, "vision")
+    assert assess(vision_only, llm).status == "uncalibrated"
+    assert assess(vision_only, cnn).status == "extrapolated"  # generic efficiency class

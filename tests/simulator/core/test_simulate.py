@@ -40,7 +40,7 @@ def test_step_time_parts_add_up(gpu_specs, calibration):
                  calibration)
     t = r.time
     parts = (t.compute_seconds + t.tp_comm_seconds + t.pp_comm_seconds + t.dp_comm_seconds
-             + t.bubble_seconds + t.optimizer_seconds)
+             + t.bubble_seconds + t.optimizer_seconds + t.overhead_seconds)
     assert t.step_seconds == pytest.approx(parts)
     assert r.samples_per_second == pytest.approx(1536 / t.step_seconds)
     assert r.hfu > r.mfu  # full recompute executes an extra forward pass
