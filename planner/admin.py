@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from planner.models import AnalysisRun, History, PlanScenario
+from planner.models import AnalysisRun, History, PlanScenario, Report
 
 
 @admin.register(History)
@@ -26,3 +26,13 @@ class PlanScenarioAdmin(admin.ModelAdmin):
     search_fields = ["name", "owner__username"]
     list_select_related = ["owner"]
     exclude = ["result"]
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    list_display = ["id", "title", "owner", "kind", "subject_id", "fmt", "status", "size_bytes",
+                    "created_at"]
+    list_filter = ["status", "kind", "fmt"]
+    search_fields = ["title", "owner__username"]
+    list_select_related = ["owner"]
+    exclude = ["document", "result"]

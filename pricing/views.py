@@ -1,12 +1,11 @@
 """Catalog, compare, price explorer and instance pages: forms in, one selector call, render."""
 
+import csv
 from datetime import date
 
 import plotly.graph_objects as go
 from django.conf import settings
 from django.core.paginator import Paginator
-import csv
-
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone

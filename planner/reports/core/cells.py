@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+
 from planner.core.spreadsheet import FORMULA_PREFIXES, inert
 from planner.reports.core.model import Table
 
