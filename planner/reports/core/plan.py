@@ -48,7 +48,7 @@ PERCENT_KEYS = ("deadline_miss_probability", "mfu")
 INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
 
 
-def _number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
@@ -59,8 +59,8 @@ def _number(value: Any) -> float | None:
 
 
 def _layout(option: dict[str, Any]) -> str:
-    parts = [f"{name.upper()}{_number(option.get(name)) or 0:.0f}" for name in ("tp", "pp", "dp")]
-    zero = _number(option.get("zero_stage"))
+    parts = [f"{name.upper()}{as_number(option.get(name)) or 0:.0f}" for name in ("tp", "pp", "dp")]
+    zero = as_number(option.get("zero_stage"))
     return " ".join([*parts, f"ZeRO{zero or 0:.0f}", str(option.get("recompute", ""))]).strip()
 
 
@@ -69,56 +69,56 @@ def _option_cell(option: dict[str, Any], key: str) -> Any:
         return _layout(option)
     value = option.get(key)
     if key in PERCENT_KEYS:
-        number = _number(value)
+        number = as_number(value)
         return None if number is None else number * 100
     if isinstance(value, str) or value is None:
         return value
-    number = _number(value)
+    number = as_number(value)
     return round(number) if number is not None and key in INTEGER_KEYS else number
 
 
 def ranked_options(document: dict[str, Any]) -> list[dict[str, Any]]:
     """The feasible options, best rank first (the plan page's table order)."""
     options = [o for o in document.get("options", []) if not o.get("infeasible_reason")]
-    return sorted(options, key=lambda o: (_number(o.get("rank")) is None,
-                                          _number(o.get("rank")) or 0))
+    return sorted(options, key=lambda o: (as_number(o.get("rank")) is None,
+                                          as_number(o.get("rank")) or 0))
 
 
 def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> Table:
     rows = tuple(tuple(_option_cell(o, c.key) for c in OPTION_COLUMNS) for o in options)
-    n_feasible = int(_number(document.get("n_feasible")) or 0)
-    n_options = int(_number(document.get("n_options")) or 0)
+    n_feasible = int(as_number(document.get("n_feasible")) or 0)
+    n_options = int(as_number(document.get("n_options")) or 0)
     return Table("options", "Ranked configurations", "Options", OPTION_COLUMNS, rows,
                  note=f"The {len(options)} best of {n_feasible} feasible options "
                       f"({n_options} considered), cheapest first")
 
 
 def _days(hours: Any) -> float | None:
-    number = _number(hours)
+    number = as_number(hours)
     return None if number is None else number / HOURS_PER_DAY
 
 
 def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Figure, ...]:
     prices = document.get("prices") or {}
     figures = [
-        Figure("Feasible options", _number(document.get("n_feasible")), "options"),
-        Figure("Options considered", _number(document.get("n_options")), "options"),
+        Figure("Feasible options", as_number(document.get("n_feasible")), "options"),
+        Figure("Options considered", as_number(document.get("n_options")), "options"),
     ]
     if best is not None:
-        miss = _number(best.get("deadline_miss_probability"))
+        miss = as_number(best.get("deadline_miss_probability"))
         figures = [
             Figure("Recommended", f"{best.get('instance_type')} × "
-                   f"{_number(best.get('nodes')) or 0:.0f} "
-                   f"({_number(best.get('gpus')) or 0:.0f} × {best.get('gpu')}), "
+                   f"{as_number(best.get('nodes')) or 0:.0f} "
+                   f"({as_number(best.get('gpus')) or 0:.0f} × {best.get('gpu')}), "
                    f"{best.get('purchase_option')}, {best.get('provider')} {best.get('region')}"),
-            Figure("Expected total cost", _number(best.get("total_usd")), "USD"),
+            Figure("Expected total cost", as_number(best.get("total_usd")), "USD"),
             Figure("Expected time to train", _days(best.get("time_to_train_hours")), "days", 1),
             Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
             Figure("Time P90", _days(best.get("time_p90_hours")), "days", 1),
             Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1),
             Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))),
             Figure("Price basis", f"{best.get('basis')}, as of {best.get('as_of')} "
-                   f"({_number(best.get('age_days')) or 0:.0f} days old)"),
+                   f"({as_number(best.get('age_days')) or 0:.0f} days old)"),
             *figures,
         ]
     if prices.get("oldest"):
@@ -132,7 +132,7 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
     for card in document.get("recommendations", []):
         option = by_index.get(card.get("row_index"), {})
         choice = (f"{option.get('provider')} {option.get('region')} · {option.get('instance_type')}"
-                  f" × {_number(option.get('nodes')) or 0:.0f} · {option.get('purchase_option')}")
+                  f" × {as_number(option.get('nodes')) or 0:.0f} · {option.get('purchase_option')}")
         findings.append(Finding(str(card.get("title", card.get("key", ""))), choice,
                                 str(card.get("why", ""))))
     return tuple(findings)
@@ -140,7 +140,7 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
 
 def _sources_table(options: list[dict[str, Any]]) -> Table:
     counts = Counter((str(o.get("source", "")), str(o.get("basis", "")), str(o.get("as_of", "")),
-                      _number(o.get("age_days"))) for o in options)
+                      as_number(o.get("age_days"))) for o in options)
     columns = (Column("source", "Price source"), Column("basis", "Basis"),
                Column("as_of", "As of"), Column("age_days", "Age", "days"),
                Column("n_options", "Options priced", "count"))
@@ -166,16 +166,16 @@ PER_PROVIDER = (("storage_usd_per_gb_month", "Storage", "USD/GB-month"),
 def _assumptions_table(document: dict[str, Any]) -> Table:
     assumptions = document.get("assumptions") or {}
     rows: list[tuple[Any, ...]] = [
-        (name, "all", _number(assumptions[name]), unit)
+        (name, "all", as_number(assumptions[name]), unit)
         for name, unit in ASSUMPTION_UNITS.items() if name in assumptions
     ]
     for key, label, unit in PER_PROVIDER:
         for provider, value in sorted((assumptions.get(key) or {}).items()):
-            rows.append((label, provider, _number(value), unit))
+            rows.append((label, provider, as_number(value), unit))
     constraints = document.get("constraints") or {}
     for key, unit in (("deadline_hours", "h"), ("budget_usd", "USD"), ("horizon_hours", "h")):
-        if _number(constraints.get(key)) is not None:
-            rows.append((key, "all", _number(constraints[key]), unit))
+        if as_number(constraints.get(key)) is not None:
+            rows.append((key, "all", as_number(constraints[key]), unit))
     columns = (Column("name", "Assumption"), Column("provider", "Provider"),
                Column("value", "Value", digits=6), Column("unit", "Unit"))
     return Table("assumptions", "Assumptions", "Assumptions", columns, tuple(rows))
@@ -188,7 +188,7 @@ def _inputs_table(inputs: dict[str, Any]) -> Table:
             value = ", ".join(str(v) for v in value)
         elif isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
-        number = _number(value)
+        number = as_number(value)
         rows.append((name, number if number is not None else str(value)))
     return Table("inputs", "Scenario inputs", "Inputs",
                  (Column("field", "Input"), Column("value", "Value", digits=6)), tuple(rows))
@@ -197,7 +197,7 @@ def _inputs_table(inputs: dict[str, Any]) -> Table:
 def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
     by_option: dict[str, list[tuple[float, float]]] = {}
     for o in options:
-        days, total = _days(o.get("time_to_train_hours")), _number(o.get("total_usd"))
+        days, total = _days(o.get("time_to_train_hours")), as_number(o.get("total_usd"))
         if days is not None and total is not None:
             by_option.setdefault(str(o.get("purchase_option")), []).append((days, total))
     series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
@@ -210,17 +210,17 @@ def _cost_chart(options: list[dict[str, Any]]) -> Chart:
     top = options[:TOP_BARS]
     parts = (("compute_usd", "Compute"), ("storage_usd", "Storage"), ("egress_usd", "Egress"))
     series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
-                          tuple(_number(o.get(key)) or 0.0 for o in top))
+                          tuple(as_number(o.get(key)) or 0.0 for o in top))
                    for key, label in parts)
     return Chart("costs", f"Cost breakdown of the top {len(top)} options", "bar",
                  "Option (rank)", "Expected cost (USD)", series,
-                 categories=tuple(f"#{_number(o.get('rank')) or 0:.0f}" for o in top))
+                 categories=tuple(f"#{as_number(o.get('rank')) or 0:.0f}" for o in top))
 
 
 def _scaling_chart(document: dict[str, Any]) -> Chart:
     by_gpu: dict[str, list[tuple[float, float]]] = {}
     for point in document.get("scaling", []):
-        gpus, rate = _number(point.get("gpus")), _number(point.get("tokens_per_second"))
+        gpus, rate = as_number(point.get("gpus")), as_number(point.get("tokens_per_second"))
         if gpus and rate is not None:
             by_gpu.setdefault(str(point.get("gpu")), []).append((gpus, rate))
     series = tuple(Series(gpu, tuple(p[0] for p in sorted(pts)), tuple(p[1] for p in sorted(pts)))
@@ -254,9 +254,9 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
 
 def _nothing_works(would: dict[str, Any]) -> str:
     text = "No option meets the deadline and budget."
-    if _number(would.get("deadline_days")):
+    if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
-    if _number(would.get("budget_usd")):
+    if as_number(would.get("budget_usd")):
         text += f" A budget of {would['budget_usd']:,.0f} USD would admit one."
     return text
 
@@ -267,9 +267,9 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
     if not isinstance(document, dict) or "options" not in document:
         raise ValueError("result: the plan has no result yet")
     options = ranked_options(document)
-    best = options[0] if options and _number(options[0].get("rank")) else None
+    best = options[0] if options and as_number(options[0].get("rank")) else None
     return Report(
-        kind="plan", subject_id=subject_id, title=name or f"Plan {subject_id}",
+        kind="plan", subject_id=subject_id, title=name or f"Plan: {_subtitle(inputs)}",
         subtitle=_subtitle(inputs), generated_at=generated_at,
         summary=_summary(document, best), findings=_findings(document),
         tables=(_options_table(options, document),
@@ -280,11 +280,11 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
 
 
 def _subtitle(inputs: dict[str, Any]) -> str:
-    goal = (f"{inputs['tokens']:.3g} tokens" if _number(inputs.get("tokens"))
+    goal = (f"{inputs['tokens']:.3g} tokens" if as_number(inputs.get("tokens"))
             else f"{inputs.get('samples') or inputs.get('epochs') or '?'} samples/epochs")
     parts = [str(inputs.get("workload") or "custom model"), goal]
-    if _number(inputs.get("deadline_days")):
+    if as_number(inputs.get("deadline_days")):
         parts.append(f"deadline {inputs['deadline_days']:g} days")
-    if _number(inputs.get("budget_usd")):
+    if as_number(inputs.get("budget_usd")):
         parts.append(f"budget {inputs['budget_usd']:,.0f} USD")
     return " · ".join(parts)

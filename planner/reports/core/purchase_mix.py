@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan import _number
+from planner.reports.core.plan import as_number
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
@@ -46,7 +46,7 @@ def _mix_table(document: dict[str, Any]) -> Table:
         offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
         rows.append((str(offer.get("gpu_type", "")), offer.get("provider"), offer.get("region"),
                      offer.get("instance_type"), _buy_text(plan),
-                     *(_number(expected.get(k)) for k in EXPECTED_KEYS)))
+                     *(as_number(expected.get(k)) for k in EXPECTED_KEYS)))
     return Table("mix", "What to buy, per GPU type", "Purchase mix", MIX_COLUMNS, tuple(rows),
                  note="Replayed on the hourly demand of the history; savings against buying "
                       "everything on demand")
@@ -72,7 +72,7 @@ def _unit(key: str) -> str:
 def _cell(value: Any) -> Any:
     if isinstance(value, str) or value is None:
         return value
-    number = _number(value)
+    number = as_number(value)
     return number if number is not None else _describe(value)
 
 
@@ -91,7 +91,7 @@ def _demand_table(document: dict[str, Any]) -> Table:
         for name in gpu_types:
             for part in (firm, spare):
                 values = (part.get("series") or {}).get(name) or []
-                row.append(_number(values[i]) if i < len(values) else None)
+                row.append(as_number(values[i]) if i < len(values) else None)
         rows.append(tuple(row))
     return Table("demand", "Hourly demand", "Hourly demand", tuple(columns), tuple(rows),
                  note=str(demand.get("unit", "average concurrent GPUs per UTC hour")))
@@ -104,7 +104,7 @@ def _sources_table(document: dict[str, Any]) -> Table:
                Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
                Column("basis", "Basis"), Column("as_of", "As of"), Column("source", "Source"))
     rows = tuple((p.get("gpu_type"), p.get("provider"), p.get("region"), p.get("instance_type"),
-                  p.get("purchase_option"), _number(p.get("usd_per_gpu_hour")),
+                  p.get("purchase_option"), as_number(p.get("usd_per_gpu_hour")),
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
                   p.get("as_of"), p.get("source"))
                  for p in document.get("prices") or [])
@@ -116,7 +116,7 @@ def _assumptions_table(document: dict[str, Any], upload: dict[str, Any]) -> Tabl
     rows: list[tuple[Any, ...]] = [
         ("provider", settings.get("provider") or "cheapest offered", ""),
         ("region", settings.get("region") or "any", ""),
-        ("lookback_days", _number(settings.get("lookback_days")) or "whole history", "days"),
+        ("lookback_days", as_number(settings.get("lookback_days")) or "whole history", "days"),
     ]
     rows += [(f"spot band {p}", str(b), "interruptions per month")
              for p, b in sorted((settings.get("spot_bands") or {}).items())]
@@ -131,8 +131,8 @@ def _assumptions_table(document: dict[str, Any], upload: dict[str, Any]) -> Tabl
 
 def _teams_table(document: dict[str, Any]) -> Table:
     teams = (document.get("analysis") or {}).get("gpu_hours_by_team") or {}
-    rows = tuple((str(team), _number(hours)) for team, hours in
-                 sorted(teams.items(), key=lambda item: -(_number(item[1]) or 0)))
+    rows = tuple((str(team), as_number(hours)) for team, hours in
+                 sorted(teams.items(), key=lambda item: -(as_number(item[1]) or 0)))
     return Table("teams", "GPU-hours by team", "Teams",
                  (Column("team", "Team"), Column("gpu_hours", "GPU-hours", "GPU-hours")), rows)
 
@@ -141,19 +141,20 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
     recommendation = document.get("recommendation") or {}
     total = recommendation.get("total") or {}
     stats = ((document.get("analysis") or {}).get("stats") or {}).get("total") or {}
+    quiet_week = recommendation.get("p10_week_total") or {}
     return (
-        Figure("Cost with the recommended mix", _number(total.get("cost_usd")), "USD", 2),
-        Figure("Cost all on demand", _number(total.get("all_on_demand_cost_usd")), "USD", 2),
-        Figure("Savings", _number(total.get("savings_usd")), "USD", 2),
-        Figure("Savings", _number(total.get("savings_pct")), "%", 1),
+        Figure("Cost with the recommended mix", as_number(total.get("cost_usd")), "USD", 2),
+        Figure("Cost all on demand", as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
+        Figure("Savings", as_number(total.get("savings_usd")), "USD", 2),
+        Figure("Savings", as_number(total.get("savings_pct")), "%", 1),
         Figure("Risk: savings if every week were the P10 week",
-               _number((recommendation.get("p10_week_total") or {}).get("savings_usd")), "USD", 2),
-        Figure("Commitment per hour", _number(recommendation.get("hourly_commitment_usd")),
+               as_number(quiet_week.get("savings_usd")), "USD", 2),
+        Figure("Commitment per hour", as_number(recommendation.get("hourly_commitment_usd")),
                "USD/h", 2),
-        Figure("Demand", _number(total.get("demand_gpu_hours")), "GPU-hours"),
-        Figure("Mean demand", _number(stats.get("mean_gpus")), "GPUs", 1),
-        Figure("Peak demand", _number(stats.get("peak_gpus")), "GPUs", 1),
-        Figure("Hours replayed", _number(recommendation.get("n_hours")), "h"),
+        Figure("Demand", as_number(total.get("demand_gpu_hours")), "GPU-hours"),
+        Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),
+        Figure("Peak demand", as_number(stats.get("peak_gpus")), "GPUs", 1),
+        Figure("Hours replayed", as_number(recommendation.get("n_hours")), "h"),
     )
 
 
@@ -164,10 +165,10 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
         findings.append(Finding(
             str(offer.get("gpu_type", "")), _buy_text(plan),
             f"{offer.get('provider')} {offer.get('region')} {offer.get('instance_type')}: "
-            f"{_number(expected.get('cost_usd')) or 0:,.2f} USD against "
-            f"{_number(expected.get('all_on_demand_cost_usd')) or 0:,.2f} USD all on demand "
-            f"({_number(expected.get('savings_pct')) or 0:.1f} % saved, "
-            f"{_number(expected.get('coverage_pct')) or 0:.1f} % of demand committed)."))
+            f"{as_number(expected.get('cost_usd')) or 0:,.2f} USD against "
+            f"{as_number(expected.get('all_on_demand_cost_usd')) or 0:,.2f} USD all on demand "
+            f"({as_number(expected.get('savings_pct')) or 0:.1f} % saved, "
+            f"{as_number(expected.get('coverage_pct')) or 0:.1f} % of demand committed)."))
     return tuple(findings)
 
 
@@ -222,7 +223,7 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
     return Report(
         kind="history", subject_id=subject_id, generated_at=generated_at,
         title=f"Purchase mix for {payload.get('name') or f'history {subject_id}'}",
-        subtitle=f"{_number((document.get('recommendation') or {}).get('n_hours')) or 0:.0f} "
+        subtitle=f"{as_number((document.get('recommendation') or {}).get('n_hours')) or 0:.0f} "
                  "hours of demand replayed",
         summary=_summary(document), findings=_findings(document), tables=tables,
         charts=(_demand_chart(demand), _cost_chart(mix)), caveats=_caveats(document),
