@@ -29,7 +29,8 @@ def plotly_figure(chart: Chart) -> dict[str, Any]:
                          "x": list(series.x), "y": list(series.y)})
     layout = {
         "title": {"text": chart.title},
-        "xaxis": {"title": {"text": chart.x_title}, "type": "log" if chart.is_x_log else "-"},
+        "xaxis": {"title": {"text": chart.x_title}, "type": "category" if chart.kind == "bar"
+                  else "log" if chart.is_x_log else "-"},
         "yaxis": {"title": {"text": chart.y_title}},
         "barmode": "stack", "margin": {"t": 50}, "height": 420,
     }
