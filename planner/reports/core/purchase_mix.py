@@ -52,12 +52,48 @@ def _mix_table(document: dict[str, Any]) -> Table:
                       "everything on demand")
 
 
-def _what_to_buy_table(rows: list[dict[str, Any]]) -> Table:
-    """The document's own "what to buy" table, column for column (numbers stay numbers)."""
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    columns = tuple(Column(k, k.replace("_", " ").capitalize(), _unit(k)) for k in keys)
-    cells = tuple(tuple(_cell(row.get(k)) for k in keys) for row in rows)
-    return Table("what_to_buy", "What to buy", "What to buy", columns, cells)
+BUY_COLUMNS = (
+    Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
+    Column("instance_type", "Instance type"), Column("term_words", "Buy"),
+    Column("payment_words", "Payment"), Column("count", "Instances", "count"),
+    Column("gpus", "GPUs", "count"), Column("upfront_usd", "Upfront", "USD", digits=2),
+    Column("usd_per_hour", "Effective", "USD/h", digits=2),
+    Column("recurring_usd_per_hour", "Billed hourly", "USD/h", digits=2),
+    Column("starting", "Starting"),
+)
+TYPE_COLUMNS = (
+    Column("gpu_type", "GPU type"), Column("committed_share_pct", "Committed", "%", digits=1),
+    Column("spot_share_pct", "Spot", "%", digits=1),
+    Column("on_demand_share_pct", "On demand", "%", digits=1),
+    Column("off_spot_gpu_hours", "Interruptible kept off spot", "GPU-hours"),
+    Column("alternative", "Cheapest no-commitment alternative"),
+    Column("alternative_usd_per_hour", "Alternative", "USD/instance-hour", digits=3),
+)
+
+
+def _what_to_buy(document: dict[str, Any]) -> dict[str, Any]:
+    buy = document.get("what_to_buy")
+    return buy if isinstance(buy, dict) else {}
+
+
+def _buy_lines_table(buy: dict[str, Any]) -> Table:
+    """The document's what-to-buy lines: one purchase each (numbers stay numbers)."""
+    rows = tuple(tuple(_cell(line.get(c.key)) for c in BUY_COLUMNS)
+                 for line in buy.get("lines") or [] if isinstance(line, dict))
+    return Table("what_to_buy", "What to buy", "What to buy", BUY_COLUMNS, rows,
+                 note="Commitments to buy now; everything else runs on the alternative of "
+                      "its GPU type (see Per GPU type)")
+
+
+def _buy_types_table(buy: dict[str, Any]) -> Table:
+    rows = []
+    for item in buy.get("types") or []:
+        alternative = item.get("alternative") or {}
+        rows.append((str(item.get("gpu_type", "")),
+                     *(as_number(item.get(c.key)) for c in TYPE_COLUMNS[1:5]),
+                     alternative.get("words"), as_number(alternative.get("usd_per_hour"))))
+    return Table("buy_types", "Per GPU type: committed, spot and on-demand shares", "Per GPU type",
+                 TYPE_COLUMNS, tuple(rows))
 
 
 def _unit(key: str) -> str:
@@ -142,7 +178,14 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
     total = recommendation.get("total") or {}
     stats = ((document.get("analysis") or {}).get("stats") or {}).get("total") or {}
     quiet_week = recommendation.get("p10_week_total") or {}
+    buy = _what_to_buy(document)
+    bought = (
+        Figure("Upfront to pay now", as_number(buy.get("upfront_usd")), "USD", 2),
+        Figure("Commitments per hour", as_number(buy.get("usd_per_hour")), "USD/h", 2),
+        Figure("First-year worst case", as_number(buy.get("first_year_worst_case_usd")), "USD"),
+    ) if buy else ()
     return (
+        *bought,
         Figure("Cost with the recommended mix", as_number(total.get("cost_usd")), "USD", 2),
         Figure("Cost all on demand", as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_usd")), "USD", 2),
@@ -215,10 +258,14 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
         raise ValueError("result: the history has no finished analysis yet")
     mix = _mix_table(document)
     demand = _demand_table(document)
-    main = (_what_to_buy_table(document["what_to_buy"])
-            if isinstance(document.get("what_to_buy"), list) and document["what_to_buy"]
-            else mix)
-    tables = (main, *((mix,) if main is not mix else ()), demand, _sources_table(document),
+    buy = _what_to_buy(document)
+    buy_tables = (_buy_lines_table(buy), _buy_types_table(buy)) if buy else ()
+    # The purchases are the main table (the CSV) when there is something to buy.
+    if buy_tables and buy_tables[0].rows:
+        tables: tuple[Table, ...] = (*buy_tables, mix)
+    else:
+        tables = (mix, *buy_tables)
+    tables = (*tables, demand, _sources_table(document),
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
     return Report(
         kind="history", subject_id=subject_id, generated_at=generated_at,
