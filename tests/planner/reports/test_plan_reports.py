@@ -185,3 +185,25 @@ def test_without_weasyprint_the_pdf_button_says_what_is_missing(
         assert ana_client.get(f"/plans/{done_plan.id}/report.xlsx").status_code == 200
     finally:
         pdf_missing.cache_clear()
+
+
+def test_printing_the_plan_page_gives_the_report_not_the_navigation(
+    ana_client: Client, done_plan: PlanScenario, tmp_path: Path, settings: Any
+) -> None:
+    """The page printed by a real layout engine (WeasyPrint, print media) with app.css."""
+    import weasyprint
+
+    page = ana_client.get(f"/plans/{done_plan.id}").content.decode()
+    static = Path(settings.BASE_DIR) / "static"
+
+    def fetch(url: str, *args: Any, **kwargs: Any) -> Any:
+        path = static / url.split("/static/", 1)[1]
+        return weasyprint.urls.URLFetcherResponse(url, body=path.read_bytes(),
+                                                  headers={"Content-Type": "text/css"})
+
+    pdf = weasyprint.HTML(string=re.sub(r"<script.*?</script>", "", page, flags=re.S),
+                          base_url="http://testserver/", url_fetcher=fetch).write_pdf()
+    text = pdf_text(pdf, tmp_path)
+    assert "Top configurations" in text and done_plan.result["recommendations"][0]["title"] in text
+    for screen_only in ("What if", "Save scenario", "Export this plan", "API docs"):
+        assert screen_only not in text
