@@ -198,7 +198,13 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
         Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),
         Figure("Peak demand", as_number(stats.get("peak_gpus")), "GPUs", 1),
         Figure("Hours replayed", as_number(recommendation.get("n_hours")), "h"),
+        *_price_dates(document),
     )
+
+
+def _price_dates(document: dict[str, Any]) -> tuple[Figure, ...]:
+    dates = sorted(str(p["as_of"]) for p in document.get("prices") or [] if p.get("as_of"))
+    return (Figure("Prices dated", f"{dates[0]} to {dates[-1]}"),) if dates else ()
 
 
 def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
