@@ -33,11 +33,22 @@ def _describe(item: Any) -> str:
     return str(item)
 
 
+def _commitment_text(item: dict[str, Any]) -> str:
+    instances, gpus = as_number(item.get("instances")) or 0, as_number(item.get("gpus")) or 0
+    hourly = as_number(item.get("hourly_commitment_usd")) or 0
+    term = item.get("term_words") or item.get("term") or "commitment"
+    return f"{instances:.0f} × {term} ({gpus:.0f} GPUs, {hourly:,.2f} USD/h)"
+
+
 def _buy_text(plan: dict[str, Any]) -> str:
-    parts = [_describe(c) for c in plan.get("commitments") or []]
-    if plan.get("spot"):
-        parts.append("spot: " + _describe(plan["spot"]))
-    return "; ".join(parts) or "on demand only"
+    """The commitments taken (levels with no instance are left out) and whether spot is used."""
+    parts = [_commitment_text(c) for c in plan.get("commitments") or []
+             if isinstance(c, dict) and (as_number(c.get("instances")) or 0) > 0]
+    spot = plan.get("spot")
+    if isinstance(spot, dict) and spot.get("is_chosen", True):
+        rate = as_number(spot.get("effective_usd_per_hour") or spot.get("spot_usd_per_hour"))
+        parts.append(f"spot for interruptible jobs ({rate or 0:,.3f} USD/instance-hour)")
+    return "; ".join(parts) + ("; the rest on demand" if parts else "on demand only")
 
 
 def _mix_table(document: dict[str, Any]) -> Table:
@@ -180,19 +191,19 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
     quiet_week = recommendation.get("p10_week_total") or {}
     buy = _what_to_buy(document)
     bought = (
-        Figure("Upfront to pay now", as_number(buy.get("upfront_usd")), "USD", 2),
-        Figure("Commitments per hour", as_number(buy.get("usd_per_hour")), "USD/h", 2),
-        Figure("First-year worst case", as_number(buy.get("first_year_worst_case_usd")), "USD"),
+        Figure("What to buy now: upfront", as_number(buy.get("upfront_usd")), "USD", 2),
+        Figure("What to buy now: per hour", as_number(buy.get("usd_per_hour")), "USD/h", 2),
+        Figure("What to buy now: first-year worst case", as_number(buy.get("first_year_worst_case_usd")), "USD"),
     ) if buy else ()
     return (
         *bought,
-        Figure("Cost with the recommended mix", as_number(total.get("cost_usd")), "USD", 2),
-        Figure("Cost all on demand", as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
+        Figure("Replayed mix: cost over the history", as_number(total.get("cost_usd")), "USD", 2),
+        Figure("All on demand: cost over the history", as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_pct")), "%", 1),
         Figure("Risk: savings if every week were the P10 week",
                as_number(quiet_week.get("savings_usd")), "USD", 2),
-        Figure("Commitment per hour", as_number(recommendation.get("hourly_commitment_usd")),
+        Figure("Replayed mix: commitment per hour", as_number(recommendation.get("hourly_commitment_usd")),
                "USD/h", 2),
         Figure("Demand", as_number(total.get("demand_gpu_hours")), "GPU-hours"),
         Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),

@@ -38,8 +38,8 @@ def test_what_to_buy_lines_are_the_main_table() -> None:
         "Instances (count)", "GPUs (count)", "Upfront (USD)", "Effective (USD/h)"]
     assert report.table("buy_types").column("committed_share_pct") == (70.0,)
     figures = {f.label: f.value for f in report.summary}
-    assert figures["Commitments per hour"] == 70.5
-    assert figures["First-year worst case"] == 700_000.0
+    assert figures["What to buy now: per hour"] == 70.5
+    assert figures["What to buy now: first-year worst case"] == 700_000.0
 
 
 @pytest.mark.parametrize("buy", [None, {"lines": [], "types": []}])
