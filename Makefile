@@ -5,10 +5,11 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-all bench lint install migrate catalog worker clean
+.PHONY: run test test-all bench lint install migrate catalog worker clean pdf-libs
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	@$(MAKE) --no-print-directory pdf-libs
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
@@ -16,6 +17,17 @@ $(STAMP): requirements.txt
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# PDF reports: WeasyPrint needs Pango and a font. Installed from Debian when apt-get is usable
+# (root or passwordless sudo); otherwise a note, and the other report formats still work.
+PDF_DEBS := libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core poppler-utils
+pdf-libs:
+	@if ldconfig -p 2>/dev/null | grep -q libpangoft2-1.0 && fc-list 2>/dev/null | grep -qi dejavu; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PDF_DEBS) >/dev/null; \
+	elif command -v apt-get >/dev/null && sudo -n true 2>/dev/null; then \
+	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PDF_DEBS) >/dev/null; \
+	else echo "PDF reports need $(PDF_DEBS) (not installed; XLSX, CSV and HTML still work)"; fi
 
 .secret_key:
 	$(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > .secret_key
@@ -40,7 +52,7 @@ worker: install .secret_key
 
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
-CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core pricing/importers pricing/canonical.py
+CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/reports/core pricing/importers pricing/canonical.py
 
 test: install
 	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from planner.models import AnalysisRun, History, PlanScenario
+from planner.models import AnalysisRun, History, PlanScenario, Report
 from planner.security import LOCKED_MESSAGE, login_is_locked
 
 
@@ -44,3 +44,13 @@ class PlanScenarioAdmin(admin.ModelAdmin):
     search_fields = ["name", "owner__username"]
     list_select_related = ["owner"]
     exclude = ["result"]
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    list_display = ["id", "title", "owner", "kind", "subject_id", "fmt", "status", "size_bytes",
+                    "created_at"]
+    list_filter = ["status", "kind", "fmt"]
+    search_fields = ["title", "owner__username"]
+    list_select_related = ["owner"]
+    exclude = ["document", "result"]

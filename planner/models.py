@@ -2,5 +2,6 @@
 
 from planner.plans.models import PlanScenario
 from planner.purchase_mix.models import AnalysisRun, History
+from planner.reports.models import Report
 
-__all__ = ["AnalysisRun", "History", "PlanScenario"]
+__all__ = ["AnalysisRun", "History", "PlanScenario", "Report"]

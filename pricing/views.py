@@ -1,5 +1,6 @@
 """Catalog, compare, price explorer and instance pages: forms in, one selector call, render."""
 
+import csv
 from datetime import date
 
 import plotly.graph_objects as go
@@ -12,6 +13,7 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.core.spreadsheet import inert
 from pricing import charts, selectors
 from pricing.forms import CatalogFilterForm, CompareForm, PriceFilterForm
 
@@ -65,6 +67,8 @@ def compare(request: HttpRequest) -> HttpResponse:
 def prices(request: HttpRequest) -> HttpResponse:
     form = PriceFilterForm(request.GET)
     today = _today()
+    if request.GET.get("format") == "csv":
+        return _prices_csv(form, today)
     paginator = Paginator(selectors.price_list(today=today, **form.filters()), PRICES_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     sources = selectors.source_rows(today=today)
@@ -90,3 +94,28 @@ def instance(request: HttpRequest, provider: str, name: str) -> HttpResponse:
         "chart_json": _figure_script(figure, "chart-instance"),
     }
     return render(request, "pricing/instance.html", context)
+
+
+PRICE_CSV_HEADER = (
+    "Provider", "Region", "Zone", "Instance type", "GPU", "GPUs (count)", "Purchase option",
+    "Payment option", "Price (USD/instance-hour)", "Price (USD/GPU-hour)", "Upfront (USD)",
+    "Discount vs on-demand (%)", "Basis", "As of", "Age (days)", "Is current", "Source",
+)
+
+
+def _prices_csv(form: PriceFilterForm, today: date) -> HttpResponse:
+    """Every price the filters select (all pages), as CSV; text cells inert for spreadsheets."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="prices-{today.isoformat()}.csv"'
+    response.write("\ufeff")
+    writer = csv.writer(response, lineterminator="\r\n")
+    writer.writerow(PRICE_CSV_HEADER)
+    for row in selectors.price_rows(list(selectors.price_list(today=today, **form.filters()))):
+        p, it = row.price, row.price.instance_type
+        cells = (it.provider.name, p.region.code, p.zone, it.name, it.accelerator.name,
+                 it.gpu_count, p.purchase_option, p.payment_option, float(p.usd_per_hour),
+                 p.usd_per_gpu_hour, None if p.upfront_usd is None else float(p.upfront_usd),
+                 None if row.discount_pct is None else round(row.discount_pct, 2), p.basis,
+                 p.as_of.isoformat(), p.age_days(today), p.is_current, p.source.name)
+        writer.writerow(["" if inert(c) is None else inert(c) for c in cells])
+    return response

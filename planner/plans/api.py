@@ -2,15 +2,17 @@
 
 from typing import Annotated, Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
 from pydantic import ConfigDict, Field, create_model
 
+from planner.plans import reports as plan_reports
 from planner.plans import services
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
+from planner.reports import services as report_services
 
 router = Router(tags=["plans"])
 
@@ -78,3 +80,20 @@ def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: 
 def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario:
     """Status, progress and, when done, the ranked configurations and recommendations."""
     return get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+
+
+@router.get("/{scenario_id}/report.{fmt}", response={200: None})
+def get_plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpResponse:
+    """The plan's report as pdf, xlsx, csv or html (400 names a bad format; 503 says what
+    the PDF needs when WeasyPrint cannot load)."""
+    scenario = get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+    try:
+        rendered = report_services.report_render(
+            plan_reports.plan_report(scenario=scenario), report_services.report_format(fmt))
+    except report_services.PdfUnavailableError as exc:
+        raise HttpError(503, str(exc)) from None
+    except ValueError as exc:
+        raise HttpError(400, str(exc)) from None
+    response = HttpResponse(rendered.content, content_type=rendered.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
+    return response

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from planner.plans import views
+from planner.reports.urls import urlpatterns as report_urls
 
 urlpatterns = [
     path("plans/", views.plan_list, name="plan_list"),
@@ -11,4 +12,8 @@ urlpatterns = [
     path("plans/<int:scenario_id>/status", views.plan_status, name="plan_status"),
     path("plans/<int:scenario_id>/save", views.plan_save, name="plan_save"),
     path("plans/<int:scenario_id>/duplicate", views.plan_duplicate, name="plan_duplicate"),
+    path("plans/<int:scenario_id>/report.<str:fmt>", views.plan_report, name="plan_report"),
+    path("plans/<int:scenario_id>/reports", views.plan_report_start, name="plan_report_start"),
+    # The user's reports (of plans and purchase-mix analyses alike).
+    *report_urls,
 ]

@@ -11,11 +11,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from planner.plans import reports as plan_reports
 from planner.plans import services
 from planner.plans.forms import PlanForm, initial_from_scenario
 from planner.plans.models import PlanScenario
 from planner.plans.presenters import LazyPlanView, plan_view
 from planner.plans.scenario import scenario_from_input
+from planner.reports import services as report_services
+from planner.reports import views as report_views
 from planner.runs import run_status
 
 
@@ -144,3 +147,35 @@ def plan_compare(request: HttpRequest) -> HttpResponse:
         {"scenario": s, "view": plan_view(s.result) if s.result else None} for s in scenarios
     ]
     return render(request, "planner/plans/compare.html", {"columns": columns})
+
+
+# Reports: the plan exported as PDF, XLSX, CSV or one self-contained HTML file.
+
+
+@login_required
+def plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpResponse:
+    """Download the plan's report at once (the PDF too, in a few seconds)."""
+    try:
+        fmt = report_services.report_format(fmt)
+        document = plan_reports.plan_report(scenario=_owned(request, scenario_id))
+        return report_views.download(report_services.report_render(document, fmt))
+    except (ValueError, report_services.PdfUnavailableError) as exc:
+        return HttpResponse(str(exc), status=_report_error_status(exc),
+                            content_type="text/plain; charset=utf-8")
+
+
+def _report_error_status(exc: Exception) -> int:
+    return 503 if isinstance(exc, report_services.PdfUnavailableError) else 400
+
+
+@login_required
+@require_POST
+def plan_report_start(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Render the report in the background (PDF); its page shows progress, then the file."""
+    try:
+        document = plan_reports.plan_report(scenario=_owned(request, scenario_id))
+        stored = report_services.report_create(
+            owner_id=request.user.pk, document=document, fmt=request.POST.get("format", "pdf"))
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    return redirect("planner:report_detail", report_id=stored.id)

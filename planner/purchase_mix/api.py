@@ -7,15 +7,18 @@ Histories are private: another user's id answers 404.
 
 from typing import Any, Literal
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Schema
+from ninja.errors import HttpError
 from ninja.files import UploadedFile
 from ninja.responses import Status
 
+from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix import selectors, services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import parse_growth
+from planner.reports import services as report_services
 
 router = Router(tags=["purchase mix"])
 
@@ -135,3 +138,20 @@ def get_history(request: HttpRequest, history_id: int) -> dict[str, Any]:
     and as-of date), the analysis, the recommendation, look-back sensitivity and backtest."""
     history = get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
     return services.history_payload(history, selectors.latest_run(history.pk))
+
+
+@router.get("/{history_id}/report.{fmt}", response={200: None},
+            summary="The latest analysis as a pdf, xlsx, csv or html report")
+def get_history_report(request: HttpRequest, history_id: int, fmt: str) -> HttpResponse:
+    get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
+    try:
+        document = mix_reports.history_report(history_id=history_id,
+                                              owner_id=_owner_id(request))
+        rendered = report_services.report_render(document, report_services.report_format(fmt))
+    except report_services.PdfUnavailableError as exc:
+        raise HttpError(503, str(exc)) from None
+    except ValueError as exc:
+        raise HttpError(400, str(exc)) from None
+    response = HttpResponse(rendered.content, content_type=rendered.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
+    return response

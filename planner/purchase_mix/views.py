@@ -14,8 +14,11 @@ from django.views.decorators.http import require_GET, require_POST
 from plotly.utils import PlotlyJSONEncoder
 
 from planner.purchase_mix import charts, selectors, services
+from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix.forms import GrowthForm, RunForm, UploadForm, run_initial
 from planner.purchase_mix.models import AnalysisRun, History
+from planner.reports import services as report_services
+from planner.reports import views as report_views
 from planner.runs import run_status
 
 
@@ -100,3 +103,33 @@ def history_status(request: HttpRequest, pk: int) -> JsonResponse:
     if run is None:
         return JsonResponse({"status": None, "progress_pct": 0, "is_finished": True})
     return JsonResponse(run_status(run))
+
+
+# Reports: the analysis exported as PDF, XLSX, CSV or one self-contained HTML file.
+
+
+@login_required
+@require_GET
+def history_report(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    _owned(request, pk)
+    try:
+        document = mix_reports.history_report(history_id=pk, owner_id=request.user.pk)
+        rendered = report_services.report_render(document, report_services.report_format(fmt))
+    except report_services.PdfUnavailableError as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    return report_views.download(rendered)
+
+
+@login_required
+@require_POST
+def history_report_start(request: HttpRequest, pk: int) -> HttpResponse:
+    _owned(request, pk)
+    try:
+        document = mix_reports.history_report(history_id=pk, owner_id=request.user.pk)
+        stored = report_services.report_create(
+            owner_id=request.user.pk, document=document, fmt=request.POST.get("format", "pdf"))
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    return redirect("planner:report_detail", report_id=stored.id)

@@ -5,6 +5,7 @@ Every scenario field (planner.plans.core.fields) is an option: `--tokens`, `--de
 """
 
 import json
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -14,6 +15,8 @@ from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
+from planner.reports.core.plan import report_from_plan
+from planner.reports.services import PdfUnavailableError, report_write
 
 TABLE_COLUMNS = {
     "rank": "rank", "provider": "provider", "region": "region",
@@ -47,6 +50,8 @@ class Command(BaseCommand):
         parser.add_argument("--top", type=int, default=20, help="rows to print")
         parser.add_argument("--json", action="store_true",
                             help="print the same document as GET /api/plans/{id}")
+        parser.add_argument("--report", metavar="PATH",
+                            help="also write the report (.pdf, .xlsx, .csv or .html)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         raw = {f.name: options[f.name] for f in SCENARIO_FIELDS if options.get(f.name) is not None}
@@ -55,6 +60,8 @@ class Command(BaseCommand):
             result = plan_compute(scenario=scenario, owner_id=None)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        if options["report"]:
+            self._write_report(result, scenario.data, Path(options["report"]))
         if options["json"]:
             document = {"id": None, "name": "", "status": "done", "progress_pct": 100.0,
                         "progress_message": "done", "error": "", "inputs": scenario.data,
@@ -62,6 +69,15 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, indent=1, default=str))
             return
         self._print_table(result, options["top"])
+
+    def _write_report(self, result: dict[str, Any], inputs: dict[str, Any], path: Path) -> None:
+        document = report_from_plan(result, inputs=inputs, name=inputs.get("name") or "",
+                                    subject_id=0, generated_at=timezone.now().isoformat())
+        try:
+            report_write(document, path)
+        except (ValueError, PdfUnavailableError) as exc:
+            raise CommandError(f"report: {exc}") from None
+        self.stderr.write(f"report written to {path}")
 
     def _print_table(self, result: dict[str, Any], top: int) -> None:
         for card in result["recommendations"]:

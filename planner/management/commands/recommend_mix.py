@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from planner.purchase_mix import services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import parse_growth
+from planner.reports.core.purchase_mix import report_from_history
+from planner.reports.services import PdfUnavailableError, report_write
 
 
 class Command(BaseCommand):
@@ -36,6 +39,8 @@ class Command(BaseCommand):
         parser.add_argument("--region", default="", help="blank: any region")
         parser.add_argument("--lookback-days", type=int, default=None)
         parser.add_argument("--json", action="store_true", help="print the API document")
+        parser.add_argument("--report", type=Path, metavar="PATH",
+                            help="also write the report (.pdf, .xlsx, .csv or .html)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
@@ -62,6 +67,8 @@ class Command(BaseCommand):
             )
         except ValueError as error:
             raise CommandError(f"{path}: {error}") from error
+        if options["report"]:
+            _write_report(self, payload, options["report"])
         if options["json"]:
             self.stdout.write(json.dumps(payload, indent=1))
         else:
@@ -139,3 +146,12 @@ def backtest_lines(backtest: dict[str, Any] | None) -> list[str]:
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}%"
+
+def _write_report(command: BaseCommand, payload: dict[str, Any], out: Path) -> None:
+    document = report_from_history(payload, subject_id=0,
+                                   generated_at=timezone.now().isoformat(timespec="seconds"))
+    try:
+        report_write(document, out)
+    except (ValueError, PdfUnavailableError) as exc:
+        raise CommandError(f"report: {exc}") from None
+    command.stderr.write(f"report written to {out}")

@@ -1,0 +1,17 @@
+"""The report of a stored plan (planner.reports builds and renders it)."""
+
+from django.utils import timezone
+
+from planner.plans.models import PlanScenario
+from planner.reports.core.model import Report as ReportDocument
+from planner.reports.core.plan import report_from_plan
+
+
+def plan_report(*, scenario: PlanScenario) -> ReportDocument:
+    """The report model of a finished plan; ValueError while it is not done."""
+    if scenario.status != PlanScenario.Status.DONE or not scenario.result:
+        raise ValueError(f"result: plan {scenario.pk} is {scenario.status}, not done yet")
+    return report_from_plan(
+        scenario.result, inputs=scenario.inputs, name=scenario.name, subject_id=scenario.pk,
+        generated_at=timezone.now().isoformat(timespec="seconds"),
+    )

@@ -1,0 +1,290 @@
+"""The report of a finished plan, from its stored result document (planner.plans).
+
+The document is plain JSON (PlanResult.to_dict plus prices, scaling and size defaults); keys
+are read defensively so an older stored plan still gives a report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
+
+HOURS_PER_DAY = 24.0
+TOP_BARS = 10
+
+OPTION_COLUMNS = (
+    Column("rank", "Rank"),
+    Column("provider", "Provider"),
+    Column("region", "Region"),
+    Column("instance_type", "Instance type"),
+    Column("gpu", "GPU"),
+    Column("gpus", "GPUs", "count"),
+    Column("nodes", "Nodes", "count"),
+    Column("layout", "Layout", is_printed=False),
+    Column("purchase_option", "Purchase"),
+    Column("payment_option", "Payment", is_printed=False),
+    Column("usd_per_hour", "Price", "USD/instance-hour", is_printed=False, digits=2),
+    Column("time_to_train_hours", "Time to train", "h"),
+    Column("time_p10_hours", "Time P10", "h"),
+    Column("time_p90_hours", "Time P90", "h"),
+    Column("compute_usd", "Compute", "USD", is_printed=False),
+    Column("storage_usd", "Storage", "USD", is_printed=False),
+    Column("egress_usd", "Egress", "USD", is_printed=False),
+    Column("total_usd", "Total", "USD"),
+    Column("total_p90_usd", "Total P90", "USD", is_printed=False),
+    Column("deadline_miss_probability", "P(miss deadline)", "%", digits=1),
+    Column("mfu", "MFU", "%", is_printed=False, digits=1),
+    Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
+    Column("calibration_status", "Simulator calibration"),
+    Column("basis", "Price basis"),
+    Column("as_of", "Price as of"),
+    Column("age_days", "Price age", "days", is_printed=False),
+    Column("source", "Price source", is_printed=False),
+)
+PERCENT_KEYS = ("deadline_miss_probability", "mfu")
+INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
+
+
+def as_number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _layout(option: dict[str, Any]) -> str:
+    parts = [f"{name.upper()}{as_number(option.get(name)) or 0:.0f}" for name in ("tp", "pp", "dp")]
+    zero = as_number(option.get("zero_stage"))
+    return " ".join([*parts, f"ZeRO{zero or 0:.0f}", str(option.get("recompute", ""))]).strip()
+
+
+def _option_cell(option: dict[str, Any], key: str) -> Any:
+    if key == "layout":
+        return _layout(option)
+    value = option.get(key)
+    if key in PERCENT_KEYS:
+        number = as_number(value)
+        return None if number is None else number * 100
+    if isinstance(value, str) or value is None:
+        return value
+    number = as_number(value)
+    return round(number) if number is not None and key in INTEGER_KEYS else number
+
+
+def ranked_options(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The feasible options, best rank first (the plan page's table order)."""
+    options = [o for o in document.get("options", []) if not o.get("infeasible_reason")]
+    return sorted(options, key=lambda o: (as_number(o.get("rank")) is None,
+                                          as_number(o.get("rank")) or 0))
+
+
+def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> Table:
+    rows = tuple(tuple(_option_cell(o, c.key) for c in OPTION_COLUMNS) for o in options)
+    n_feasible = int(as_number(document.get("n_feasible")) or 0)
+    n_options = int(as_number(document.get("n_options")) or 0)
+    return Table("options", "Ranked configurations", "Options", OPTION_COLUMNS, rows,
+                 note=f"The {len(options)} best of {n_feasible} feasible options "
+                      f"({n_options} considered), cheapest first")
+
+
+def _days(hours: Any) -> float | None:
+    number = as_number(hours)
+    return None if number is None else number / HOURS_PER_DAY
+
+
+def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Figure, ...]:
+    prices = document.get("prices") or {}
+    figures = [
+        Figure("Feasible options", as_number(document.get("n_feasible")), "options"),
+        Figure("Options considered", as_number(document.get("n_options")), "options"),
+    ]
+    if best is not None:
+        miss = as_number(best.get("deadline_miss_probability"))
+        figures = [
+            Figure("Recommended", f"{best.get('instance_type')} × "
+                   f"{as_number(best.get('nodes')) or 0:.0f} "
+                   f"({as_number(best.get('gpus')) or 0:.0f} × {best.get('gpu')}), "
+                   f"{best.get('purchase_option')}, {best.get('provider')} {best.get('region')}"),
+            Figure("Expected total cost", as_number(best.get("total_usd")), "USD"),
+            Figure("Expected time to train", _days(best.get("time_to_train_hours")), "days", 1),
+            Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
+            Figure("Time P90", _days(best.get("time_p90_hours")), "days", 1),
+            Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1),
+            Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))),
+            Figure("Price basis", f"{best.get('basis')}, as of {best.get('as_of')} "
+                   f"({as_number(best.get('age_days')) or 0:.0f} days old)"),
+            *figures,
+        ]
+    if prices.get("oldest"):
+        figures.append(Figure("Prices dated", f"{prices['oldest']} to {prices.get('newest')}"))
+    return tuple(figures)
+
+
+def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
+    by_index = {o.get("row_index"): o for o in document.get("options", [])}
+    findings = []
+    for card in document.get("recommendations", []):
+        option = by_index.get(card.get("row_index"), {})
+        choice = (f"{option.get('provider')} {option.get('region')} · {option.get('instance_type')}"
+                  f" × {as_number(option.get('nodes')) or 0:.0f} · {option.get('purchase_option')}")
+        findings.append(Finding(str(card.get("title", card.get("key", ""))), choice,
+                                str(card.get("why", ""))))
+    return tuple(findings)
+
+
+def _sources_table(options: list[dict[str, Any]]) -> Table:
+    counts = Counter((str(o.get("source", "")), str(o.get("basis", "")), str(o.get("as_of", "")),
+                      as_number(o.get("age_days"))) for o in options)
+    columns = (Column("source", "Price source"), Column("basis", "Basis"),
+               Column("as_of", "As of"), Column("age_days", "Age", "days"),
+               Column("n_options", "Options priced", "count"))
+    rows = tuple((s, b, a, age, n) for (s, b, a, age), n in
+                 sorted(counts.items(), key=lambda item: (item[0][2], item[0][0])))
+    return Table("sources", "Price sources", "Sources", columns, rows,
+                 note="listed: the provider's price list; derived: computed from a listed price "
+                      "and a published discount; estimated: left out unless allowed")
+
+
+ASSUMPTION_UNITS = {
+    "dataset_gb": "GB", "checkpoint_gb": "GB", "checkpoints_kept": "count",
+    "storage_months": "months", "egress_gb": "GB", "checkpoint_write_gbytes_per_s": "GB/s",
+    "checkpoint_max_aggregate_gbytes_per_s": "GB/s", "restart_overhead_hours": "h",
+    "commitment_reuse_fraction": "fraction of term", "monte_carlo_samples": "samples",
+    "max_total_samples": "samples", "seed": "",
+}
+PER_PROVIDER = (("storage_usd_per_gb_month", "Storage", "USD/GB-month"),
+                ("egress_usd_per_gb", "Egress", "USD/GB"),
+                ("spot_hazard_per_instance_hour", "Spot interruptions", "per instance-hour"))
+
+
+def _assumptions_table(document: dict[str, Any]) -> Table:
+    assumptions = document.get("assumptions") or {}
+    rows: list[tuple[Any, ...]] = [
+        (name, "all", as_number(assumptions[name]), unit)
+        for name, unit in ASSUMPTION_UNITS.items() if name in assumptions
+    ]
+    for key, label, unit in PER_PROVIDER:
+        for provider, value in sorted((assumptions.get(key) or {}).items()):
+            rows.append((label, provider, as_number(value), unit))
+    constraints = document.get("constraints") or {}
+    for key, unit in (("deadline_hours", "h"), ("budget_usd", "USD"), ("horizon_hours", "h")):
+        if as_number(constraints.get(key)) is not None:
+            rows.append((key, "all", as_number(constraints[key]), unit))
+    columns = (Column("name", "Assumption"), Column("provider", "Provider"),
+               Column("value", "Value", digits=6), Column("unit", "Unit"))
+    return Table("assumptions", "Assumptions", "Assumptions", columns, tuple(rows))
+
+
+def _inputs_table(inputs: dict[str, Any]) -> Table:
+    rows = []
+    for name, value in sorted(inputs.items()):
+        if isinstance(value, list | tuple):
+            value = ", ".join(str(v) for v in value)
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+        number = as_number(value)
+        rows.append((name, number if number is not None else str(value)))
+    return Table("inputs", "Scenario inputs", "Inputs",
+                 (Column("field", "Input"), Column("value", "Value", digits=6)), tuple(rows))
+
+
+def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
+    by_option: dict[str, list[tuple[float, float]]] = {}
+    for o in options:
+        days, total = _days(o.get("time_to_train_hours")), as_number(o.get("total_usd"))
+        if days is not None and total is not None:
+            by_option.setdefault(str(o.get("purchase_option")), []).append((days, total))
+    series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
+                   for name, pts in sorted(by_option.items()))
+    return Chart("pareto", "Time to train vs total cost (feasible options)", "scatter",
+                 "Expected time to train (days)", "Expected total cost (USD)", series)
+
+
+def _cost_chart(options: list[dict[str, Any]]) -> Chart:
+    top = options[:TOP_BARS]
+    parts = (("compute_usd", "Compute"), ("storage_usd", "Storage"), ("egress_usd", "Egress"))
+    series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
+                          tuple(as_number(o.get(key)) or 0.0 for o in top))
+                   for key, label in parts)
+    return Chart("costs", f"Cost breakdown of the top {len(top)} options", "bar",
+                 "Option (rank)", "Expected cost (USD)", series,
+                 categories=tuple(f"#{as_number(o.get('rank')) or 0:.0f}" for o in top))
+
+
+def _scaling_chart(document: dict[str, Any]) -> Chart:
+    by_gpu: dict[str, list[tuple[float, float]]] = {}
+    for point in document.get("scaling", []):
+        gpus, rate = as_number(point.get("gpus")), as_number(point.get("tokens_per_second"))
+        if gpus and rate is not None:
+            by_gpu.setdefault(str(point.get("gpu")), []).append((gpus, rate))
+    series = tuple(Series(gpu, tuple(p[0] for p in sorted(pts)), tuple(p[1] for p in sorted(pts)))
+                   for gpu, pts in sorted(by_gpu.items()))
+    return Chart("scaling", "Simulated throughput by GPU count", "line", "GPUs (count, log scale)",
+                 "Throughput (tokens/s)", series, is_x_log=True)
+
+
+def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str, ...]:
+    caveats = []
+    prices = document.get("prices") or {}
+    if prices.get("is_mixed"):
+        caveats.append(f"Prices compare snapshots taken {prices.get('spread_days')} days apart "
+                       f"({prices.get('oldest')} to {prices.get('newest')}).")
+    if prices.get("n_stale"):
+        caveats.append(f"{prices['n_stale']} option(s) use prices older than "
+                       f"{prices.get('stale_days')} days; check current prices before buying.")
+    if best is not None and best.get("calibration_status") != "calibrated":
+        caveats.append(f"The recommended option's throughput is {best.get('calibration_status')}: "
+                       "no measured run of that GPU and precision at a similar scale, so its "
+                       "P10-P90 band is widened.")
+    left_out = {k: v for k, v in (document.get("infeasible") or {}).items() if v}
+    if left_out:
+        caveats.append("Left out: " + "; ".join(f"{v} {k}" for k, v in left_out.items()) + ".")
+    if best is None:
+        caveats.append(_nothing_works(document.get("what_would_work") or {}))
+    caveats.append("Time bands are the simulator's P10-P90 from out-of-family validation; "
+                   "spot times and costs are a Monte Carlo of interruptions (see assumptions).")
+    return tuple(caveats)
+
+
+def _nothing_works(would: dict[str, Any]) -> str:
+    text = "No option meets the deadline and budget."
+    if as_number(would.get("deadline_days")):
+        text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
+    if as_number(would.get("budget_usd")):
+        text += f" A budget of {would['budget_usd']:,.0f} USD would admit one."
+    return text
+
+
+def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,
+                     subject_id: int, generated_at: str) -> Report:
+    """The report of a plan document (see module docstring); ValueError if it has no options."""
+    if not isinstance(document, dict) or "options" not in document:
+        raise ValueError("result: the plan has no result yet")
+    options = ranked_options(document)
+    best = options[0] if options and as_number(options[0].get("rank")) else None
+    return Report(
+        kind="plan", subject_id=subject_id, title=name or f"Plan: {_subtitle(inputs)}",
+        subtitle=_subtitle(inputs), generated_at=generated_at,
+        summary=_summary(document, best), findings=_findings(document),
+        tables=(_options_table(options, document),
+                _sources_table(options), _assumptions_table(document), _inputs_table(inputs)),
+        charts=(_pareto_chart(options), _cost_chart(options), _scaling_chart(document)),
+        caveats=_caveats(document, best),
+    )
+
+
+def _subtitle(inputs: dict[str, Any]) -> str:
+    goal = (f"{inputs['tokens']:.3g} tokens" if as_number(inputs.get("tokens"))
+            else f"{inputs.get('samples') or inputs.get('epochs') or '?'} samples/epochs")
+    parts = [str(inputs.get("workload") or "custom model"), goal]
+    if as_number(inputs.get("deadline_days")):
+        parts.append(f"deadline {inputs['deadline_days']:g} days")
+    if as_number(inputs.get("budget_usd")):
+        parts.append(f"budget {inputs['budget_usd']:,.0f} USD")
+    return " · ".join(parts)

@@ -1,0 +1,296 @@
+"""The report of a finished purchase-mix analysis, from its stored document
+(planner.purchase_mix.services.recommendation_document). Keys are read defensively: the
+document gains fields over time (a "what_to_buy" table, when present, is the main table)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
+from planner.reports.core.plan import as_number
+
+MIX_COLUMNS = (
+    Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
+    Column("instance_type", "Instance type"), Column("buy", "What to buy"),
+    Column("demand_gpu_hours", "Demand", "GPU-hours"),
+    Column("committed_gpu_hours", "Committed", "GPU-hours"),
+    Column("on_demand_gpu_hours", "On demand", "GPU-hours"),
+    Column("spot_gpu_hours", "Spot", "GPU-hours"),
+    Column("cost_usd", "Cost", "USD", digits=2),
+    Column("all_on_demand_cost_usd", "All on demand", "USD", digits=2),
+    Column("savings_usd", "Savings", "USD", digits=2),
+    Column("savings_pct", "Savings", "%", digits=1),
+    Column("coverage_pct", "Coverage", "%", digits=1),
+    Column("effective_usd_per_gpu_hour", "Effective price", "USD/GPU-hour", digits=3),
+)
+EXPECTED_KEYS = tuple(c.key for c in MIX_COLUMNS[5:])
+
+
+def _describe(item: Any) -> str:
+    if isinstance(item, dict):
+        return ", ".join(f"{k} {v}" for k, v in item.items() if v not in (None, "", [], {}))
+    return str(item)
+
+
+def _commitment_text(item: dict[str, Any]) -> str:
+    instances, gpus = as_number(item.get("instances")) or 0, as_number(item.get("gpus")) or 0
+    hourly = as_number(item.get("hourly_commitment_usd")) or 0
+    term = item.get("term_words") or item.get("term") or "commitment"
+    return f"{instances:.0f} × {term} ({gpus:.0f} GPUs, {hourly:,.2f} USD/h)"
+
+
+def _buy_text(plan: dict[str, Any]) -> str:
+    """The commitments taken (levels with no instance are left out) and whether spot is used."""
+    parts = [_commitment_text(c) for c in plan.get("commitments") or []
+             if isinstance(c, dict) and (as_number(c.get("instances")) or 0) > 0]
+    spot = plan.get("spot")
+    if isinstance(spot, dict) and spot.get("is_chosen", True):
+        rate = as_number(spot.get("effective_usd_per_hour") or spot.get("spot_usd_per_hour"))
+        parts.append(f"spot for interruptible jobs ({rate or 0:,.3f} USD/instance-hour)")
+    return "; ".join(parts) + ("; the rest on demand" if parts else "on demand only")
+
+
+def _mix_table(document: dict[str, Any]) -> Table:
+    rows = []
+    for plan in (document.get("recommendation") or {}).get("plans") or []:
+        offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
+        rows.append((str(offer.get("gpu_type", "")), offer.get("provider"), offer.get("region"),
+                     offer.get("instance_type"), _buy_text(plan),
+                     *(as_number(expected.get(k)) for k in EXPECTED_KEYS)))
+    return Table("mix", "What to buy, per GPU type", "Purchase mix", MIX_COLUMNS, tuple(rows),
+                 note="Replayed on the hourly demand of the history; savings against buying "
+                      "everything on demand")
+
+
+BUY_COLUMNS = (
+    Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
+    Column("instance_type", "Instance type"), Column("term_words", "Buy"),
+    Column("payment_words", "Payment"), Column("count", "Instances", "count"),
+    Column("gpus", "GPUs", "count"), Column("upfront_usd", "Upfront", "USD", digits=2),
+    Column("usd_per_hour", "Effective", "USD/h", digits=2),
+    Column("recurring_usd_per_hour", "Billed hourly", "USD/h", digits=2),
+    Column("starting", "Starting"),
+)
+TYPE_COLUMNS = (
+    Column("gpu_type", "GPU type"), Column("committed_share_pct", "Committed", "%", digits=1),
+    Column("spot_share_pct", "Spot", "%", digits=1),
+    Column("on_demand_share_pct", "On demand", "%", digits=1),
+    Column("off_spot_gpu_hours", "Interruptible kept off spot", "GPU-hours"),
+    Column("alternative", "Cheapest no-commitment alternative"),
+    Column("alternative_usd_per_hour", "Alternative", "USD/instance-hour", digits=3),
+)
+
+
+def _what_to_buy(document: dict[str, Any]) -> dict[str, Any]:
+    buy = document.get("what_to_buy")
+    return buy if isinstance(buy, dict) else {}
+
+
+def _buy_lines_table(buy: dict[str, Any]) -> Table:
+    """The document's what-to-buy lines: one purchase each (numbers stay numbers)."""
+    rows = tuple(tuple(_cell(line.get(c.key)) for c in BUY_COLUMNS)
+                 for line in buy.get("lines") or [] if isinstance(line, dict))
+    return Table("what_to_buy", "What to buy", "What to buy", BUY_COLUMNS, rows,
+                 note="Commitments to buy now; everything else runs on the alternative of "
+                      "its GPU type (see Per GPU type)")
+
+
+def _buy_types_table(buy: dict[str, Any]) -> Table:
+    rows = []
+    for item in buy.get("types") or []:
+        alternative = item.get("alternative") or {}
+        rows.append((str(item.get("gpu_type", "")),
+                     *(as_number(item.get(c.key)) for c in TYPE_COLUMNS[1:5]),
+                     alternative.get("words"), as_number(alternative.get("usd_per_hour"))))
+    return Table("buy_types", "Per GPU type: committed, spot and on-demand shares", "Per GPU type",
+                 TYPE_COLUMNS, tuple(rows))
+
+
+def _unit(key: str) -> str:
+    for suffix, unit in (("_usd_per_hour", "USD/h"), ("_usd", "USD"), ("_pct", "%"),
+                         ("_gpu_hours", "GPU-hours"), ("_hours", "h"), ("_gpus", "GPUs"),
+                         ("_days", "days")):
+        if key.endswith(suffix):
+            return unit
+    return ""
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, str) or value is None:
+        return value
+    number = as_number(value)
+    return number if number is not None else _describe(value)
+
+
+def _demand_table(document: dict[str, Any]) -> Table:
+    demand = document.get("hourly_demand") or {}
+    firm, spare = demand.get("firm") or {}, demand.get("interruptible") or {}
+    hours = list(firm.get("hours") or [])
+    gpu_types = sorted(set(firm.get("series") or {}) | set(spare.get("series") or {}))
+    columns = [Column("hour", "Hour (UTC)")]
+    for name in gpu_types:
+        columns += [Column(f"firm:{name}", f"{name} firm", "GPUs", digits=2),
+                    Column(f"spot:{name}", f"{name} interruptible", "GPUs", digits=2)]
+    rows = []
+    for i, hour in enumerate(hours):
+        row: list[Any] = [hour]
+        for name in gpu_types:
+            for part in (firm, spare):
+                values = (part.get("series") or {}).get(name) or []
+                row.append(as_number(values[i]) if i < len(values) else None)
+        rows.append(tuple(row))
+    return Table("demand", "Hourly demand", "Hourly demand", tuple(columns), tuple(rows),
+                 note=str(demand.get("unit", "average concurrent GPUs per UTC hour")))
+
+
+def _sources_table(document: dict[str, Any]) -> Table:
+    columns = (Column("gpu_type", "GPU type"), Column("provider", "Provider"),
+               Column("region", "Region"), Column("instance_type", "Instance type"),
+               Column("purchase_option", "Purchase"),
+               Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
+               Column("basis", "Basis"), Column("as_of", "As of"), Column("source", "Source"))
+    rows = tuple((p.get("gpu_type"), p.get("provider"), p.get("region"), p.get("instance_type"),
+                  p.get("purchase_option"), as_number(p.get("usd_per_gpu_hour")),
+                  p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
+                  p.get("as_of"), p.get("source"))
+                 for p in document.get("prices") or [])
+    return Table("sources", "Prices and their sources", "Sources", columns, rows)
+
+
+def _assumptions_table(document: dict[str, Any], upload: dict[str, Any]) -> Table:
+    settings = document.get("settings") or {}
+    rows: list[tuple[Any, ...]] = [
+        ("provider", settings.get("provider") or "cheapest offered", ""),
+        ("region", settings.get("region") or "any", ""),
+        ("lookback_days", as_number(settings.get("lookback_days")) or "whole history", "days"),
+    ]
+    rows += [(f"spot band {p}", str(b), "interruptions per month")
+             for p, b in sorted((settings.get("spot_bands") or {}).items())]
+    rows += [(f"GPU type {k}", str(v), "catalog GPU")
+             for k, v in sorted((document.get("accelerators") or {}).items())]
+    rows += [(f"upload {k}", _cell(v), "") for k, v in sorted(upload.items())
+             if not isinstance(v, dict | list)]
+    return Table("assumptions", "Settings, upload and teams", "Assumptions",
+                 (Column("name", "Setting"), Column("value", "Value", digits=2),
+                  Column("unit", "Unit")), tuple(rows))
+
+
+def _teams_table(document: dict[str, Any]) -> Table:
+    teams = (document.get("analysis") or {}).get("gpu_hours_by_team") or {}
+    rows = tuple((str(team), as_number(hours)) for team, hours in
+                 sorted(teams.items(), key=lambda item: -(as_number(item[1]) or 0)))
+    return Table("teams", "GPU-hours by team", "Teams",
+                 (Column("team", "Team"), Column("gpu_hours", "GPU-hours", "GPU-hours")), rows)
+
+
+def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
+    recommendation = document.get("recommendation") or {}
+    total = recommendation.get("total") or {}
+    stats = ((document.get("analysis") or {}).get("stats") or {}).get("total") or {}
+    quiet_week = recommendation.get("p10_week_total") or {}
+    buy = _what_to_buy(document)
+    bought = (
+        Figure("What to buy now: upfront", as_number(buy.get("upfront_usd")), "USD", 2),
+        Figure("What to buy now: per hour", as_number(buy.get("usd_per_hour")), "USD/h", 2),
+        Figure("What to buy now: first-year worst case",
+               as_number(buy.get("first_year_worst_case_usd")), "USD"),
+    ) if buy else ()
+    return (
+        *bought,
+        Figure("Replayed mix: cost over the history", as_number(total.get("cost_usd")), "USD", 2),
+        Figure("All on demand: cost over the history",
+               as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
+        Figure("Savings", as_number(total.get("savings_usd")), "USD", 2),
+        Figure("Savings", as_number(total.get("savings_pct")), "%", 1),
+        Figure("Risk: savings if every week were the P10 week",
+               as_number(quiet_week.get("savings_usd")), "USD", 2),
+        Figure("Replayed mix: commitment per hour",
+               as_number(recommendation.get("hourly_commitment_usd")), "USD/h", 2),
+        Figure("Demand", as_number(total.get("demand_gpu_hours")), "GPU-hours"),
+        Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),
+        Figure("Peak demand", as_number(stats.get("peak_gpus")), "GPUs", 1),
+        Figure("Hours replayed", as_number(recommendation.get("n_hours")), "h"),
+        *_price_dates(document),
+    )
+
+
+def _price_dates(document: dict[str, Any]) -> tuple[Figure, ...]:
+    dates = sorted(str(p["as_of"]) for p in document.get("prices") or [] if p.get("as_of"))
+    return (Figure("Prices dated", f"{dates[0]} to {dates[-1]}"),) if dates else ()
+
+
+def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
+    findings = []
+    for plan in (document.get("recommendation") or {}).get("plans") or []:
+        offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
+        findings.append(Finding(
+            str(offer.get("gpu_type", "")), _buy_text(plan),
+            f"{offer.get('provider')} {offer.get('region')} {offer.get('instance_type')}: "
+            f"{as_number(expected.get('cost_usd')) or 0:,.2f} USD against "
+            f"{as_number(expected.get('all_on_demand_cost_usd')) or 0:,.2f} USD all on demand "
+            f"({as_number(expected.get('savings_pct')) or 0:.1f} % saved, "
+            f"{as_number(expected.get('coverage_pct')) or 0:.1f} % of demand committed)."))
+    return tuple(findings)
+
+
+def _demand_chart(table: Table) -> Chart:
+    series = []
+    for column in table.columns[1:]:
+        values = tuple(float(v) if isinstance(v, int | float) and math.isfinite(v) else 0.0
+                       for v in table.column(column.key))
+        series.append(Series(column.label, tuple(float(i) for i in range(len(values))), values))
+    return Chart("demand", "Hourly GPU demand", "line", "Hours since the first hour (h)",
+                 "Concurrent GPUs (GPUs)", tuple(series))
+
+
+def _cost_chart(table: Table) -> Chart:
+    names = tuple(str(v) for v in table.column("gpu_type"))
+    cost = tuple(float(v) if isinstance(v, int | float) else 0.0 for v in table.column("cost_usd"))
+    saved = tuple(float(v) if isinstance(v, int | float) else 0.0
+                  for v in table.column("savings_usd"))
+    index = tuple(float(i) for i in range(len(names)))
+    return Chart("costs", "Cost with the mix and savings per GPU type", "bar", "GPU type",
+                 "Cost over the history (USD)",
+                 (Series("Cost with the mix", index, cost), Series("Saved", index, saved)), names)
+
+
+def _caveats(document: dict[str, Any]) -> tuple[str, ...]:
+    caveats = []
+    unpriced = document.get("unpriced") or {}
+    if unpriced:
+        caveats.append("No price for: " + ", ".join(f"{k} ({_describe(v)})"
+                                                    for k, v in unpriced.items()) + ".")
+    backtest = document.get("backtest")
+    if backtest is None:
+        caveats.append("No backtest: the history is too short to hold out its last 30 days.")
+    caveats.append("Savings replay the past demand hour by hour; future demand may differ "
+                   "(see the trend and the look-back sensitivity in the app).")
+    return tuple(caveats)
+
+
+def report_from_history(payload: dict[str, Any], *, subject_id: int,
+                        generated_at: str) -> Report:
+    """The report of a history payload (services.history_payload or file_document)."""
+    document = payload.get("document")
+    if not isinstance(document, dict):
+        raise ValueError("result: the history has no finished analysis yet")
+    mix = _mix_table(document)
+    demand = _demand_table(document)
+    buy = _what_to_buy(document)
+    buy_tables = (_buy_lines_table(buy), _buy_types_table(buy)) if buy else ()
+    # The purchases are the main table (the CSV) when there is something to buy.
+    if buy_tables and buy_tables[0].rows:
+        tables: tuple[Table, ...] = (*buy_tables, mix)
+    else:
+        tables = (mix, *buy_tables)
+    tables = (*tables, demand, _sources_table(document),
+              _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
+    return Report(
+        kind="history", subject_id=subject_id, generated_at=generated_at,
+        title=f"Purchase mix for {payload.get('name') or f'history {subject_id}'}",
+        subtitle=f"{as_number((document.get('recommendation') or {}).get('n_hours')) or 0:.0f} "
+                 "hours of demand replayed",
+        summary=_summary(document), findings=_findings(document), tables=tables,
+        charts=(_demand_chart(demand), _cost_chart(mix)), caveats=_caveats(document),
+    )

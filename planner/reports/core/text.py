@@ -1,0 +1,38 @@
+"""Numbers as the report prints them: thousands separators, fixed digits, units."""
+
+from __future__ import annotations
+
+import math
+
+from planner.reports.core.model import Column, Figure, Table, Value
+
+
+def format_value(value: Value, digits: int = 0) -> str:
+    """1234.5 -> "1,235" (digits=0); None and NaN -> ""; text unchanged."""
+    if value is None or isinstance(value, bool):
+        return "" if value is None else str(value)
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return ""
+        return f"{value:,.{digits}f}"
+    return value
+
+
+def figure_text(figure: Figure) -> str:
+    """A key figure's value with its unit ("185,292 USD"); "-" when unknown."""
+    text = format_value(figure.value, figure.digits)
+    if not text:
+        return "-"
+    return f"{text} {figure.unit}".strip() if isinstance(figure.value, int | float) else text
+
+
+def printed_columns(table: Table) -> list[tuple[int, Column]]:
+    """The columns the PDF prints, with their positions in a row."""
+    return [(i, c) for i, c in enumerate(table.columns) if c.is_printed]
+
+
+def printed_rows(table: Table, limit: int | None = None) -> list[list[str]]:
+    """The rows as the PDF and HTML print them (formatted text of the printed columns)."""
+    columns = printed_columns(table)
+    rows = table.rows if limit is None else table.rows[:limit]
+    return [[format_value(row[i], c.digits) for i, c in columns] for row in rows]

@@ -1,0 +1,84 @@
+"""The report as HTML: a print document for WeasyPrint (SVG charts) or one self-contained
+interactive file (Plotly inlined from the pinned package). Both from one template."""
+
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import json_script
+from django.utils.safestring import SafeString, mark_safe
+
+from planner.reports.core.model import Chart, Report
+from planner.reports.core.svg import chart_svg
+from planner.reports.core.text import figure_text, printed_columns, printed_rows
+
+TEMPLATE = "planner/reports/report.html"
+# The PDF prints the first rows of long tables; the XLSX and CSV carry every row.
+PRINTED_ROWS = 30
+
+
+def plotly_figure(chart: Chart) -> dict[str, Any]:
+    """A Plotly figure (plain JSON) of a report chart: same data, same axis titles."""
+    mode = {"scatter": "markers", "line": "lines+markers"}.get(chart.kind)
+    data = []
+    for series in chart.series:
+        if chart.kind == "bar":
+            x: list[Any] = [chart.categories[int(i)] for i in series.x]
+            data.append({"type": "bar", "name": series.name, "x": x, "y": list(series.y)})
+        else:
+            data.append({"type": "scatter", "mode": mode, "name": series.name,
+                         "x": list(series.x), "y": list(series.y)})
+    layout = {
+        "title": {"text": chart.title},
+        "xaxis": {"title": {"text": chart.x_title}, "type": "category" if chart.kind == "bar"
+                  else "log" if chart.is_x_log else "-"},
+        "yaxis": {"title": {"text": chart.y_title}},
+        "barmode": "stack", "margin": {"t": 50}, "height": 420,
+    }
+    return {"data": data, "layout": layout}
+
+
+def _tables(report: Report, limit: int | None) -> list[dict[str, Any]]:
+    return [{
+        "table": table,
+        "headers": [c.header for _, c in printed_columns(table)],
+        "rows": printed_rows(table, limit),
+        "is_cut": limit is not None and len(table.rows) > limit,
+    } for table in report.tables]
+
+
+def _charts(report: Report, *, is_interactive: bool) -> list[SafeString]:
+    if is_interactive:
+        return [json_script(plotly_figure(c), f"report-figure-{i}")
+                for i, c in enumerate(report.charts)]
+    # chart_svg escapes every text it writes, so the markup is safe to insert.
+    return [mark_safe(chart_svg(c)) for c in report.charts]  # noqa: S308
+
+
+def css_string(text: str) -> str:
+    """Text as the inside of a CSS string: anything but letters, digits and spaces escaped."""
+    return "".join(c if c.isalnum() or c in " .,:·-" else f"\\{ord(c):x} " for c in text)
+
+
+def report_html(report: Report, *, is_interactive: bool) -> str:
+    """The report page: interactive (Plotly, every row) or for print (SVG, first rows)."""
+    context = {
+        "report": report,
+        "figures": [(f.label, figure_text(f)) for f in report.summary],
+        "tables": _tables(report, None if is_interactive else PRINTED_ROWS),
+        "charts": _charts(report, is_interactive=is_interactive),
+        "is_interactive": is_interactive,
+        "footer_css": mark_safe(css_string(  # noqa: S308 - every other character is escaped
+            f"GPU Planner · {report.title} · generated {report.generated_at[:16]} UTC")),
+        "printed_rows": PRINTED_ROWS,
+        "plotly_js": mark_safe(_plotly_js()) if is_interactive else "",  # noqa: S308
+    }
+    return render_to_string(TEMPLATE, context)
+
+
+def _plotly_js() -> str:
+    # The bundle shipped inside the pinned plotly package (STYLE.md §8): no CDN, offline.
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs()).replace("</script", "<\\/script")
+
+

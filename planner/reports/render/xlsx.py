@@ -1,0 +1,87 @@
+"""The report as an XLSX workbook: a summary sheet, then one sheet per table.
+
+Numbers are stored as numbers (units in the headers), header rows are frozen, widths set,
+and every text cell is inert (no spreadsheet runs it as a formula).
+"""
+
+import io
+from typing import Any
+
+from openpyxl import Workbook
+from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from planner.reports.core.cells import inert
+from planner.reports.core.model import Report, Table
+
+BOLD = Font(bold=True)
+MAX_WIDTH = 60
+
+
+def _number_format(digits: int) -> str:
+    return "#,##0" if digits <= 0 else "#,##0." + "0" * min(digits, 6)
+
+
+def _append(sheet: Worksheet, values: list[Any], *, is_header: bool = False) -> None:
+    sheet.append([inert(v) for v in values])
+    if is_header:
+        for cell in sheet[sheet.max_row]:
+            cell.font = BOLD
+
+
+def _fit_widths(sheet: Worksheet, minimum: int = 8) -> None:
+    widths: dict[int, int] = {}
+    for row in sheet.iter_rows():
+        for cell in row:
+            if cell.value is not None:
+                length = len(f"{cell.value:,.2f}" if isinstance(cell.value, float)
+                             else str(cell.value))
+                widths[cell.column] = max(widths.get(cell.column, minimum), length + 2)
+    for column, width in widths.items():
+        sheet.column_dimensions[get_column_letter(column)].width = min(width, MAX_WIDTH)
+
+
+def _summary_sheet(sheet: Worksheet, report: Report) -> None:
+    sheet.title = "Summary"
+    _append(sheet, ["Item", "Value", "Unit"], is_header=True)
+    sheet.freeze_panes = "A2"
+    _append(sheet, ["Report", report.title, ""])
+    _append(sheet, ["Scenario", report.subtitle, ""])
+    _append(sheet, ["Generated", report.generated_at, ""])
+    for figure in report.summary:
+        _append(sheet, [figure.label, figure.value, figure.unit])
+        if isinstance(figure.value, int | float):
+            sheet.cell(sheet.max_row, 2).number_format = _number_format(figure.digits)
+    for finding in report.findings:
+        _append(sheet, [finding.title, finding.choice, ""])
+        _append(sheet, ["Why", finding.why, ""])
+        sheet.cell(sheet.max_row, 2).alignment = Alignment(wrap_text=True, vertical="top")
+    for caveat in report.caveats:
+        _append(sheet, ["Caveat", caveat, ""])
+        sheet.cell(sheet.max_row, 2).alignment = Alignment(wrap_text=True, vertical="top")
+    _fit_widths(sheet)
+
+
+def _table_sheet(sheet: Worksheet, table: Table) -> None:
+    _append(sheet, [c.header for c in table.columns], is_header=True)
+    sheet.freeze_panes = "A2"
+    for row in table.rows:
+        _append(sheet, list(row))
+    for index, column in enumerate(table.columns, start=1):
+        number_format = _number_format(column.digits)
+        for (cell,) in sheet.iter_rows(min_row=2, min_col=index, max_col=index):
+            if isinstance(cell.value, int | float):
+                cell.number_format = number_format
+    _fit_widths(sheet)
+
+
+def report_xlsx(report: Report) -> bytes:
+    """The workbook's bytes (Summary, then one sheet per table in report order)."""
+    book = Workbook()
+    _summary_sheet(book.active, report)
+    for table in report.tables:
+        _table_sheet(book.create_sheet(table.sheet), table)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()

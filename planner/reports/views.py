@@ -1,0 +1,47 @@
+"""Report pages: the user's reports, one report's progress, its status JSON and its file;
+and the download response every export view returns."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+
+from planner.reports.models import Report
+from planner.reports.services import CONTENT_TYPES, Rendered
+from planner.runs import run_status
+
+
+def download(rendered: Rendered) -> HttpResponse:
+    response = HttpResponse(rendered.content, content_type=rendered.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
+    return response
+
+
+def _owned(request: HttpRequest, report_id: int) -> Report:
+    return get_object_or_404(Report.objects.defer("document"), pk=report_id,
+                             owner_id=request.user.pk)
+
+
+@login_required
+def report_list(request: HttpRequest) -> HttpResponse:
+    reports = Report.objects.defer("document").filter(owner_id=request.user.pk)[:200]
+    return render(request, "planner/reports/list.html", {"reports": reports})
+
+
+@login_required
+def report_detail(request: HttpRequest, report_id: int) -> HttpResponse:
+    return render(request, "planner/reports/detail.html",
+                  {"report": _owned(request, report_id)})
+
+
+@login_required
+def report_status(request: HttpRequest, report_id: int) -> JsonResponse:
+    return JsonResponse(run_status(_owned(request, report_id)))
+
+
+@login_required
+def report_file(request: HttpRequest, report_id: int) -> FileResponse:
+    report = _owned(request, report_id)
+    if report.status != Report.Status.DONE or not report.file:
+        raise Http404("The report is not rendered yet.")
+    return FileResponse(report.file.open("rb"), as_attachment=True, filename=report.filename,
+                        content_type=CONTENT_TYPES[report.fmt])

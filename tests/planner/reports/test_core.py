@@ -1,0 +1,61 @@
+"""The report model and its Django-free renderers: inert cells, CSV, SVG charts, round trip."""
+
+import csv
+import io
+
+import pytest
+
+from planner.reports.core.cells import inert, table_csv
+from planner.reports.core.model import Chart, Column, Report, Series, Table, report_from_dict
+from planner.reports.core.svg import chart_svg, nice_ticks
+
+HYPERLINK = '=HYPERLINK("http://example.com","x")'
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (HYPERLINK, "'" + HYPERLINK), ("+1+2", "'+1+2"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"),
+    ("\tx", "'\tx"), ("\rx", "'\rx"), ("plain", "plain"), (-5.0, -5.0), (3, 3),
+    (float("nan"), None), (None, None),
+])
+def test_text_a_spreadsheet_would_run_is_quoted(value: object, expected: object) -> None:
+    assert inert(value) == expected  # type: ignore[arg-type]
+
+
+def _table() -> Table:
+    return Table("jobs", "Jobs", "Jobs", (Column("name", "Job"), Column("gpus", "GPUs", "count")),
+                 ((HYPERLINK, 8.0), ("train", -1.5)))
+
+
+def test_csv_has_units_in_headers_and_inert_cells() -> None:
+    rows = list(csv.reader(io.StringIO(table_csv(_table()))))
+    assert rows[0] == ["Job", "GPUs (count)"]
+    assert rows[1] == ["'" + HYPERLINK, "8.0"]
+    assert rows[2] == ["train", "-1.5"]
+
+
+def test_a_row_of_the_wrong_width_is_refused() -> None:
+    with pytest.raises(ValueError, match="jobs: a row has 1 cells"):
+        Table("jobs", "Jobs", "Jobs", (Column("a", "A"), Column("b", "B")), (("x",),))
+
+
+def test_svg_chart_has_titled_axes_and_escaped_text() -> None:
+    chart = Chart("c", "Cost <by> option", "scatter", "Time (days)", "Total cost (USD)",
+                  (Series("spot & co", (1.0, 2.0), (100.0, 300.0)),))
+    svg = chart_svg(chart)
+    assert "Time (days)" in svg and "Total cost (USD)" in svg
+    assert "Cost &lt;by&gt; option" in svg and "spot &amp; co" in svg
+    assert "<script" not in svg
+
+
+def test_ticks_are_round_and_cover_the_range() -> None:
+    assert nice_ticks(0, 380_000) == [0, 100_000, 200_000, 300_000, 400_000]
+    ticks = nice_ticks(0.3, 27.6)
+    assert ticks[0] <= 0.3 and ticks[-1] >= 27.6
+
+
+def test_report_survives_its_json_round_trip() -> None:
+    report = Report(kind="plan", subject_id=3, title="t", generated_at="2026-12-01T00:00:00",
+                    summary=(), findings=(), tables=(_table(),),
+                    charts=(Chart("c", "c", "bar", "x", "y (USD)", (Series("a", (0.0,), (1.0,)),),
+                                  ("#1",)),))
+    assert report_from_dict(report.to_dict()) == report

@@ -1,0 +1,55 @@
+"""The purchase-mix report from documents old and new: the what-to-buy lines, when the
+document has them, become the main table; an older document still gives a report."""
+
+import pytest
+
+from planner.reports.core.purchase_mix import report_from_history
+
+LINE = {"gpu_type": "=H100", "provider": "aws", "region": "us-east-1",
+        "instance_type": "p5.48xlarge", "term": "reserved_1y", "term_words": "1-year reserved",
+        "payment_option": "no_upfront", "payment_words": "no upfront", "count": 2, "gpus": 16,
+        "upfront_usd": 0.0, "usd_per_hour": 70.5, "recurring_usd_per_hour": 70.5,
+        "starting": "now; review at renewal in 12 months"}
+TYPE = {"gpu_type": "=H100", "spot_share_pct": 10.0, "committed_share_pct": 70.0,
+        "on_demand_share_pct": 20.0, "off_spot_gpu_hours": 5.0,
+        "alternative": {"usd_per_hour": 98.3, "words": "on-demand in aws us-east-1"}}
+DOCUMENT = {
+    "recommendation": {"plans": [], "total": {"cost_usd": 1000.0, "savings_usd": 250.0},
+                       "n_hours": 48},
+    "hourly_demand": {"firm": {"hours": ["2024-01-01T00:00:00+00:00"],
+                               "series": {"=H100": [16.0]}},
+                      "interruptible": {"hours": [], "series": {}}},
+}
+
+
+def _report(document: dict) -> object:
+    return report_from_history({"name": "jobs.csv", "document": document}, subject_id=4,
+                               generated_at="2026-12-01T00:00:00")
+
+
+def test_what_to_buy_lines_are_the_main_table() -> None:
+    buy = {"lines": [LINE], "types": [TYPE], "upfront_usd": 0.0, "usd_per_hour": 70.5,
+           "first_year_worst_case_usd": 700_000.0}
+    report = _report({**DOCUMENT, "what_to_buy": buy})
+    main = report.main_table
+    assert main.key == "what_to_buy"
+    assert main.column("count") == (2,) and main.column("usd_per_hour") == (70.5,)
+    assert [c.header for c in main.columns][6:10] == [
+        "Instances (count)", "GPUs (count)", "Upfront (USD)", "Effective (USD/h)"]
+    assert report.table("buy_types").column("committed_share_pct") == (70.0,)
+    figures = {f.label: f.value for f in report.summary}
+    assert figures["What to buy now: per hour"] == 70.5
+    assert figures["What to buy now: first-year worst case"] == 700_000.0
+
+
+@pytest.mark.parametrize("buy", [None, {"lines": [], "types": []}])
+def test_without_purchases_the_mix_is_the_main_table(buy: dict | None) -> None:
+    document = DOCUMENT if buy is None else {**DOCUMENT, "what_to_buy": buy}
+    report = _report(document)
+    assert report.main_table.key == "mix"
+    assert report.table("demand").column("firm:=H100") == (16.0,)
+
+
+def test_a_history_without_a_finished_analysis_has_no_report() -> None:
+    with pytest.raises(ValueError, match="result: the history has no finished analysis"):
+        report_from_history({"document": None}, subject_id=1, generated_at="x")

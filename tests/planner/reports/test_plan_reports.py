@@ -1,0 +1,209 @@
+"""A plan's report in every format shows the page's figures; owner only; PDF as a task."""
+
+import csv
+import io
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from openpyxl import load_workbook
+
+from planner.models import PlanScenario, Report
+from tests.planner.reports.conftest import pdf_text
+
+pytestmark = pytest.mark.django_db
+
+
+def _best(plan: PlanScenario) -> dict[str, Any]:
+    return min((o for o in plan.result["options"] if o["rank"]), key=lambda o: o["rank"])
+
+
+def _page_total(client: Client, plan: PlanScenario) -> str:
+    """The first recommendation's total as the plan page prints it ("$185,292 total")."""
+    page = client.get(f"/plans/{plan.id}").content.decode()
+    found = re.search(r"\$([\d,]+) total", page)
+    assert found, "the plan page shows no total"
+    return found.group(1)
+
+
+def test_every_format_shows_the_recommended_total_of_the_page(
+    ana_client: Client, done_plan: PlanScenario, tmp_path: Path
+) -> None:
+    total = _page_total(ana_client, done_plan)
+    best = _best(done_plan)
+    assert f"{best['total_usd']:,.0f}" == total
+
+    pdf = ana_client.get(f"/plans/{done_plan.id}/report.pdf")
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
+    text = pdf_text(pdf.content, tmp_path)
+    assert f"Expected total cost {total} USD" in re.sub(r"\s+", " ", text)
+    assert best["instance_type"] in text and "Page 1 of" in text
+
+    xlsx = ana_client.get(f"/plans/{done_plan.id}/report.xlsx")
+    book = load_workbook(io.BytesIO(xlsx.content))
+    assert book.sheetnames == ["Summary", "Options", "Sources", "Assumptions", "Inputs"]
+    options = book["Options"]
+    headers = [c.value for c in options[1]]
+    assert options.freeze_panes == "A2"
+    first = dict(zip(headers, [c.value for c in options[2]], strict=True))
+    assert first["Total (USD)"] == pytest.approx(best["total_usd"])
+    assert first["Time to train (h)"] == pytest.approx(best["time_to_train_hours"])
+    assert first["Instance type"] == best["instance_type"]
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["Expected total cost"] == pytest.approx(best["total_usd"])
+
+    rows = list(csv.DictReader(io.StringIO(
+        ana_client.get(f"/plans/{done_plan.id}/report.csv").content.decode("utf-8-sig"))))
+    assert float(rows[0]["Total (USD)"]) == pytest.approx(best["total_usd"])
+    assert rows[0]["Price as of"] == best["as_of"]
+
+    html = ana_client.get(f"/plans/{done_plan.id}/report.html").content.decode()
+    assert f"{total} USD" in html
+
+
+def test_html_report_needs_nothing_from_outside(ana_client: Client,
+                                                done_plan: PlanScenario) -> None:
+    html = ana_client.get(f"/api/plans/{done_plan.id}/report.html").content.decode()
+    library = re.search(r'<script id="plotly-js">(.*?)</script>', html, re.S)
+    assert library and "Plotly" in library.group(1)[:5000]
+    for reference in ('src="http', "@import", "url(http", "<link", "<img", "<script src"):
+        assert reference not in html
+    # The embedded plotly.min.js has a logo link in its code (off: displaylogo false); the
+    # document itself links nowhere.
+    assert 'href="http' not in html.replace(library.group(1), "")
+    assert "displaylogo: false" in html
+    assert html.count('type="application/json"') == 3  # one figure per chart
+
+
+def test_reports_are_private_and_a_bad_format_names_the_field(
+    ana_client: Client, bob_client: Client, done_plan: PlanScenario
+) -> None:
+    for url in (f"/plans/{done_plan.id}/report.csv", f"/api/plans/{done_plan.id}/report.csv"):
+        assert bob_client.get(url).status_code == 404
+    bad = ana_client.get(f"/plans/{done_plan.id}/report.docx")
+    assert bad.status_code == 400 and b"format: 'docx'" in bad.content
+    api_bad = ana_client.get(f"/api/plans/{done_plan.id}/report.docx")
+    assert api_bad.status_code == 400 and "format" in api_bad.json()["detail"]
+    assert bob_client.post(f"/plans/{done_plan.id}/reports", {"format": "pdf"}).status_code == 404
+
+
+def test_an_unfinished_plan_has_no_report_yet(ana_client: Client,
+                                              done_plan: PlanScenario) -> None:
+    PlanScenario.objects.filter(pk=done_plan.id).update(status="running", result=None)
+    response = ana_client.get(f"/api/plans/{done_plan.id}/report.xlsx")
+    assert response.status_code == 400 and "not done yet" in response.json()["detail"]
+
+
+def test_pdf_renders_in_the_background_and_stays_downloadable(
+    ana_client: Client, bob_client: Client, done_plan: PlanScenario, eager_celery: None,
+    django_capture_on_commit_callbacks: Any, tmp_path: Path,
+) -> None:
+    page = ana_client.get(f"/plans/{done_plan.id}").content.decode()
+    assert f'action="/plans/{done_plan.id}/reports"' in page and "PDF report" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = ana_client.post(f"/plans/{done_plan.id}/reports", {"format": "pdf"})
+    report = Report.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/reports/{report.id}"
+    report.refresh_from_db()
+    assert report.status == "done" and report.size_bytes and report.progress_pct == 100
+    listing = ana_client.get("/reports/").content.decode()
+    assert f"/reports/{report.id}/file" in listing
+    download = ana_client.get(f"/reports/{report.id}/file")
+    content = b"".join(download.streaming_content)
+    assert content.startswith(b"%PDF") and len(content) == report.size_bytes
+    assert _best(done_plan)["instance_type"] in pdf_text(content, tmp_path)
+    assert bob_client.get(f"/reports/{report.id}/file").status_code == 404
+    assert bob_client.get(f"/reports/{report.id}/status").status_code == 404
+    assert f"/reports/{report.id}" not in bob_client.get("/reports/").content.decode()
+
+
+def test_rendering_twice_keeps_one_file(done_plan: PlanScenario, eager_celery: None,
+                                        django_capture_on_commit_callbacks: Any) -> None:
+    from planner.plans.reports import plan_report
+    from planner.reports.services import report_create, report_execute
+    from planner.runs import Attempt
+
+    with django_capture_on_commit_callbacks(execute=True):
+        stored = report_create(owner_id=done_plan.owner_id,
+                               document=plan_report(scenario=done_plan), fmt="csv")
+    report_execute(report_id=stored.id, attempt=Attempt())
+    stored.refresh_from_db()
+    assert stored.attempts == 1 and stored.status == "done"
+    with stored.file.open("rb") as file:
+        assert file.read().decode("utf-8-sig").startswith("Rank,Provider")
+    assert len(list((Path(stored.file.path).parent).iterdir())) == 1
+
+
+def test_pdf_pages_are_a4_and_turn_into_images(ana_client: Client, done_plan: PlanScenario,
+                                               tmp_path: Path) -> None:
+    pdf = tmp_path / "plan.pdf"
+    pdf.write_bytes(ana_client.get(f"/plans/{done_plan.id}/report.pdf").content)
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+    assert re.search(r"Page size: +841\.89 x 595\.2\d* pts \(A4\)", info.stdout)  # landscape
+    subprocess.run(["pdftoppm", "-png", "-r", "80", str(pdf), str(tmp_path / "page")],
+                   check=True, timeout=120)
+    pages = sorted(tmp_path.glob("page-*.png"))
+    assert len(pages) >= 4 and all(p.stat().st_size > 5_000 for p in pages)
+    text = pdf_text(pdf.read_bytes(), tmp_path)
+    for axis in ("Expected time to train (days)", "Expected total cost (USD)",
+                 "Throughput (tokens/s)", "GPUs (count, log scale)"):
+        assert axis in text
+
+
+def test_export_report_command_and_plan_report_option(done_plan: PlanScenario,
+                                                      tmp_path: Path) -> None:
+    out = tmp_path / "plan.xlsx"
+    call_command("export_report", "plan", str(done_plan.id), "--format", "xlsx", "--out",
+                 str(out), stdout=io.StringIO())
+    summary = load_workbook(out)["Summary"]
+    assert summary["B2"].value.startswith("'=HYPERLINK")  # the plan's name, inert
+    csv_out = tmp_path / "cli.csv"
+    call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers", "aws",
+                 "--purchase-options", "on_demand", "--report", str(csv_out),
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    rows = list(csv.DictReader(io.StringIO(csv_out.read_text(encoding="utf-8-sig"))))
+    assert rows and {r["Provider"] for r in rows} == {"aws"}
+
+
+def test_without_weasyprint_the_pdf_button_says_what_is_missing(
+    ana_client: Client, done_plan: PlanScenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from planner.reports.render.pdf import pdf_missing
+
+    monkeypatch.setitem(__import__("sys").modules, "weasyprint", None)  # not installed
+    pdf_missing.cache_clear()
+    try:
+        page = ana_client.get(f"/plans/{done_plan.id}").content.decode()
+        assert "PDF unavailable: PDF export needs the weasyprint package" in page
+        assert "libpango-1.0-0" in page and "PDF report</button>" not in page
+        pdf = ana_client.get(f"/api/plans/{done_plan.id}/report.pdf")
+        assert pdf.status_code == 503 and "weasyprint" in pdf.json()["detail"]
+        assert ana_client.get(f"/plans/{done_plan.id}/report.xlsx").status_code == 200
+    finally:
+        pdf_missing.cache_clear()
+
+
+def test_printing_the_plan_page_gives_the_report_not_the_navigation(
+    ana_client: Client, done_plan: PlanScenario, tmp_path: Path, settings: Any
+) -> None:
+    """The page printed by a real layout engine (WeasyPrint, print media) with app.css."""
+    import weasyprint
+
+    page = ana_client.get(f"/plans/{done_plan.id}").content.decode()
+    static = Path(settings.BASE_DIR) / "static"
+
+    def fetch(url: str, *args: Any, **kwargs: Any) -> Any:
+        path = static / url.split("/static/", 1)[1]
+        return weasyprint.urls.URLFetcherResponse(url, body=path.read_bytes(),
+                                                  headers={"Content-Type": "text/css"})
+
+    pdf = weasyprint.HTML(string=re.sub(r"<script.*?</script>", "", page, flags=re.S),
+                          base_url="http://testserver/", url_fetcher=fetch).write_pdf()
+    text = pdf_text(pdf, tmp_path)
+    assert "Top configurations" in text and done_plan.result["recommendations"][0]["title"] in text
+    for screen_only in ("What if", "Save scenario", "Export this plan", "API docs"):
+        assert screen_only not in text
