@@ -133,7 +133,7 @@ def test_page_shows_what_to_buy_and_why_nothing_is_committed(
 
 def test_api_merge_option_and_bad_growth(client, user, db):
     token = base64.b64encode(b"ada:pw-ada-123").decode()
-    auth = {"HTTP_AUTHORIZATION": f"Basic {token}"}
+    auth = {"HTTP_AUTHORIZATION": f"Basic {token}", "wsgi.url_scheme": "https"}  # HTTPS only
     refused = client.post("/api/histories", {"file": csv_upload(DUPLICATED)}, **auth)
     assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "job_id"
     bad = client.post("/api/histories", {"file": csv_upload(DUPLICATED), "growth": "-150"},
