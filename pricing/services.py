@@ -303,8 +303,9 @@ def _resolved_rows(
 
 
 def _without_free_pay_as_you_go(frame: pd.DataFrame, summary: ImportSummary) -> pd.DataFrame:
-    """An on-demand or spot price of 0 is no offer (a placeholder, or a free tier): such rows
-    are counted, not stored. Commitments may be 0 per hour when paid all upfront."""
+    """An on-demand or spot price of 0 is not an offer (an empty cell written as 0, or a free
+    tier): such rows are counted, not stored. A commitment may be 0 per hour when it is paid
+    all upfront."""
     if frame.empty:
         return frame
     free = frame["purchase_option"].isin(["on_demand", "spot"]) & (frame["usd_per_hour"] <= 0)
