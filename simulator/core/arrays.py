@@ -47,6 +47,7 @@ class ConfigArrays:
     traffic_bytes: FloatArray  # per sample, 16-bit activation bytes of one forward
     activation_bytes: FloatArray  # per sample, non-transformers only
     gemm_rows: FloatArray  # per sample
+    is_fused_cnn: FloatArray  # 0/1, CNN with fused conv epilogues (less activation traffic)
     peak_tflops: FloatArray  # nominal dense peak at the layout precision (for MFU)
     gemm_peak_tflops: FloatArray  # peak the weight GEMMs run at (fp8 for fp8 runs)
     peak_16bit_tflops: FloatArray  # for attention cores
@@ -126,6 +127,7 @@ def workload_columns(workload: Workload) -> dict[str, float]:
         "traffic_bytes": workload.traffic_bytes_per_sample(),
         "activation_bytes": workload.activation_bytes_per_sample,
         "gemm_rows": workload.gemm_rows_per_sample,
+        "is_fused_cnn": float(workload.has_fused_epilogues and not workload.is_transformer),
     }
 
 

@@ -36,16 +36,24 @@ class Calibration:
       limit, lower sustained clocks under load).
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
-    - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling).
+    - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling);
+      hopper_attention_ratio: Hopper's attention cores relative to that (FlashAttention-2 does
+      not use Hopper's asynchronous tensor-core instructions: about 35% of the H100 peak
+      against about 70% of the A100 peak, Shah et al. 2024).
     - ridge_multiple: GEMMs reach 1/sqrt(2) of the ceiling when their arithmetic intensity
       (FLOPs per byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
       forward and backward), priced at the GPU's memory bandwidth; cnn_traffic_factor the
-      same for CNNs (batch norm and ReLU passes make them largely memory-bound).
+      same for CNNs (batch norm and ReLU passes make them largely memory-bound);
+      fused_cnn_traffic_ratio: CNN traffic of stacks that fuse those passes into the
+      convolutions (MLPerf-tuned NHWC kernels) relative to unfused ones.
     - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models
       (fixed prior: DALI-class pipelines feed several thousand images/s per GPU).
     - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
-    - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic.
+    - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic;
+      encoder_overlap_fraction the same for BERT-style encoders (fixed: the NVIDIA BERT
+      pretraining and MLPerf BERT code all-reduce gradients once after accumulation, before
+      the LAMB step, so nothing hides it).
     - step_overhead_seconds: fixed time per optimizer step (host synchronisation, optimizer and
       gradient-norm launches, small collectives' latency); it bounds tiny per-GPU batches.
     - hop_latency_us: per-hop latency of ring collectives, microseconds (fixed prior).
@@ -68,12 +76,15 @@ class Calibration:
     pcie_card_factor: float = 0.85
     cnn_factor: float = 0.6
     attention_factor: float = 0.7
+    hopper_attention_ratio: float = 0.5
     ridge_multiple: float = 1.0
     traffic_factor: float = 4.0
     cnn_traffic_factor: float = 8.0
+    fused_cnn_traffic_ratio: float = 0.6
     input_images_per_second_per_gpu: float = 6000.0
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
+    encoder_overlap_fraction: float = 0.0
     hop_latency_us: float = 5.0
     step_overhead_seconds: float = 0.01
     ring_full_bandwidth_nodes: float = 4.0
@@ -136,6 +147,12 @@ class Calibration:
         return np.array([self.efficiency_volta_16bit, self.efficiency_ampere_16bit,
                          self.efficiency_hopper_16bit, self.efficiency_hopper_fp8,
                          self.efficiency_other])
+
+    def class_attention_factors(self) -> FloatArray:
+        """Attention-core factors indexed like hardware.EFFICIENCY_CLASSES (Hopper lower)."""
+        hopper = self.attention_factor * self.hopper_attention_ratio
+        return np.array([self.attention_factor, self.attention_factor, hopper, hopper,
+                         self.attention_factor])
 
     def kind_factors(self) -> FloatArray:
         """Workload-kind multipliers indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""

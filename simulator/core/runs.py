@@ -87,6 +87,9 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
     if math.isnan(params):
         raise ValueError("missing params_billion")
     if kind == "resnet50":
+        if _is_mlperf(str(row.get("source", ""))):
+            return replace(resnet50(), has_fused_epilogues=True), [
+                "MLPerf-tuned CNN: fused convolution epilogues"]
         return resnet50(), []
     if kind not in ("llm", "llm_moe", "llm_lora", "bert"):
         raise ValueError(f"workload kind {kind!r} has no model in the simulator")
@@ -111,6 +114,10 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
 def _is_unpadded_mlperf(source: str) -> bool:
     match = MLPERF_ROUND.search(source)
     return match is not None and int(match.group(1)) >= 1
+
+
+def _is_mlperf(source: str) -> bool:
+    return MLPERF_ROUND.search(source) is not None
 
 
 def _transformer(row: Mapping[str, Any], kind: str, params: float, seq: int,

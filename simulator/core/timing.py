@@ -59,11 +59,13 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     # Causal decoders: flash attention skips the masked half of the score blocks.
     causal = np.where(c.kind_index == 0, CAUSAL_ATTENTION_FRACTION, 1.0)
     attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal
-    attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, cal.attention_factor)
+    factor = cal.class_attention_factors()[c.efficiency_class.astype(np.intp)]
+    attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, factor)
     flop_seconds = linear / c.gemm_peak_tflops + attention / attention_peak
     flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
     passes = 1.0 + (c.recompute == 2) / 3.0
-    factor = np.where(c.is_transformer > 0, cal.traffic_factor, cal.cnn_traffic_factor)
+    cnn = cal.cnn_traffic_factor * np.where(c.is_fused_cnn > 0, cal.fused_cnn_traffic_ratio, 1.0)
+    factor = np.where(c.is_transformer > 0, cal.traffic_factor, cnn)
     traffic = factor * c.traffic_bytes * c.micro_batch / split * passes
     traffic = traffic * c.activation_value_bytes / 2.0
     return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
@@ -166,7 +168,8 @@ def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
     # Gradient reduction can only hide behind the backward pass (2/3 of compute); ZeRO-3
     # weight all-gathers are prefetched during the forward pass as well.
     hideable = np.where(c.zero_stage >= 3, 1.0, BACKWARD_SHARE) * compute
-    dp_exposed = np.maximum(0.0, dp_total - cal.overlap_fraction * hideable)
+    overlap = np.where(c.kind_index == 1, cal.encoder_overlap_fraction, cal.overlap_fraction)
+    dp_exposed = np.maximum(0.0, dp_total - overlap * hideable)
     bubble = (c.pp - 1.0) / c.virtual_stages * (per_micro + tp + pp)
     optimizer = optimizer_seconds(c)
     busy = compute + c.grad_accum * (tp + pp) + bubble + dp_exposed + optimizer

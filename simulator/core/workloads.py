@@ -27,7 +27,9 @@ class Workload:
     pixels of a typical convolution), which sets how well small batches fill the GPU.
     `token_fill` is the share of the seq_len positions that are real tokens when the
     framework skips padding (unpadded batches); linear compute and traffic scale with it,
-    attention with its square.
+    attention with its square. `has_fused_epilogues` marks CNN stacks that fuse batch norm,
+    ReLU and the residual add into the convolutions (MLPerf-tuned NHWC kernels), which cuts
+    their activation traffic.
     """
 
     name: str
@@ -46,6 +48,7 @@ class Workload:
     gemm_rows_per_sample: float = 1.0
     n_experts: int = 1
     token_fill: float = 1.0
+    has_fused_epilogues: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in WORKLOAD_KINDS:
