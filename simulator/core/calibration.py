@@ -37,9 +37,8 @@ class Calibration:
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
       GEMMs (kernel mix, padding, small convolutions).
     - attention_factor: flash-attention cores relative to GEMMs (softmax, masking, tiling);
-      hopper_attention_ratio: Hopper's attention cores relative to that (FlashAttention-2 does
-      not use Hopper's asynchronous tensor-core instructions: about 35% of the H100 peak
-      against about 70% of the A100 peak, Shah et al. 2024).
+      below that ceiling the cores follow a roofline at the flash-attention tile's arithmetic
+      intensity (timing.attention_roofline).
     - ridge_multiple: GEMMs reach 1/sqrt(2) of the ceiling when their arithmetic intensity
       (FLOPs per byte) is this multiple of the GPU's ridge point (peak FLOP/s / HBM bytes/s).
     - traffic_factor: HBM bytes moved per byte of stored 16-bit activations (elementwise ops,
@@ -76,7 +75,6 @@ class Calibration:
     pcie_card_factor: float = 0.85
     cnn_factor: float = 0.6
     attention_factor: float = 0.7
-    hopper_attention_ratio: float = 0.5
     ridge_multiple: float = 1.0
     traffic_factor: float = 4.0
     cnn_traffic_factor: float = 8.0
@@ -147,12 +145,6 @@ class Calibration:
         return np.array([self.efficiency_volta_16bit, self.efficiency_ampere_16bit,
                          self.efficiency_hopper_16bit, self.efficiency_hopper_fp8,
                          self.efficiency_other])
-
-    def class_attention_factors(self) -> FloatArray:
-        """Attention-core factors indexed like hardware.EFFICIENCY_CLASSES (Hopper lower)."""
-        hopper = self.attention_factor * self.hopper_attention_ratio
-        return np.array([self.attention_factor, self.attention_factor, hopper, hopper,
-                         self.attention_factor])
 
     def kind_factors(self) -> FloatArray:
         """Workload-kind multipliers indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""

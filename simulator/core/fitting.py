@@ -42,7 +42,6 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("pcie_card_factor", "logit", 0.85, 0.7),
     ("cnn_factor", "log", 0.6, 0.5),
     ("attention_factor", "logit", 0.7, 0.7),
-    ("hopper_attention_ratio", "logit", 0.5, 0.5),
     ("ridge_multiple", "log", 1.0, 0.7),
     ("traffic_factor", "log", 4.0, 0.5),
     ("cnn_traffic_factor", "log", 8.0, 0.7),

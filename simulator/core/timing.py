@@ -19,6 +19,8 @@ from simulator.core.memory import model_state_bytes
 
 CAUSAL_ATTENTION_FRACTION = 0.5
 BACKWARD_SHARE = 2.0 / 3.0
+# Query rows per flash-attention tile (FlashAttention-2 with head dimension 128).
+FLASH_ATTENTION_TILE_ROWS = 128.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,18 @@ def hardware_flops_per_sample(c: ConfigArrays) -> FloatArray:
     return linear + c.attention_fwd_flops * (3.0 + (c.recompute >= 1))
 
 
+def attention_roofline(c: ConfigArrays) -> FloatArray:
+    """Share of the 16-bit peak flash-attention cores can reach on the GPU's memory system.
+
+    Each query tile of FLASH_ATTENTION_TILE_ROWS rows streams the keys and values from HBM, so
+    the cores run at about that many FLOPs per byte; GPUs whose ridge point (16-bit peak / HBM
+    bandwidth) is far above it are bandwidth-bound there (H100: ~40%, A100: ~65% of peak,
+    as measured for FlashAttention-2 by Dao 2023 and Shah et al. 2024).
+    """
+    ridge = c.peak_16bit_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
+    return cast(FloatArray, 1.0 / np.sqrt(1.0 + (ridge / FLASH_ATTENTION_TILE_ROWS) ** 2))
+
+
 def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth.
 
@@ -59,7 +73,7 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     # Causal decoders: flash attention skips the masked half of the score blocks.
     causal = np.where(c.kind_index == 0, CAUSAL_ATTENTION_FRACTION, 1.0)
     attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal
-    factor = cal.class_attention_factors()[c.efficiency_class.astype(np.intp)]
+    factor = cal.attention_factor * attention_roofline(c)
     attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, factor)
     flop_seconds = linear / c.gemm_peak_tflops + attention / attention_peak
     flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
