@@ -16,7 +16,7 @@ router = Router(tags=["simulations"])
 class SimulationIn(Schema):
     kind: str = "single"
     workload: dict[str, Any]
-    goal: dict[str, Any]
+    goal: dict[str, Any] = {}
     instance_type_id: int | None = None
     nodes: int = 1
     layout: dict[str, Any] = {}

@@ -70,10 +70,11 @@ def scaling_figure(points: list[dict[str, Any]]) -> go.Figure:
             name="Throughput (tokens/s)",
         )
     )
+    timed = [p for p in fits if p.get("time_to_train_hours") is not None]
     figure.add_trace(
         go.Scatter(
-            x=[p["gpus"] for p in fits],
-            y=[p["time_to_train_hours"] / 24 for p in fits],
+            x=[p["gpus"] for p in timed],
+            y=[p["time_to_train_hours"] / 24 for p in timed],
             mode="lines+markers",
             name="Time to train (days)",
             yaxis="y2",

@@ -32,7 +32,10 @@ class SimulationForm(forms.Form):
         required=False, min_value=0.001, label="Custom: parameters (billions)"
     )
     seq_len = forms.IntegerField(required=False, min_value=1, label="Custom: sequence (tokens)")
-    tokens = forms.FloatField(required=False, min_value=1, label="Goal: tokens")
+    tokens = forms.FloatField(
+        required=False, min_value=1, label="Goal: tokens",
+        help_text="blank tokens and samples: throughput, memory and MFU only (no time or GPU-hours)",
+    )
     samples = forms.FloatField(required=False, min_value=1, label="Goal: samples")
     global_batch_samples = forms.IntegerField(
         required=False, min_value=1, label="Global batch (samples)"
@@ -59,8 +62,6 @@ class SimulationForm(forms.Form):
         data = super().clean()
         if not data.get("preset") and not data.get("params_billion"):
             self.add_error("preset", "Choose a preset or give the custom model's parameters.")
-        if not data.get("tokens") and not data.get("samples"):
-            self.add_error("tokens", "Give the training goal in tokens or samples.")
         if data.get("kind") == "single" and not data.get("instance_type"):
             self.add_error("instance_type", "Choose an instance type for one configuration.")
         return data

@@ -19,11 +19,20 @@ _INT_LAYOUT = {"tp", "pp", "dp", "cp", "zero_stage", "micro_batch"}
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
 
 
+# Time, GPU-hours and energy need the run's work; without it the simulator answers the rest.
+MISSING_GOAL = "tokens_or_samples_total"
+NOT_PREDICTED_NOTE = (f"not predicted: missing {MISSING_GOAL} "
+                      "(give the training goal in tokens, samples or epochs)")
+
+
 @dataclass(frozen=True)
 class SimulationInputs:
+    """Core inputs; `missing` names what a time prediction lacks (throughput still answers)."""
+
     workload: Workload
     goal: TrainingGoal
     constraints: LayoutConstraints
+    missing: tuple[str, ...] = ()
 
 
 def _positive(spec: dict[str, Any], name: str, kind: type = float) -> Any:
@@ -65,11 +74,29 @@ def workload_from_spec(spec: dict[str, Any]) -> Workload:
     return workload
 
 
+def _number(name: str, value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {value!r} is not a number") from None
+
+
+def has_goal(spec: dict[str, Any]) -> bool:
+    """True when the goal names tokens, samples or epochs (a work amount to time)."""
+    return any(spec.get(k) not in (None, "") for k in ("tokens", "samples", "epochs"))
+
+
 def goal_from_spec(spec: dict[str, Any]) -> TrainingGoal:
-    """Exactly one of tokens, samples or epochs (with dataset_samples)."""
+    """Exactly one of tokens, samples or epochs (with dataset_samples).
+
+    Without any of them the goal is one global batch: throughput, memory and MFU are
+    answered, time is not (see SimulationInputs.missing).
+    """
     values = {k: spec.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples")}
-    numbers = {k: float(v) for k, v in values.items() if v not in (None, "")}
+    numbers = {k: _number(f"goal.{k}", v) for k, v in values.items() if v not in (None, "")}
     batch = spec.get("global_batch_samples")
+    if not has_goal(spec):
+        return TrainingGoal(samples=1.0, global_batch_samples=int(batch) if batch else None)
     return TrainingGoal(
         tokens=numbers.get("tokens"),
         samples=numbers.get("samples"),
@@ -91,8 +118,25 @@ def constraints_from_spec(spec: dict[str, Any]) -> LayoutConstraints:
 
 def inputs_from_request(request: dict[str, Any]) -> SimulationInputs:
     """Core inputs of a stored request: {"workload": {...}, "goal": {...}, "layout": {...}}."""
+    goal = dict(request.get("goal") or {})
     return SimulationInputs(
         workload=workload_from_spec(dict(request.get("workload") or {})),
-        goal=goal_from_spec(dict(request.get("goal") or {})),
+        goal=goal_from_spec(goal),
         constraints=constraints_from_spec(dict(request.get("layout") or {})),
+        missing=() if has_goal(goal) else (MISSING_GOAL,),
     )
+
+
+# Result fields that need the run's work (blanked, with NOT_PREDICTED_NOTE, without a goal).
+TIME_FIELDS = ("time_to_train_hours", "time_to_train_days", "time_to_train_p10_hours",
+               "time_to_train_p90_hours", "steady_state_hours", "goodput_fraction", "gpu_hours",
+               "energy_kwh")
+
+
+def without_time(result: dict[str, Any], inputs: SimulationInputs) -> dict[str, Any]:
+    """`result` with TIME_FIELDS set to None and a `not_predicted` note when the goal is
+    missing; unchanged otherwise."""
+    if not inputs.missing:
+        return result
+    blank = {k: None for k in TIME_FIELDS if k in result}
+    return {**result, **blank, "not_predicted": NOT_PREDICTED_NOTE}

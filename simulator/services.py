@@ -28,7 +28,7 @@ from simulator.core.hardware import GpuSpec
 from simulator.core.layout import RECOMPUTE_MODES
 from simulator.hardware_adapter import hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
-from simulator.requests import SimulationInputs, inputs_from_request
+from simulator.requests import SimulationInputs, inputs_from_request, without_time
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 # The runs the shipped calibration is fitted on (validate_simulator --write-calibration).
@@ -106,7 +106,7 @@ def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> d
         point = best_layout(
             inputs.workload, hardware(instance, count), inputs.goal, cal, inputs.constraints
         )
-        scaling.append(_scaling_point(count * instance.gpu_count, point))
+        scaling.append(without_time(_scaling_point(count * instance.gpu_count, point), inputs))
     return {
         "instance_type": {
             "id": instance.id,
@@ -119,7 +119,7 @@ def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> d
         "nodes": nodes,
         "is_fit": choice.is_fit,
         "n_candidates": choice.n_candidates,
-        "simulation": choice.result.to_dict(),
+        "simulation": without_time(choice.result.to_dict(), inputs),
         "scaling": scaling,
     }
 
@@ -211,7 +211,11 @@ def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> di
     frame = catalog_sweep(inputs, cal).sort_values("time_to_train_hours")
     names = dict(InstanceType.objects.values_list("id", "name"))
     frame = frame.assign(instance_type=frame["instance_key"].map(names))
-    return {"n_feasible": int(len(frame)), "configurations": frame.head(200).to_dict("records")}
+    # With a missing goal every option does the same one batch: time order is speed order.
+    rows = [without_time(r, inputs) for r in frame.head(200).to_dict("records")]
+    note = without_time({}, inputs).get("not_predicted")
+    return {"n_feasible": int(len(frame)), "configurations": rows,
+            **({"not_predicted": note} if note else {})}
 
 
 def _compute(run: SimulationRun) -> dict[str, Any]:

@@ -93,13 +93,24 @@ def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: Non
     assert other.get(response["Location"]).status_code == 404
 
 
-def test_form_without_goal_is_a_400_with_a_message(user: User) -> None:
+def test_a_simulation_without_a_goal_answers_speed_and_names_what_time_needs(
+    user: User, p4de: InstanceType, eager_celery: None,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
     client = Client()
     client.force_login(user)
-    response = client.post("/simulations/new", {"kind": "sweep", "preset": "llama2-7b",
-                                                 "nodes": 1})
-    assert response.status_code == 400
-    assert b"training goal" in response.content
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/simulations/new", {
+            "kind": "single", "preset": "llama2-7b", "instance_type": p4de.id, "nodes": 1})
+    assert response.status_code == 302
+    run = SimulationRun.objects.get(owner=user)
+    sim = run.result["simulation"]
+    assert run.status == "done" and sim["tokens_per_second"] > 0 and sim["mfu"] > 0.2
+    assert sim["time_to_train_hours"] is None and sim["gpu_hours"] is None
+    assert "missing tokens_or_samples_total" in sim["not_predicted"]
+    page = client.get(response["Location"])
+    assert b"not predicted: missing tokens_or_samples_total" in page.content
+    assert b"tokens/s" in page.content
 
 
 def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, eager_celery: None,

@@ -111,3 +111,17 @@ def test_the_page_shows_an_uncalibrated_gpu_with_its_status_and_wider_band(
     body = response.content.decode()
     assert response.status_code == 200
     assert "throughput uncalibrated" in body or "status-uncalibrated" in body
+
+
+# Llama 2 paper, Table 2: 184,320 GPU-hours (7B) and 1,720,320 (70B) on A100-80GB for 2T
+# tokens; both are whole multiples of 1,024 GPU-hours (7B: 1,024 GPUs x 180 h).
+@pytest.mark.parametrize(("workload", "published_gpu_hours"),
+                         [("llama2-7b", 184_320.0), ("llama2-70b", 1_720_320.0)])
+def test_llama2_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
+        capsys: Any, workload: str, published_gpu_hours: float) -> None:
+    options = _plan_json(capsys, "--workload", workload, "--tokens", "2e12", "--gpus",
+                         "a100-sxm4-80gb", "--providers", "aws")["result"]["options"]
+    at_scale = [o for o in options if o["gpus"] == 1024]
+    assert at_scale
+    for option in at_scale:
+        assert option["gpu_hours"] == pytest.approx(published_gpu_hours, rel=0.20)

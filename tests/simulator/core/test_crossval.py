@@ -40,6 +40,30 @@ def test_throughput_median_error_is_within_target(by_family):
     assert rows.median() <= 12.0
 
 
+def test_throughput_p90_error_is_within_target(by_family):
+    rows = by_family[by_family["metric"].isin(THROUGHPUT_METRICS)]["abs_pct_error"]
+    assert rows.quantile(0.9) <= 30.0
+
+
+def test_time_to_train_median_error_is_within_target(by_family):
+    rows = by_family[by_family["metric"] == "time_to_train_minutes"]["abs_pct_error"]
+    assert len(rows) >= 30 and rows.median() <= 15.0
+
+
+def test_mlperf_resnet_times_are_no_longer_overestimated(by_family):
+    # Before fused CNN epilogues every MLPerf ResNet-50 round came out ~1.5x too slow.
+    rows = by_family[by_family["run_id"].str.contains("MLPERF") & by_family["run_id"].str.endswith(
+        "resnet")]
+    assert len(rows) >= 15 and abs(rows["signed_pct_error"].median()) <= 15.0
+
+
+def test_the_simulator_beats_the_rule_of_thumb_in_most_families(by_family):
+    families = summarize_errors(by_family).query("group_by == 'family'")
+    beaten = families[(families["median_ape"] < families["baseline_median_ape"])
+                      & (families["p90_ape"] < families["baseline_p90_ape"])]
+    assert len(beaten) >= len(families) - 2
+
+
 def test_band_coverage_is_between_70_and_90_percent(by_family):
     assert 0.70 <= _overall(by_family)["coverage"] <= 0.90
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +18,8 @@ from simulator.core import (
     make_hardware,
     simulate,
 )
+from simulator.core.arrays import config_arrays
+from simulator.core.timing import attention_roofline
 
 GPT3_GOAL = TrainingGoal(tokens=300e9, global_batch_samples=1536)
 
@@ -152,3 +155,48 @@ def test_parameter_count_only_plans_like_the_preset(gpu_specs, calibration):
     preset = best_layout(PRESETS["llama2-70b"], hardware, goal, calibration).result
     planned = best_layout(custom, hardware, goal, calibration).result
     assert planned.mfu == pytest.approx(preset.mfu, rel=0.2)
+
+
+def _one_node(gpu_specs, name):
+    return make_hardware(gpu_specs[name], gpus_per_node=8, n_nodes=1, intra_node="nvswitch")
+
+
+def test_attention_cores_are_bandwidth_bound_on_gpus_with_a_high_ridge(gpu_specs):
+    shares = {}
+    for name in ("A100 SXM4-80GB", "H100 SXM5-80GB"):
+        layout = Layout(tp=1, pp=1, dp=8, micro_batch=1, grad_accum=1)
+        c = config_arrays(PRESETS["llama2-7b"], _one_node(gpu_specs, name), layout)
+        shares[name] = float(attention_roofline(c)[0])
+    # FlashAttention-2 reaches about 35-40% of the H100 peak, 60-70% of the A100 peak
+    assert 0.35 <= shares["H100 SXM5-80GB"] <= 0.45 <= 0.6 <= shares["A100 SXM4-80GB"] <= 0.7
+
+
+def test_long_sequences_gain_less_from_an_h100_than_short_ones(gpu_specs, calibration):
+    def speedup(seq_len):
+        workload = replace(PRESETS["mpt-7b"], seq_len=seq_len)
+        layout = Layout(tp=1, pp=1, dp=8, zero_stage=3, recompute="full", micro_batch=1,
+                        grad_accum=1)
+        goal = TrainingGoal(tokens=1e9, global_batch_samples=8)
+        speeds = [simulate(workload, _one_node(gpu_specs, name), layout, goal,
+                           calibration).tokens_per_second
+                  for name in ("A100 SXM4-80GB", "H100 SXM5-80GB")]
+        return speeds[1] / speeds[0]
+    assert speedup(32768) < 0.9 * speedup(2048)
+
+
+def test_fused_cnn_epilogues_move_less_activation_traffic(gpu_specs, calibration):
+    layout = Layout(tp=1, pp=1, dp=8, micro_batch=256, grad_accum=1)
+    goal = TrainingGoal(samples=1.28e6, global_batch_samples=2048)
+    plain, fused = (simulate(w, _one_node(gpu_specs, "A100 SXM4-80GB"), layout, goal, calibration)
+                    for w in (PRESETS["resnet50"],
+                              replace(PRESETS["resnet50"], has_fused_epilogues=True)))
+    assert fused.samples_per_second > 1.2 * plain.samples_per_second
+
+
+def test_encoders_expose_their_gradient_all_reduce(gpu_specs, calibration):
+    hardware = make_hardware(gpu_specs["A100 SXM4-80GB"], gpus_per_node=8, n_nodes=8,
+                             intra_node="nvswitch", inter_node_gbits_per_s=200)
+    layout = Layout(tp=1, pp=1, dp=64, micro_batch=32, grad_accum=1)
+    result = simulate(PRESETS["bert-large"], hardware, layout,
+                      TrainingGoal(samples=1e6, global_batch_samples=2048), calibration)
+    assert result.time.dp_comm_seconds == pytest.approx(result.time.dp_comm_total_seconds)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from simulator.core import summarize_errors, validate
-from simulator.core.runs import DEFAULT_GPU_COUNT, run_family
+from simulator.core.runs import DEFAULT_GPU_COUNT, row_workload, run_family
 from simulator.core.validation import PREDICTION_COLUMNS, scale_band
 
 
@@ -97,3 +97,11 @@ def test_summary_counts_coverage_and_bias_by_hand():
     assert overall["share_predicted"] == 1.0  # the unanswerable row does not count against it
     assert overall["median_ape"] == 15.0 and overall["bias_pct"] == -5.0
     assert overall["coverage"] == 0.5
+
+
+def test_only_mlperf_cnn_rows_get_fused_epilogues(all_runs):
+    kinds = all_runs[all_runs["workload_kind"] == "resnet50"]
+    fused = {row["run_id"]: row_workload(row.to_dict())[0].has_fused_epilogues
+             for _, row in kinds.iterrows()}
+    assert fused["MLPERF-v2.0-NVIDIA-dgxa100_ngc22.04_mxnet-resnet"]
+    assert not fused["DLE-RN50-A10080-1gpu-AMP"] and not fused["LAMBDA-RN50-A100SXM80-1gpu-AMP"]
