@@ -34,7 +34,7 @@ class SimulationForm(forms.Form):
     seq_len = forms.IntegerField(required=False, min_value=1, label="Custom: sequence (tokens)")
     tokens = forms.FloatField(
         required=False, min_value=1, label="Goal: tokens",
-        help_text="blank tokens and samples: throughput, memory and MFU only (no time or GPU-hours)",
+        help_text="blank tokens and samples: throughput, memory and MFU only (no time)",
     )
     samples = forms.FloatField(required=False, min_value=1, label="Goal: samples")
     global_batch_samples = forms.IntegerField(

@@ -60,7 +60,7 @@ def attention_roofline(c: ConfigArrays) -> FloatArray:
     as measured for FlashAttention-2 by Dao 2023 and Shah et al. 2024).
     """
     ridge = c.peak_16bit_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    return cast(FloatArray, 1.0 / np.sqrt(1.0 + (ridge / FLASH_ATTENTION_TILE_ROWS) ** 2))
+    return 1.0 / np.sqrt(1.0 + (ridge / FLASH_ATTENTION_TILE_ROWS) ** 2)
 
 
 def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
