@@ -34,7 +34,9 @@ def _option(field: ScenarioField) -> tuple[list[str], dict[str, Any]]:
     help_text = field.label + (f"; {field.range_text}" if field.range_text else "")
     if field.kind in ("choices", "bands"):
         help_text += " (comma-separated)"
-    return flags, {"dest": field.name, "type": types.get(field.kind, str), "help": help_text}
+    # argparse %-formats help text: a literal "%" (e.g. "% of instances") must be doubled.
+    return flags, {"dest": field.name, "type": types.get(field.kind, str),
+                   "help": help_text.replace("%", "%%")}
 
 
 class Command(BaseCommand):
@@ -45,7 +47,7 @@ class Command(BaseCommand):
             flags, options = _option(field)
             if field.kind == "flag":
                 options = {"dest": field.name, "action": "store_true", "default": None,
-                           "help": field.label}
+                           "help": field.label.replace("%", "%%")}
             parser.add_argument(*flags, **options)
         parser.add_argument("--top", type=int, default=20, help="rows to print")
         parser.add_argument("--json", action="store_true",

@@ -6,6 +6,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from planner.management.commands.plan import Command
+
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("loaded_catalog")]
 OPTION_LABELS = ("basis", "as_of", "age_days", "calibration_status", "offer_kind", "max_nodes",
                  "spot_node_limit", "is_capacity_unlikely", "payment_option")
@@ -125,3 +127,8 @@ def test_llama2_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
     assert at_scale
     for option in at_scale:
         assert option["gpu_hours"] == pytest.approx(published_gpu_hours, rel=0.20)
+
+
+def test_plan_help_prints_every_option_with_its_percent_signs() -> None:
+    text = Command().create_parser("manage.py", "plan").format_help()
+    assert "% of instances per month" in text and "--tokens" in text
