@@ -208,10 +208,11 @@ def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
 
 def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
     _progress(run.id, 20, "sweeping every instance type x node count x layout")
-    frame = catalog_sweep(inputs, cal).sort_values("time_to_train_hours")
+    # Without a goal time is not predicted: the fastest configurations come first instead.
+    order = ("samples_per_second", False) if inputs.missing else ("time_to_train_hours", True)
+    frame = catalog_sweep(inputs, cal).sort_values(order[0], ascending=order[1])
     names = dict(InstanceType.objects.values_list("id", "name"))
     frame = frame.assign(instance_type=frame["instance_key"].map(names))
-    # With a missing goal every option does the same one batch: time order is speed order.
     rows = [without_time(r, inputs) for r in frame.head(200).to_dict("records")]
     note = without_time({}, inputs).get("not_predicted")
     return {"n_feasible": int(len(frame)), "configurations": rows,

@@ -131,6 +131,25 @@ def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, ea
     assert bad.status_code == 400 and "nodes" in bad.json()["detail"]
 
 
+def test_api_sweep_without_a_goal_ranks_by_speed_and_says_time_is_not_predicted(
+    user: User, eager_celery: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = Client()
+    client.force_login(user)
+    body = {"kind": "sweep", "workload": {"preset": "llama2-7b"}, "layout": {}}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client.post("/api/simulations", json.dumps(body),
+                              content_type="application/json")
+    assert created.status_code == 201
+    result = client.get(f"/api/simulations/{created.json()['id']}").json()["result"]
+    assert "missing tokens_or_samples_total" in result["not_predicted"]
+    rows = result["configurations"]
+    assert rows and all(r["time_to_train_hours"] is None and r["gpu_hours"] is None
+                        for r in rows)
+    speeds = [r["samples_per_second"] for r in rows]
+    assert speeds == sorted(speeds, reverse=True)
+
+
 def test_validate_simulator_writes_predictions_and_beats_the_rule(tmp_path: Path) -> None:
     out = tmp_path / "pred.csv"
     stdout = StringIO()
