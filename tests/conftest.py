@@ -97,7 +97,8 @@ def worker_database_url() -> str:
 
 
 def start_worker(
-    redis_url: str, log_path: Path, loglevel: str = "WARNING", **extra_env: str
+    redis_url: str, log_path: Path, loglevel: str = "WARNING", node_name: str = "worker1",
+    **extra_env: str,
 ) -> subprocess.Popen[bytes]:
     """A real `celery worker` process (solo pool) on Redis and the test database."""
     env = dict(
@@ -111,7 +112,8 @@ def start_worker(
         return subprocess.Popen(
             [
                 sys.executable, "-m", "celery", "-A", "planner", "worker", "--pool=solo",
-                f"--loglevel={loglevel}", "--without-gossip", "--without-mingle",
+                f"--loglevel={loglevel}", f"--hostname={node_name}@%h", "--without-gossip",
+                "--without-mingle",
                 "--without-heartbeat",
             ],
             cwd=ROOT,
