@@ -33,6 +33,7 @@ USERS = int(os.environ.get("BENCH_USERS", "50"))
 DURATION_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "30"))
 SPAWN_PER_SECOND = 25
 GUNICORN = ["--workers", "3", "--threads", "4"]
+WARMUP_ROUNDS = 3  # sequential GETs of every page first, so first renders fill the caches
 BENCH_USER, BENCH_PASSWORD = "bench-load-user", "bench-load-password-123"
 
 
@@ -61,7 +62,8 @@ def _start_gunicorn(port: int, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "planner.wsgi:application",
-             "-b", f"127.0.0.1:{port}", *GUNICORN, "--log-level", "warning"],
+             "-b", f"127.0.0.1:{port}", *GUNICORN, "--graceful-timeout", "5",
+             "--log-level", "warning"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
@@ -74,6 +76,25 @@ def _wait(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
         except OSError:
             time.sleep(0.2)
     raise SystemExit(f"gunicorn at {url} did not start:\n{log.read_text()[-2000:]}")
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=5)
+
+
+def _warm_up(base: str, env: dict[str, str]) -> None:
+    paths = ["/", "/prices/?purchase_option=spot", f"/plans/{env['BENCH_PLAN_ID']}",
+             f"/history/{env['BENCH_HISTORY_ID']}", f"/api/plans/{env['BENCH_PLAN_ID']}"]
+    for _ in range(WARMUP_ROUNDS):
+        for path in paths:
+            request = urllib.request.Request(base + path,
+                                             headers={"Cookie": env["BENCH_SESSION_COOKIE"]})
+            urllib.request.urlopen(request, timeout=60).close()
 
 
 def _session_cookie() -> str:
@@ -119,12 +140,12 @@ def run() -> list[str]:
             server = _start_gunicorn(port, log)
             try:
                 _wait(f"{base}/accounts/login/", server, log)
+                _warm_up(base, env)
                 started = time.perf_counter()
                 _locust(base, env, Path(folder) / "load")
                 seconds = time.perf_counter() - started
             finally:
-                server.terminate()
-                server.wait(timeout=20)
+                _stop(server)
             database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
             return [f"{USERS} users for {DURATION_SECONDS} s ({seconds:.0f} s with start and "
                     f"stop), locust on loopback, gunicorn {' '.join(GUNICORN)}, {database}",
