@@ -1,6 +1,7 @@
 """Load test: 50 concurrent users on the catalog, pricing, plan result and history pages and
 the plan API, against gunicorn (3 workers x 4 threads) on loopback, driven by locust headless
-for a fixed time. Prints requests/s, p50/p95/p99 and the error count per page and overall.
+for 25 s (about a minute in all with the set-up). Prints requests/s, p50/p95/p99 and the
+error count per page and overall, with each error's kind and any worker gunicorn restarted.
 
 It uses the database the settings name (SQLite in var/ or DATABASE_URL). A bench account, one
 stored plan and one analysed 5,000-job history are created first and deleted afterwards with
@@ -10,12 +11,14 @@ so the figures are the web tier's; their messages are no-ops for a later worker)
 
 import csv
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from django.conf import settings
@@ -30,10 +33,10 @@ from planner.runs import Attempt
 
 ROOT = Path(__file__).resolve().parents[1]
 USERS = int(os.environ.get("BENCH_USERS", "50"))
-DURATION_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "30"))
+DURATION_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "25"))
 SPAWN_PER_SECOND = 25
 GUNICORN = ["--workers", "3", "--threads", "4"]
-WARMUP_ROUNDS = 3  # sequential GETs of every page first, so first renders fill the caches
+WARMUP_ROUNDS = 3  # GETs of every page first (one per gunicorn worker) to fill the caches
 BENCH_USER, BENCH_PASSWORD = "bench-load-user", "bench-load-password-123"
 
 
@@ -62,7 +65,7 @@ def _start_gunicorn(port: int, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "planner.wsgi:application",
-             "-b", f"127.0.0.1:{port}", *GUNICORN, "--graceful-timeout", "5",
+             "-b", f"127.0.0.1:{port}", *GUNICORN, "--preload", "--graceful-timeout", "5",
              "--log-level", "warning"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
@@ -79,7 +82,7 @@ def _wait(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def _stop(server: subprocess.Popen[bytes]) -> None:
-    server.terminate()
+    server.send_signal(signal.SIGINT)  # gunicorn's quick shutdown: the load is over
     try:
         server.wait(timeout=15)
     except subprocess.TimeoutExpired:
@@ -90,11 +93,15 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 def _warm_up(base: str, env: dict[str, str]) -> None:
     paths = ["/", "/prices/?purchase_option=spot", f"/plans/{env['BENCH_PLAN_ID']}",
              f"/history/{env['BENCH_HISTORY_ID']}", f"/api/plans/{env['BENCH_PLAN_ID']}"]
-    for _ in range(WARMUP_ROUNDS):
-        for path in paths:
-            request = urllib.request.Request(base + path,
-                                             headers={"Cookie": env["BENCH_SESSION_COOKIE"]})
-            urllib.request.urlopen(request, timeout=60).close()
+
+    def get(path: str) -> None:
+        request = urllib.request.Request(base + path,
+                                         headers={"Cookie": env["BENCH_SESSION_COOKIE"]})
+        urllib.request.urlopen(request, timeout=60).close()
+
+    # Concurrent rounds, so that every gunicorn worker (each has its own cache) renders once.
+    with ThreadPoolExecutor(max_workers=WARMUP_ROUNDS) as pool:
+        list(pool.map(get, paths * WARMUP_ROUNDS))
 
 
 def _session_cookie() -> str:
@@ -111,6 +118,21 @@ def _locust(base: str, env: dict[str, str], prefix: Path) -> None:
          "--only-summary", "--loglevel", "WARNING"],
         cwd=ROOT, env=dict(os.environ, **env), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, check=False)  # exits 1 when any request failed
+
+
+def _failures(failures_csv: Path) -> list[str]:
+    with failures_csv.open() as handle:
+        rows = list(csv.DictReader(handle))
+    return [f"  error x{row['Occurrences']}: {row['Method']} {row['Name']}: {row['Error'][:120]}"
+            for row in rows]
+
+
+def _server_trouble(log: Path) -> list[str]:
+    # A worker that misses its heartbeat (CPU starved) is killed; its connections are reset.
+    text = log.read_text(errors="replace")
+    timeouts = text.count("WORKER TIMEOUT")
+    return [f"  gunicorn restarted {timeouts} worker(s) that missed their 30 s heartbeat"] \
+        if timeouts else []
 
 
 def _lines(stats_csv: Path) -> list[str]:
@@ -149,6 +171,8 @@ def run() -> list[str]:
             database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
             return [f"{USERS} users for {DURATION_SECONDS} s ({seconds:.0f} s with start and "
                     f"stop), locust on loopback, gunicorn {' '.join(GUNICORN)}, {database}",
-                    *_lines(Path(folder) / "load_stats.csv")]
+                    *_lines(Path(folder) / "load_stats.csv"),
+                    *_failures(Path(folder) / "load_failures.csv"),
+                    *_server_trouble(log)]
         finally:
             user.delete()
