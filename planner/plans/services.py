@@ -411,6 +411,7 @@ def _chunk_finish(chunk: PlanSweepChunk, table: dict[str, Any]) -> None:
         stored = PlanScenario.objects.select_for_update().only(
             "status", "owner_id", "inputs").get(pk=chunk.scenario_id)
         if stored.status != PlanScenario.Status.RUNNING:
+            PlanSweepChunk.objects.filter(pk=chunk.id).delete()  # the plan ended without it
             return
         run_store(PlanSweepChunk, chunk.id, table)
         parts = PlanSweepChunk.objects.filter(scenario_id=stored.id)
@@ -419,8 +420,7 @@ def _chunk_finish(chunk: PlanSweepChunk, table: dict[str, Any]) -> None:
             run_progress(PlanScenario, stored.id, 10 + 80 * done / chunk.n_chunks,
                          f"swept {done} of {chunk.n_chunks} parts")
             return
-        run_progress(PlanScenario, stored.id, 90, "pricing and ranking")
-        tables = parts.order_by("index").values_list("result", "instance_keys")
+        tables = list(parts.order_by("index").values_list("result", "instance_keys"))
         frames = [frame_from_table(t) for t, _ in tables if t["rows"]]
         configs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         found = PlanInputs(_in_order(configs), pd.DataFrame(),
