@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-all bench lint install migrate catalog worker clean pdf-libs
+.PHONY: run test test-postgres test-all bench lint install migrate catalog worker clean pdf-libs
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -58,6 +58,12 @@ test: install
 	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml
 	$(BIN)/mypy --strict --ignore-missing-imports $(CORES)
 	SECRET_KEY=test-only-secret $(BIN)/python -m pytest -m "" -q
+
+# The key flows (plans, simulations, histories, reports, runs, a real worker) on PostgreSQL:
+# a throwaway cluster from Debian's postgresql (installed when missing and apt-get can), on a
+# free port. Skips with a message without PostgreSQL; REQUIRE_POSTGRES=1 (CI) makes it fail.
+test-postgres: install
+	.ci/postgres
 
 lint: install
 	$(BIN)/ruff check .

@@ -1,4 +1,5 @@
-"""`make bench`: print every benchmark figure. Run against the database `make run` uses."""
+"""`make bench`: print every benchmark figure. Run against the database `make run` uses
+(or DATABASE_URL). BENCH=load (or any comma-separated section names) runs only those."""
 
 import os
 import sys
@@ -13,15 +14,24 @@ def main() -> None:
     import django
 
     django.setup()
-    from benchmarks import bench_history, bench_plans, bench_pricing, bench_simulator
+    from benchmarks import bench_history, bench_load, bench_plans, bench_pricing, bench_simulator
 
-    sections = [
-        ("Catalog and pricing pages", bench_pricing.run),
-        ("Simulator sweep", bench_simulator.run),
-        ("Plans", bench_plans.run),
-        ("Job history: 1,000,000 jobs from upload to recommendation", bench_history.run),
-    ]
-    for title, run in sections:
+    sizes = os.environ.get("BENCH_HISTORY_JOBS") or "1,000,000 and 10,000,000"
+    sections = {
+        "pricing": ("Catalog and pricing pages", bench_pricing.run),
+        "simulator": ("Simulator sweep", bench_simulator.run),
+        "plans": ("Plans", bench_plans.run),
+        "load": (f"Load: {bench_load.USERS} concurrent users on the pages and the plan API",
+                 bench_load.run),
+        "history": (f"Job history: {sizes} jobs from upload to recommendation",
+                    bench_history.run),
+    }
+    # BENCH=load,plans runs only those sections (default: all, in this order).
+    chosen = [name.strip() for name in os.environ.get("BENCH", "").split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(sections))
+    if unknown:
+        raise SystemExit(f"BENCH: unknown section(s) {unknown}; choose from {list(sections)}")
+    for title, run in [sections[name] for name in chosen or list(sections)]:
         print(f"\n== {title}")
         for line in run():
             print(line)

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from planner.models import AnalysisRun, History, PlanScenario, Report
+from planner.models import AnalysisRun, History, PlanScenario, PlanSweepChunk, Report
 from planner.security import LOCKED_MESSAGE, login_is_locked
 
 
@@ -43,6 +43,14 @@ class PlanScenarioAdmin(admin.ModelAdmin):
     list_filter = ["status", "is_saved"]
     search_fields = ["name", "owner__username"]
     list_select_related = ["owner"]
+    exclude = ["result"]
+
+
+@admin.register(PlanSweepChunk)
+class PlanSweepChunkAdmin(admin.ModelAdmin):
+    list_display = ["id", "scenario", "index", "n_chunks", "status", "attempts", "created_at"]
+    list_filter = ["status"]
+    list_select_related = ["scenario"]
     exclude = ["result"]
 
 

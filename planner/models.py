@@ -1,7 +1,7 @@
 """The planner app's models, defined in their feature folders (one app label: `planner`)."""
 
-from planner.plans.models import PlanScenario
+from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
 
-__all__ = ["AnalysisRun", "History", "PlanScenario", "Report"]
+__all__ = ["AnalysisRun", "History", "PlanScenario", "PlanSweepChunk", "Report"]

@@ -122,7 +122,7 @@ PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 
 REQUEUE_AFTER_SECONDS = 60
 
 
-def _publish(model_label: str, task_name: str, run_id: int) -> None:
+def _publish(model_label: str, task_name: str, run_id: int, is_raising: bool) -> None:
     from kombu.exceptions import OperationalError as BrokerError
 
     from planner.celery import app
@@ -132,16 +132,19 @@ def _publish(model_label: str, task_name: str, run_id: int) -> None:
                                          retry_policy=PUBLISH_RETRY_POLICY)
     except (BrokerError, ConnectionError, TimeoutError) as exc:
         logger.warning("%s %s stays queued: broker unavailable (%s)", model_label, run_id, exc)
-        raise QueueUnavailableError(QueueUnavailableError.message) from exc
+        if is_raising:
+            raise QueueUnavailableError(QueueUnavailableError.message) from exc
 
 
-def run_enqueue(run: TrackedRun) -> None:
+def run_enqueue(run: TrackedRun, *, on_unavailable: str = "raise") -> None:
     """Send the run's task once the surrounding transaction commits (by name: no import).
 
     With the broker down this raises QueueUnavailableError after the commit (the interface
-    answers 503); the row stays queued and runs_sweep sends it later."""
+    answers 503), or only logs it with on_unavailable="keep" (a task sending subtasks); the
+    row stays queued and runs_sweep sends it later."""
     label, name, run_id = run._meta.label, run.TASK_NAME, run.pk
-    transaction.on_commit(lambda: _publish(label, name, run_id))
+    is_raising = on_unavailable != "keep"
+    transaction.on_commit(lambda: _publish(label, name, run_id, is_raising))
 
 
 def runs_sweep() -> int:
@@ -209,19 +212,22 @@ def run_store(model: type[TrackedRun], run_id: int, result: dict[str, Any]) -> N
 def run_execute(
     model: type[Run],
     run_id: int,
-    compute: Callable[[Run], dict[str, Any]],
+    compute: Callable[[Run], dict[str, Any] | None],
     *,
     attempt: Attempt,
     message: str = "started",
 ) -> None:
     """Claim, compute and store once. ValueError becomes a readable failure; a transient
     database error is re-raised for the task to retry (the last try fails the run); anything
-    else is stored as an internal error and re-raised for the worker's log."""
+    else is stored as an internal error and re-raised for the worker's log. A compute that
+    hands the work to subtasks returns None: the run stays running until they store it."""
     run = run_claim(model, run_id, attempt, message)
     if run is None:
         return
     try:
-        run_store(model, run_id, compute(run))
+        result = compute(run)
+        if result is not None:
+            run_store(model, run_id, result)
     except TRANSIENT_ERRORS:
         if attempt.is_last_try:
             _fail_quietly(model, run_id, TRANSIENT_MESSAGE)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from django.core.management import call_command
@@ -84,24 +85,35 @@ def redis_url() -> str:
     return _redis_url()
 
 
-def start_worker(
-    redis_url: str, log_path: Path, loglevel: str = "WARNING", **extra_env: str
-) -> subprocess.Popen[bytes]:
-    """A real `celery worker` process (solo pool) on Redis and the test database file."""
+def worker_database_url() -> str:
+    """The URL of the test database this process uses, for a worker or server subprocess."""
     from django.db import connection
 
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    auth = f"{quote(db['USER'])}:{quote(db['PASSWORD'])}@" if db["USER"] else ""
+    return f"postgres://{auth}{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def start_worker(
+    redis_url: str, log_path: Path, loglevel: str = "WARNING", node_name: str = "worker1",
+    **extra_env: str,
+) -> subprocess.Popen[bytes]:
+    """A real `celery worker` process (solo pool) on Redis and the test database."""
     env = dict(
         os.environ,
         REDIS_URL=redis_url,
         SECRET_KEY="test-only-secret",
-        DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}",
+        DATABASE_URL=worker_database_url(),
         **extra_env,
     )
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
             [
                 sys.executable, "-m", "celery", "-A", "planner", "worker", "--pool=solo",
-                f"--loglevel={loglevel}", "--without-gossip", "--without-mingle",
+                f"--loglevel={loglevel}", f"--hostname={node_name}@%h", "--without-gossip",
+                "--without-mingle",
                 "--without-heartbeat",
             ],
             cwd=ROOT,

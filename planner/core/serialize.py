@@ -41,3 +41,20 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, pd.Timestamp):
         return value.isoformat()
     return value
+
+
+def frame_to_table(frame: pd.DataFrame) -> dict[str, Any]:
+    """A frame as JSON-safe {"columns", "dtypes", "rows"} that frame_from_table restores with
+    the same values and dtypes (floats round-trip exactly; NaN is stored as null)."""
+    return {
+        "columns": [str(name) for name in frame.columns],
+        "dtypes": [str(dtype) for dtype in frame.dtypes],
+        "rows": [[json_safe(value) for value in row] for row in frame.itertuples(index=False)],
+    }
+
+
+def frame_from_table(table: Mapping[str, Any]) -> pd.DataFrame:
+    """The frame frame_to_table stored (null back to NaN in float columns)."""
+    columns = list(table["columns"])
+    frame = pd.DataFrame(table["rows"], columns=columns)
+    return frame.astype(dict(zip(columns, table["dtypes"], strict=True)))

@@ -66,7 +66,9 @@ class PlanOut(Schema):
 
 @router.post("", response={201: PlanCreated})
 def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: ignore[valid-type]
-    """Check and store the scenario, then plan it in the background; 400 names the field."""
+    """Check the fields and store the scenario, then plan it in the background; 400 names the
+    field. Whether any configuration fits is the plan's answer: `result.no_fit` names the
+    field to change when none does."""
     try:
         stored = services.scenario_create(
             owner_id=request.user.id, raw=payload.dict(exclude_none=True)

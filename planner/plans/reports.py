@@ -11,6 +11,9 @@ def plan_report(*, scenario: PlanScenario) -> ReportDocument:
     """The report model of a finished plan; ValueError while it is not done."""
     if scenario.status != PlanScenario.Status.DONE or not scenario.result:
         raise ValueError(f"result: plan {scenario.pk} is {scenario.status}, not done yet")
+    if "no_fit" in scenario.result:
+        raise ValueError(f"result: plan {scenario.pk} has no configuration that fits; "
+                         "nothing to export")
     return report_from_plan(
         scenario.result, inputs=scenario.inputs, name=scenario.name, subject_id=scenario.pk,
         generated_at=timezone.now().isoformat(timespec="seconds"),

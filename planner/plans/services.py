@@ -1,5 +1,6 @@
 """Plan services: sweep the catalog for a scenario, price every option, rank and store it."""
 
+import contextlib
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -16,6 +17,7 @@ from planner.core.cloud import (
     default_dataset_gb,
     offer_facts,
 )
+from planner.core.serialize import frame_from_table, frame_to_table
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import (
     PlanAssumptions,
@@ -25,15 +27,31 @@ from planner.plans.core.plan import (
     plan,
     price_dates,
 )
-from planner.plans.models import PlanScenario
+from planner.plans.core.sweep_parts import sweep_parts
+from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
-from planner.runs import Attempt, run_enqueue, run_execute, run_progress
+from planner.runs import (
+    TRANSIENT_ERRORS,
+    TRANSIENT_MESSAGE,
+    Attempt,
+    run_claim,
+    run_enqueue,
+    run_execute,
+    run_fail,
+    run_progress,
+    run_store,
+)
 from pricing.models import InstanceType
 from pricing.selectors import current_prices
 from simulator.core import LayoutConstraints, best_layout
 from simulator.hardware_adapter import hardware
 from simulator.requests import inputs_from_request
-from simulator.services import calibration_for, catalog_instances_frame, catalog_sweep
+from simulator.services import (
+    calibration_for,
+    catalog_instances_frame,
+    catalog_sweep,
+    constrained_grid,
+)
 
 # Options stored per plan: the cheapest ones plus every recommended and Pareto option.
 OPTIONS_KEPT = 500
@@ -51,17 +69,35 @@ def _node_counts(scenario: Scenario) -> tuple[int, ...]:
     return tuple(n for n in NODE_COUNTS if n <= scenario.data.get("max_nodes", 128))
 
 
-def plan_configurations(*, scenario: Scenario, owner_id: int | None) -> PlanInputs:
-    """The simulator's fastest fitting layout per allowed instance type and node count."""
+def plan_instances(scenario: Scenario) -> pd.DataFrame:
+    """The simulatable instance types the scenario allows, grouped by GPUs per node."""
     instances = catalog_instances_frame(
         gpus=scenario.data.get("gpus"), providers=scenario.data.get("providers")
     )
+    return instances.sort_values(["gpus_per_node", "instance_key"], ignore_index=True)
+
+
+def plan_configurations(
+    *, scenario: Scenario, owner_id: int | None, instance_keys: list[int] | None = None
+) -> PlanInputs:
+    """The simulator's fastest fitting layout per allowed instance type and node count (of
+    `instance_keys` only, for one part of a split sweep), in (instance, nodes) order."""
+    instances = plan_instances(scenario)
+    if instance_keys is not None:
+        instances = instances[instances["instance_key"].isin(instance_keys)]
     inputs = inputs_from_request(simulation_request(scenario))
     configs = catalog_sweep(inputs, calibration_for(owner_id), _node_counts(scenario), instances)
     if not configs.empty:
         capacity = instances.set_index("instance_key")["memory_capacity_gib"]
         configs = configs.assign(memory_capacity_gib=configs["instance_key"].map(capacity))
-    return PlanInputs(configs, pd.DataFrame(), len(instances))
+    return PlanInputs(_in_order(configs), pd.DataFrame(), len(instances))
+
+
+def _in_order(configs: pd.DataFrame) -> pd.DataFrame:
+    # One order whether the sweep ran whole or in parts, so both give the same plan.
+    if configs.empty:
+        return configs
+    return configs.sort_values(["instance_key", "nodes"], kind="stable", ignore_index=True)
 
 
 _PRICE_FIELDS = {
@@ -150,11 +186,23 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
     )
 
 
+class NoConfigurationFitsError(ValueError):
+    """Nothing the scenario allows can train the model (or none of it has a current price):
+    a plan's answer, stored as its result, not a failure."""
+
+
 def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
-    """Sweep, price and rank: the plan document. ValueError when nothing can train the model."""
+    """Sweep, price and rank: the plan document. NoConfigurationFitsError when nothing fits."""
     found = plan_configurations(scenario=scenario, owner_id=owner_id)
+    return plan_from_configurations(scenario=scenario, owner_id=owner_id, found=found)
+
+
+def plan_from_configurations(
+    *, scenario: Scenario, owner_id: int | None, found: PlanInputs
+) -> dict[str, Any]:
+    """Price and rank swept configurations (whole or merged from parts): the plan document."""
     if found.configs.empty:
-        raise ValueError(
+        raise NoConfigurationFitsError(
             "gpus: no allowed GPU configuration fits the model in memory "
             f"(checked {found.n_instance_types} instance types up to "
             f"{scenario.data.get('max_nodes', 128):.0f} nodes)"
@@ -163,7 +211,7 @@ def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     today = timezone.now().date()
     prices = plan_prices(scenario=scenario, instance_keys=keys, today=today)
     if prices.empty:
-        raise ValueError(
+        raise NoConfigurationFitsError(
             "providers: no current price for any configuration that fits "
             "(widen providers, regions or purchase options)"
         )
@@ -176,6 +224,17 @@ def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
     return document
+
+
+def plan_document(*, scenario: Scenario, owner_id: int | None, found: PlanInputs
+                  ) -> dict[str, Any]:
+    """The stored result: the plan, or {"no_fit": {"field", "message"}} when nothing fits."""
+    try:
+        return plan_from_configurations(scenario=scenario, owner_id=owner_id, found=found)
+    except NoConfigurationFitsError as exc:
+        field, _, message = str(exc).partition(": ")
+        return {"no_fit": {"field": field, "message": message,
+                           "n_instance_types": found.n_instance_types}}
 
 
 def _scaling(result: PlanResult) -> list[dict[str, Any]]:
@@ -220,10 +279,9 @@ def _chosen_memory(
 
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
-    """Check the scenario (and that some GPU fits) before storing it, then enqueue the plan."""
+    """Check the scenario's fields (cheap: no sweep), store it and enqueue its plan; whether
+    any configuration fits is the task's answer (plan_document)."""
     scenario = scenario_from_input(raw, today=timezone.now().date())
-    if plan_configurations(scenario=scenario, owner_id=owner_id).configs.empty:
-        raise ValueError("gpus: no allowed GPU configuration fits the model in memory")
     with transaction.atomic():
         stored = PlanScenario.objects.create(
             owner_id=owner_id,
@@ -247,17 +305,36 @@ def _default_name(scenario: Scenario) -> str:
     return f"{model} on {goal}"
 
 
-def _compute(stored: PlanScenario) -> dict[str, Any]:
+def _compute(stored: PlanScenario) -> dict[str, Any] | None:
     run_progress(PlanScenario, stored.id, 10, "simulating every configuration")
-    return plan_compute(scenario=Scenario(stored.inputs), owner_id=stored.owner_id)
+    scenario = Scenario(stored.inputs)
+    parts = plan_sweep_parts(scenario)
+    if len(parts) > 1:
+        sweep_split(scenario_id=stored.id, parts=parts)
+        return None  # the last part to finish stores the plan
+    found = plan_configurations(scenario=scenario, owner_id=stored.owner_id)
+    return plan_document(scenario=scenario, owner_id=stored.owner_id, found=found)
 
 
 def scenario_execute(*, scenario_id: int, attempt: Attempt) -> None:
-    """Claim a queued scenario, compute its plan and store it; a second call does nothing."""
+    """Claim a queued scenario, compute its plan (or split its sweep) and store it; a second
+    call does nothing."""
     run_execute(
         PlanScenario, scenario_id, _compute, attempt=attempt,
         message="simulating every configuration",
     )
+
+
+def scenario_no_fit(scenario: PlanScenario) -> dict[str, Any] | None:
+    """The "no configuration fits" answer of a finished plan, else None (without loading a
+    plan's whole result when it is deferred)."""
+    if scenario.status != PlanScenario.Status.DONE:
+        return None
+    if "result" not in scenario.get_deferred_fields():
+        return (scenario.result or {}).get("no_fit")
+    found = PlanScenario.objects.filter(pk=scenario.pk, result__has_key="no_fit").values_list(
+        "result__no_fit", flat=True).first()
+    return found
 
 
 def scenario_duplicate(*, scenario_id: int, owner_id: int) -> PlanScenario:
@@ -271,3 +348,93 @@ def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> None:
     PlanScenario.objects.filter(pk=scenario_id, owner_id=owner_id).update(
         is_saved=True, name=name.strip()[:200] or "Untitled scenario"
     )
+
+
+# Large sweeps: split into parts that several workers sweep at once (PlanSweepChunk rows, one
+# task each); the part that finishes last merges them under a lock on the plan and stores it.
+# No result backend is needed, so it works on the embedded filesystem broker and on Redis.
+MAX_SWEEP_PARTS = 16
+
+
+def plan_sweep_parts(scenario: Scenario) -> list[list[int]]:
+    """The scenario's instance types in parts of about PLAN_SWEEP_PART_CELLS sweep cells."""
+    instances = plan_instances(scenario)
+    grid = constrained_grid(inputs_from_request(simulation_request(scenario)))
+    return sweep_parts(
+        [int(k) for k in instances["instance_key"]],
+        cells_per_instance=len(grid) * len(_node_counts(scenario)),
+        cells_per_part=settings.PLAN_SWEEP_PART_CELLS, max_parts=MAX_SWEEP_PARTS,
+    )
+
+
+def sweep_split(*, scenario_id: int, parts: list[list[int]]) -> None:
+    """One row and one task per part; a second call (a retried task) adds no row and sends
+    only the parts not done yet (their claim makes a duplicate send harmless)."""
+    with transaction.atomic():
+        for index, keys in enumerate(parts):
+            chunk, _ = PlanSweepChunk.objects.get_or_create(
+                scenario_id=scenario_id, index=index,
+                defaults={"n_chunks": len(parts), "instance_keys": keys},
+            )
+            if not chunk.is_finished:
+                run_enqueue(chunk, on_unavailable="keep")
+        run_progress(PlanScenario, scenario_id, 10, f"sweeping in {len(parts)} parts")
+
+
+def sweep_chunk_execute(*, chunk_id: int, attempt: Attempt) -> None:
+    """Sweep one part; the last part to finish merges every part and stores the plan. A failed
+    part fails the plan with its message; a second delivery of a claimed part does nothing."""
+    chunk = run_claim(PlanSweepChunk, chunk_id, attempt, "sweeping")
+    if chunk is None:
+        return
+    owner_id, inputs = PlanScenario.objects.values_list("owner_id", "inputs").get(
+        pk=chunk.scenario_id)
+    label = f"sweep part {chunk.index + 1} of {chunk.n_chunks}"
+    try:
+        found = plan_configurations(scenario=Scenario(inputs), owner_id=owner_id,
+                                    instance_keys=[int(k) for k in chunk.instance_keys])
+        _chunk_finish(chunk, frame_to_table(found.configs))
+    except TRANSIENT_ERRORS:
+        if attempt.is_last_try:
+            _chunk_fail(chunk, TRANSIENT_MESSAGE)
+        raise
+    except ValueError as exc:
+        _chunk_fail(chunk, f"{label}: {exc}")
+    except Exception as exc:
+        _chunk_fail(chunk, f"{label}: internal error: {exc.__class__.__name__}")
+        raise
+
+
+def _chunk_finish(chunk: PlanSweepChunk, table: dict[str, Any]) -> None:
+    with transaction.atomic():
+        # The lock serialises the parts' endings: exactly one sees every part done.
+        stored = PlanScenario.objects.select_for_update().only(
+            "status", "owner_id", "inputs").get(pk=chunk.scenario_id)
+        if stored.status != PlanScenario.Status.RUNNING:
+            PlanSweepChunk.objects.filter(pk=chunk.id).delete()  # the plan ended without it
+            return
+        run_store(PlanSweepChunk, chunk.id, table)
+        parts = PlanSweepChunk.objects.filter(scenario_id=stored.id)
+        done = parts.filter(status=PlanSweepChunk.Status.DONE).count()
+        if done < chunk.n_chunks:
+            run_progress(PlanScenario, stored.id, 10 + 80 * done / chunk.n_chunks,
+                         f"swept {done} of {chunk.n_chunks} parts")
+            return
+        tables = list(parts.order_by("index").values_list("result", "instance_keys"))
+        frames = [frame_from_table(t) for t, _ in tables if t["rows"]]
+        configs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        found = PlanInputs(_in_order(configs), pd.DataFrame(),
+                           sum(len(keys) for _, keys in tables))
+        scenario = Scenario(stored.inputs)
+        run_store(PlanScenario, stored.id,
+                  plan_document(scenario=scenario, owner_id=stored.owner_id, found=found))
+        parts.delete()
+
+
+def _chunk_fail(chunk: PlanSweepChunk, message: str) -> None:
+    # The database may be away (transient errors): then the part is reclaimed once stale.
+    with contextlib.suppress(*TRANSIENT_ERRORS), transaction.atomic():
+        if PlanScenario.objects.filter(pk=chunk.scenario_id,
+                                       status=PlanScenario.Status.RUNNING).exists():
+            run_fail(PlanScenario, chunk.scenario_id, message)
+        PlanSweepChunk.objects.filter(scenario_id=chunk.scenario_id).delete()

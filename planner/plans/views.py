@@ -62,11 +62,11 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         PlanScenario.objects.defer("result"), pk=scenario_id, owner_id=request.user.pk
     )
     sort = request.GET.get("sort", "rank")
-    view = None
-    if scenario.status == PlanScenario.Status.DONE:
+    view, no_fit = None, services.scenario_no_fit(scenario)
+    if scenario.status == PlanScenario.Status.DONE and no_fit is None:
         view = LazyPlanView(lambda: scenario.result, sort)
     context = {
-        "scenario": scenario, "view": view, "sort": sort,
+        "scenario": scenario, "view": view, "sort": sort, "no_fit": no_fit,
         "form": PlanForm(initial=initial_from_scenario(scenario.inputs)),
         "share_query": urlencode(_query(scenario.inputs), doseq=True),
         **_staleness(),
@@ -144,7 +144,9 @@ def plan_compare(request: HttpRequest) -> HttpResponse:
             status=400,
         )
     columns = [
-        {"scenario": s, "view": plan_view(s.result) if s.result else None} for s in scenarios
+        {"scenario": s, "no_fit": services.scenario_no_fit(s),
+         "view": plan_view(s.result) if s.result and "no_fit" not in s.result else None}
+        for s in scenarios
     ]
     return render(request, "planner/plans/compare.html", {"columns": columns})
 

@@ -6,6 +6,7 @@ from typing import Any
 import plotly.graph_objects as go
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import json_script
@@ -71,15 +72,28 @@ def history_detail(request: HttpRequest, pk: int) -> HttpResponse:
         report = services.run_report(
             history=history, run=run, growth_per_year=growth_form.growth_per_year()
         )
+        figures = _figure_scripts(run, report)
+        context.update(report=report, doc=report.document, figure_ids=list(figures),
+                       figures=list(figures.values()))
+    return render(request, "planner/purchase_mix/detail.html", context)
+
+
+def _figure_scripts(run: AnalysisRun, report: services.HistoryReport) -> dict[str, SafeString]:
+    """The page's chart scripts, cached per finished run and growth rate: building and
+    encoding the figures is most of the page's time (seconds for a large history)."""
+    key = (f"history-figures:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:"
+           f"{report.trend_growth_per_year}")
+    scripts: dict[str, SafeString] | None = cache.get(key)
+    if scripts is None:
         figures = charts.history_figures(
             demand=report.demand, recommendation=report.recommendation,
             analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
             projected_gpus=report.trend_projected_gpus,
             growth_per_year=report.trend_growth_per_year,
         )
-        context.update(report=report, doc=report.document, figure_ids=list(figures),
-                       figures=[_figure_script(fig, key) for key, fig in figures.items()])
-    return render(request, "planner/purchase_mix/detail.html", context)
+        scripts = {name: _figure_script(fig, name) for name, fig in figures.items()}
+        cache.set(key, scripts, 3600)
+    return scripts
 
 
 @login_required

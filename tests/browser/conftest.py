@@ -79,13 +79,13 @@ def app_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
     import time
     import urllib.request
 
-    from django.db import connection
+    from tests.conftest import worker_database_url
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = dict(os.environ, REDIS_URL=redis_url, SECRET_KEY="test-only-secret", DEBUG="1",
-               DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}")
+               DATABASE_URL=worker_database_url())
     log = (tmp_path / "server.log").open("wb")
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],

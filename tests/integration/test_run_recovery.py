@@ -1,5 +1,6 @@
 """Runs survive what happens to workers and databases (planner.runs), with real processes:
-a worker killed mid-plan, and a database locked under a running plan."""
+a worker killed mid-plan, and a database error (a lock, a dropped connection) under a
+running plan."""
 
 import os
 import signal
@@ -77,7 +78,29 @@ def test_a_worker_killed_mid_plan_leaves_it_to_finish_once(redis_url: str, tmp_p
     assert PlanScenario.objects.get(pk=scenario_id).attempts == 2
 
 
-def test_a_locked_database_under_a_running_plan_is_retried_to_success(
+def _break_the_database_under(scenario_id: int, log: Path) -> tuple[str, str]:
+    """A real transient database error under the running plan: on SQLite another process
+    takes the whole database until the worker's next write has waited out the busy timeout
+    ("database is locked"); on PostgreSQL the server ends the worker's connection. Returns the
+    row's status seen meanwhile and the error text the worker's log must show."""
+    if connection.vendor == "sqlite":
+        lock = sqlite3.connect(connection.settings_dict["NAME"], timeout=30)
+        lock.execute("BEGIN EXCLUSIVE")
+        _wait_for_log(log, "database is locked", timeout_s=120)
+        held = lock.execute(
+            "SELECT status FROM planner_planscenario WHERE id = ?", (scenario_id,)
+        ).fetchone()[0]
+        lock.rollback()
+        lock.close()
+        return held, "database is locked"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    held = PlanScenario.objects.get(pk=scenario_id).status
+    return held, "terminating connection due to administrator command"
+
+
+def test_a_database_error_under_a_running_plan_is_retried_to_success(
     redis_url: str, tmp_path: Path
 ) -> None:
     call_command("load_catalog", verbosity=0)
@@ -88,21 +111,11 @@ def test_a_locked_database_under_a_running_plan_is_retried_to_success(
             wait_ready(app, worker, log)
             scenario_id = _submit(app)
             _wait_for(scenario_id, {"running"}, timeout_s=30)
-            # Another process takes the whole database until the worker's next write has
-            # waited out SQLite's busy timeout and failed with "database is locked", a real
-            # transient error; then it lets go.
-            lock = sqlite3.connect(connection.settings_dict["NAME"], timeout=30)
-            lock.execute("BEGIN EXCLUSIVE")
-            _wait_for_log(log, "database is locked", timeout_s=120)
-            held = lock.execute(
-                "SELECT status FROM planner_planscenario WHERE id = ?", (scenario_id,)
-            ).fetchone()[0]
-            lock.rollback()
-            lock.close()
+            held, error = _break_the_database_under(scenario_id, log)
             done = _wait_for(scenario_id, {"done", "failed"}, timeout_s=90)
         finally:
             stop_worker(worker)
     assert held == "running"
     assert done.status == "done", (done.error, log.read_text()[-2000:])
-    assert done.attempts >= 2, "the run should have been retried after the lock"
-    assert "database is locked" in log.read_text()
+    assert done.attempts >= 2, "the run should have been retried after the database error"
+    assert error in log.read_text()

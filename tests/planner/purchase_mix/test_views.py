@@ -114,7 +114,8 @@ def test_growth_param_recomputes_the_trend(user_client, loaded_catalog, eager_ce
     with django_capture_on_commit_callbacks(execute=True):
         _post(user_client, file_upload(HELIOS), **HELIOS_FIELDS)
     history = History.objects.get()
-    response = user_client.get(f"/history/{history.pk}?growth=50")
+    assert "+50%/year" not in user_client.get(f"/history/{history.pk}").content.decode()
+    response = user_client.get(f"/history/{history.pk}?growth=50")  # not the cached charts
     report = response.context["report"]
     assert report.trend_growth_per_year == pytest.approx(0.5)
     first, last = report.trend_projected_gpus.iloc[0], report.trend_projected_gpus.iloc[-1]
