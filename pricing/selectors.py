@@ -3,6 +3,7 @@
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import (
@@ -26,6 +27,7 @@ from pricing.models import (
     PriceSource,
     Provider,
     PurchaseOption,
+    Region,
 )
 
 # Precision key -> Accelerator field holding its dense peak (TOPS for int8, TFLOPS otherwise).
@@ -215,16 +217,37 @@ def source_rows(*, today: date) -> list[SourceRow]:
     ]
 
 
-def filter_choices() -> dict[str, list[tuple[str, str]]]:
-    """Choices for the price filters: GPUs, providers and region codes that have prices."""
+def regions_by_provider() -> dict[str, list[str]]:
+    """Region codes that have prices, per provider slug (sorted)."""
+    priced = Region.objects.filter(prices__isnull=False).distinct()
+    regions: dict[str, list[str]] = {}
+    for slug, code in priced.values_list("provider__slug", "code").order_by("code"):
+        regions.setdefault(slug, []).append(code)
+    return regions
+
+
+def filter_choices(
+    *, provider: str = "", regions: dict[str, list[str]] | None = None
+) -> dict[str, list[Any]]:
+    """Choices for the price filters: GPUs, providers and region codes that have prices.
+
+    Regions are those of `provider` when one is chosen, else grouped by provider
+    ((provider name, [(code, code), ...]) pairs), so no list mixes every provider's regions.
+    """
     gpus = Accelerator.objects.filter(instance_types__isnull=False).distinct()
     providers = {it.provider.slug: it.provider.name for it in
                  InstanceType.objects.select_related("provider")}
-    regions = Price.objects.values_list("region__code", flat=True).distinct()
+    regions = regions_by_provider() if regions is None else regions
+    if provider:
+        region_choices: list[Any] = [(code, code) for code in regions.get(provider, [])]
+    else:
+        region_choices = [(providers.get(slug, slug), [(code, code) for code in codes])
+                          for slug, codes in sorted(regions.items(),
+                                                    key=lambda item: providers.get(item[0], ""))]
     return {
         "gpu": [(g.slug, g.name) for g in gpus],
         "provider": sorted(providers.items(), key=lambda p: p[1]),
-        "region": [(code, code) for code in sorted(set(regions))],
+        "region": region_choices,
     }
 
 
