@@ -80,22 +80,23 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
 def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
     """Compute, storage and egress USD of the ten cheapest feasible options."""
     rows = [o for o in options if not o["infeasible_reason"]][:10]
-    labels = [
-        f"#{count(r['rank'])} {r['instance_type']}×{count(r['nodes'])} "
-        f"{label(r['purchase_option'])}"
-        for r in rows
-    ]
+    # Short rank labels on the axis (long names overlapped); the option in the hover text.
+    labels = [f"#{count(r['rank'])}" for r in rows]
+    hover = [_hover(r) for r in rows]
     figure = go.Figure()
     for key, name in (
         ("compute_usd", "Compute"),
         ("storage_usd", "Storage"),
         ("egress_usd", "Egress"),
     ):
-        figure.add_trace(go.Bar(name=name, x=labels, y=[r[key] for r in rows]))
+        figure.add_trace(go.Bar(
+            name=name, x=labels, y=[r[key] for r in rows], customdata=hover,
+            hovertemplate="%{customdata}<br>" + name + ": $%{y:,.0f}<extra></extra>"))
     return _style(
         figure,
         "Cost breakdown of the 10 cheapest options",
         barmode="stack",
+        xaxis_title="Option (rank in the table below)",
         yaxis_title="Cost (USD)",
     )
 
