@@ -47,6 +47,8 @@ LABELS: dict[str, str] = {
     "llm_lora": "LoRA fine-tuning",
     "bert": "BERT encoder",
     "cnn": "CNN",
+    "dataset_gb": "Data set size (GB)",
+    "checkpoint_gb": "Checkpoint size (GB)",
 }
 
 
