@@ -52,7 +52,7 @@ LABELS: dict[str, str] = {
 }
 
 
-def _missing(value: float | int | None) -> bool:
+def _missing(value: object) -> bool:
     return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
 
 
