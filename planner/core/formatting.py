@@ -209,12 +209,13 @@ def log_ticks(values: Sequence[float]) -> LogTicks:
     return LogTicks(ticks, [compact(t) for t in ticks])
 
 
-# Plotly's Dark24 qualitative palette: 24 colours distinct on a white background, so charts
-# with up to 24 lines repeat none.
+# Plotly's Dark24 qualitative palette with its three near-duplicate magentas and pinks swapped
+# for cyan, olive yellow and grey: 24 colours distinct on a white background, so charts with
+# up to 24 lines (the throughput chart has about 18) repeat none.
 PALETTE: tuple[str, ...] = (
     "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86",
-    "#EB663B", "#511CFB", "#00A08B", "#FB00D1", "#FC0080", "#B2828D", "#6C7C32", "#778AAE",
-    "#862A16", "#A777F1", "#620042", "#1616A7", "#DA60CA", "#6C4516", "#0D2A63", "#AF0038",
+    "#EB663B", "#511CFB", "#00A08B", "#17BECF", "#BCBD22", "#B2828D", "#6C7C32", "#778AAE",
+    "#862A16", "#A777F1", "#620042", "#1616A7", "#7F7F7F", "#6C4516", "#0D2A63", "#AF0038",
 )
 
 

@@ -100,5 +100,10 @@ def test_log_axis_is_a_plotly_log_axis_with_texts() -> None:
     assert f.log_axis([], "x") == {"type": "log", "title": {"text": "x"}}
 
 
-def test_palette_has_at_least_eighteen_distinct_colours() -> None:
-    assert len({c.lower() for c in f.PALETTE}) >= 18
+def test_palette_has_at_least_eighteen_clearly_different_colours() -> None:
+    import itertools
+
+    rgb = [tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in f.PALETTE[:18]]
+    assert len(f.PALETTE) >= 18
+    # No two of the first 18 closer than 50 apart in RGB space.
+    assert min(math.dist(a, b) for a, b in itertools.combinations(rgb, 2)) > 50
