@@ -153,3 +153,20 @@ def test_column_chooser_hides_and_shows_plan_columns(
     assert not region.is_visible()
     assert not page.locator("#plan-table tbody td.c-region").first.is_visible()
     screenshot(page, "column-chooser-1366")
+
+
+def test_region_list_follows_the_chosen_provider(page_factory: Any, live_server: Any) -> None:
+    page = page_factory(PHONE)
+    page.goto(f"{live_server.url}/prices/")
+    regions = "Array.from(document.querySelectorAll('#id_region option')).map(o => o.value)"
+    everything = set(page.evaluate(regions)) - {""}
+    page.select_option("#id_provider", "gcp")
+    gcp = set(page.evaluate(regions)) - {""}
+    assert gcp and gcp < everything and "us-east-1" not in gcp  # an AWS region is gone
+    assert page.locator("#id_region optgroup").count() == 0
+    page.select_option("#id_region", sorted(gcp)[0])
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**/prices/?*provider=gcp*")
+    assert set(page.evaluate(regions)) - {""} == gcp  # the server lists the same regions
+    _assert_inside_viewport(page, "prices")
+    screenshot(page, "prices-gcp-regions-390")
