@@ -8,7 +8,7 @@ from pricing.models import Price
 from pricing.selectors import cheapest_by_accelerator, cheapest_offers
 
 PAGES = [
-    ("GET / (GPU catalog)", "/"),
+    ("GET /gpus/ (GPU catalog)", "/gpus/"),
     ("GET /prices/ (pricing explorer, first page)", "/prices/"),
     ("GET /prices/?gpu=h100-sxm5-80gb&purchase_option=spot",
      "/prices/?gpu=h100-sxm5-80gb&purchase_option=spot"),

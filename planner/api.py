@@ -4,7 +4,10 @@ Routers declare no auth of their own, so no app reaches up into the project pack
 Schema at /api/openapi.json, docs at /api/docs.
 """
 
+from dataclasses import dataclass
+
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
@@ -43,3 +46,27 @@ api.add_router("/", pricing_router)
 api.add_router("/histories", purchase_mix_router, auth=API_AUTH)
 api.add_router("/simulations", simulator_router, auth=API_AUTH)
 api.add_router("/plans", plans_router, auth=API_AUTH)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str
+    summary: str
+
+
+def endpoint_groups() -> dict[str, list[Endpoint]]:
+    """Every API operation by OpenAPI tag, read from the schema the docs page shows."""
+    schema = api.get_openapi_schema(path_prefix="/api")
+    groups: dict[str, list[Endpoint]] = {}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            tag = (operation.get("tags") or ["other"])[0]
+            groups.setdefault(tag, []).append(
+                Endpoint(method.upper(), path, operation.get("summary", "")))
+    return groups
+
+
+def api_index(request: HttpRequest) -> HttpResponse:
+    """/api/: what the API offers, how to sign in, and links to the docs and the schema."""
+    return render(request, "api_index.html", {"groups": endpoint_groups()})

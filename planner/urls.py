@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
-from planner import accounts, health
-from planner.api import api
+from planner import accounts, health, home
+from planner.api import api, api_index
 from planner.plans.urls import urlpatterns as plan_urls
 from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
 from planner.security import ThrottledAuthenticationForm
@@ -22,7 +22,11 @@ urlpatterns = [
          name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", health.healthz, name="healthz"),
+    # Exactly /api/: the index page; every other /api/... path is the ninja API.
+    path("api/", api_index, name="api_index"),
     path("api/", api.urls),
+    path("", home.home, name="home"),
+    path("plans/example", home.example_plan, name="example_plan"),
     path("", include((planner_urls, "planner"))),
     path("", include("simulator.urls")),
     path("", include("pricing.urls")),

@@ -1,10 +1,10 @@
 """Plotly figures for the catalog and price pages, built from plain data (no requests, no ORM)."""
 
-import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from planner.core.formatting import PALETTE, label, log_axis
 from pricing.selectors import GpuPeaks, GpuPoint, RegionPrice, precision_unit
 
 _LAYOUT = {
@@ -32,22 +32,6 @@ def peak_title(points: Sequence[GpuPoint]) -> str:
     return f"Peak dense {' or '.join(p.upper() for p in precisions)} ({unit})"
 
 
-def _alternating_positions(points: Sequence[GpuPoint]) -> list[str]:
-    order = sorted(range(len(points)), key=lambda i: points[i].usd_per_gpu_hour)
-    positions = ["top center"] * len(points)
-    for rank, index in enumerate(order):
-        positions[index] = ("top center", "bottom center")[rank % 2]
-    return positions
-
-
-def _log_range(values: Sequence[float], pad: float = 1.6) -> list[float] | None:
-    """Axis range in log10 units with room for the point labels at both ends."""
-    positive = [v for v in values if v > 0]
-    if not positive:
-        return None
-    return [math.log10(min(positive) / pad), math.log10(max(positive) * pad)]
-
-
 def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
     """Peak throughput against the cheapest on-demand $/GPU-hour, one labelled point per GPU."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
@@ -57,12 +41,9 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
         y=[p.peak_tflops for p in points],
         text=[p.name for p in points],
         customdata=[[p.precision.upper(), p.offer] for p in points],
-        mode="markers+text",
-        # Alternate label sides so neighbouring cheap GPUs do not print over each other.
-        textposition=_alternating_positions(points),
-        textfont={"size": 11},
-        marker={"size": 10, "color": "#2563eb"},
-        cliponaxis=False,
+        # Names in the hover text only: printed labels of neighbouring cheap GPUs overlap.
+        mode="markers",
+        marker={"size": 10, "color": "#2563eb", "line": {"width": 1, "color": "#fff"}},
         hovertemplate=(
             "<b>%{text}</b><br>%{y:,.1f} " + unit + " %{customdata[0]}<br>"
             "$%{x:.3f}/GPU-hour<br>%{customdata[1]}<extra></extra>"
@@ -72,11 +53,11 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
         figure,
         "Peak throughput vs cheapest on-demand price",
         # Log axes: prices span 0.1-10 $/GPU-hour and peaks 60-2,500 TFLOPS.
-        xaxis={"title": {"text": f"Cheapest on-demand price, {USD_PER_GPU_HOUR} (log scale)"},
-               "type": "log", "automargin": True,
-               "range": _log_range([p.usd_per_gpu_hour for p in points])},
-        yaxis={"title": {"text": f"{peak_title(points)} (log scale)"}, "type": "log",
-               "automargin": True, "range": _log_range([p.peak_tflops for p in points], 1.3)},
+        xaxis={**log_axis([p.usd_per_gpu_hour for p in points],
+                          f"Cheapest on-demand price, {USD_PER_GPU_HOUR} (log scale)"),
+               "automargin": True},
+        yaxis={**log_axis([p.peak_tflops for p in points], f"{peak_title(points)} (log scale)"),
+               "automargin": True},
         showlegend=False,
     )
 
@@ -114,9 +95,10 @@ def compare_peaks_bar(gpus: Sequence[GpuPeaks]) -> go.Figure:
     figure = go.Figure([
         go.Bar(
             name=gpu.name, x=labels, y=[gpu.peaks[key] for key in keys],
+            marker={"color": PALETTE[i % len(PALETTE)]},
             hovertemplate="<b>" + gpu.name + "</b><br>%{x}: %{y:,.1f}<extra></extra>",
         )
-        for gpu in gpus
+        for i, gpu in enumerate(gpus)
     ])
     return _style(
         figure,
@@ -134,10 +116,10 @@ def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
     options = list(dict.fromkeys(p.purchase_option for p in prices))
     figure = go.Figure([
         go.Bar(
-            name=option,
+            name=label(option),
             x=[p.region for p in prices if p.purchase_option == option],
             y=[p.usd_per_hour for p in prices if p.purchase_option == option],
-            hovertemplate="%{x}<br>$%{y:,.3f}/hour<extra>" + option + "</extra>",
+            hovertemplate="%{x}<br>$%{y:,.3f}/hour<extra>" + label(option) + "</extra>",
         )
         for option in options
     ])

@@ -74,10 +74,18 @@ class PriceFilterForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name, choices in selectors.filter_choices().items():
+        # The region list holds the chosen provider's regions only (grouped by provider else).
+        provider = str((self.data or {}).get("provider") or "")
+        self.regions_by_provider = selectors.regions_by_provider()
+        choices_by_field = selectors.filter_choices(
+            provider=provider, regions=self.regions_by_provider)
+        for name, choices in choices_by_field.items():
             field = self.fields[name]
             assert isinstance(field, forms.ChoiceField)
             field.choices = [("", "Any")] + choices
+        region = self.fields["region"]
+        region.error_messages["invalid_choice"] = (
+            "%(value)s is not a region of the chosen provider with prices.")
 
     def filters(self) -> dict[str, Any]:
         """The valid filters; an invalid field is ignored (its error is shown)."""

@@ -3,6 +3,7 @@
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import (
@@ -18,7 +19,16 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
-from pricing.models import Accelerator, InstanceType, Price, PriceSource, PurchaseOption
+from planner.core.cloud import offer_facts
+from pricing.models import (
+    Accelerator,
+    InstanceType,
+    Price,
+    PriceSource,
+    Provider,
+    PurchaseOption,
+    Region,
+)
 
 # Precision key -> Accelerator field holding its dense peak (TOPS for int8, TFLOPS otherwise).
 PRECISION_FIELDS = {
@@ -126,17 +136,25 @@ def cheapest_offers(
 
 
 def cheapest_by_accelerator(
-    *, today: date, purchase_option: str = PurchaseOption.ON_DEMAND
+    *, today: date, purchase_option: str = PurchaseOption.ON_DEMAND,
+    offer_kind: str | None = None,
 ) -> dict[int, Price]:
-    """The cheapest current $/GPU-hour price of each accelerator, keyed by accelerator id."""
+    """The cheapest current $/GPU-hour price of each accelerator, keyed by accelerator id;
+    `offer_kind` ("cloud_instance" or "marketplace_machine") keeps only those providers."""
+    offers = cheapest_offers(today=today, purchase_option=purchase_option)
+    if offer_kind is not None:
+        offers = offers.filter(instance_type__provider__slug__in=providers_of_kind(offer_kind))
     cheapest_id = Subquery(
-        cheapest_offers(today=today, purchase_option=purchase_option)
-        .filter(instance_type__accelerator=OuterRef("pk"))
-        .values("id")[:1]
-    )
+        offers.filter(instance_type__accelerator=OuterRef("pk")).values("id")[:1])
     pairs = Accelerator.objects.annotate(price_id=cheapest_id).values_list("id", "price_id")
     prices = price_queryset(today=today).in_bulk([p for _, p in pairs if p is not None])
     return {gpu_id: prices[price_id] for gpu_id, price_id in pairs if price_id is not None}
+
+
+def providers_of_kind(offer_kind: str) -> list[str]:
+    """Provider slugs whose offers are of `offer_kind` (planner.core.cloud says which)."""
+    slugs = Provider.objects.values_list("slug", flat=True)
+    return [slug for slug in slugs if offer_facts(slug, 1)[0] == offer_kind]
 
 
 def cheapest_per_option(*, today: date, gpu: str) -> list[Price]:
@@ -199,16 +217,37 @@ def source_rows(*, today: date) -> list[SourceRow]:
     ]
 
 
-def filter_choices() -> dict[str, list[tuple[str, str]]]:
-    """Choices for the price filters: GPUs, providers and region codes that have prices."""
+def regions_by_provider() -> dict[str, list[str]]:
+    """Region codes that have prices, per provider slug (sorted)."""
+    priced = Region.objects.filter(prices__isnull=False).distinct()
+    regions: dict[str, list[str]] = {}
+    for slug, code in priced.values_list("provider__slug", "code").order_by("code"):
+        regions.setdefault(slug, []).append(code)
+    return regions
+
+
+def filter_choices(
+    *, provider: str = "", regions: dict[str, list[str]] | None = None
+) -> dict[str, list[Any]]:
+    """Choices for the price filters: GPUs, providers and region codes that have prices.
+
+    Regions are those of `provider` when one is chosen, else grouped by provider
+    ((provider name, [(code, code), ...]) pairs), so no list mixes every provider's regions.
+    """
     gpus = Accelerator.objects.filter(instance_types__isnull=False).distinct()
     providers = {it.provider.slug: it.provider.name for it in
                  InstanceType.objects.select_related("provider")}
-    regions = Price.objects.values_list("region__code", flat=True).distinct()
+    regions = regions_by_provider() if regions is None else regions
+    if provider:
+        region_choices: list[Any] = [(code, code) for code in regions.get(provider, [])]
+    else:
+        region_choices = [(providers.get(slug, slug), [(code, code) for code in codes])
+                          for slug, codes in sorted(regions.items(),
+                                                    key=lambda item: providers.get(item[0], ""))]
     return {
         "gpu": [(g.slug, g.name) for g in gpus],
         "provider": sorted(providers.items(), key=lambda p: p[1]),
-        "region": [(code, code) for code in sorted(set(regions))],
+        "region": region_choices,
     }
 
 
@@ -247,6 +286,13 @@ class CatalogRow:
     peak_tflops: float | None
     cheapest: Price | None
     interconnect: str
+    marketplace: Price | None = None  # the cheapest marketplace machine, beside a cloud offer
+
+    @property
+    def is_marketplace(self) -> bool:
+        """The cheapest offer is a marketplace machine (no cloud sells this GPU)."""
+        return self.cheapest is not None and offer_facts(
+            self.cheapest.instance_type.provider.slug, 1)[0] == "marketplace_machine"
 
     @property
     def usd_per_gpu_hour(self) -> float | None:
@@ -292,12 +338,17 @@ def catalog_rows(
     *, today: date, vendor: str = "", min_memory_gb: float | None = None, precision: str = "",
     sort: str = "vendor",
 ) -> list[CatalogRow]:
-    """The catalog table: filtered accelerators with their cheapest current on-demand offer."""
-    cheapest = cheapest_by_accelerator(today=today)
+    """The catalog table: filtered accelerators with their cheapest current on-demand cloud
+    instance (a marketplace machine only where no cloud sells the GPU) and, apart, the
+    cheapest marketplace machine: single rented rigs are not what a training run can scale on."""
+    cloud = cheapest_by_accelerator(today=today, offer_kind="cloud_instance")
+    marketplace = cheapest_by_accelerator(today=today, offer_kind="marketplace_machine")
     rows = []
     for gpu in accelerator_list(vendor=vendor, min_memory_gb=min_memory_gb, precision=precision):
         used, peak = peak_for(gpu, precision)
-        rows.append(CatalogRow(gpu, used, peak, cheapest.get(gpu.id), interconnect_label(gpu)))
+        rig = marketplace.get(gpu.id)
+        rows.append(CatalogRow(gpu, used, peak, cloud.get(gpu.id) or rig, interconnect_label(gpu),
+                               rig if gpu.id in cloud else None))
     return sort_rows(rows, sort)
 
 

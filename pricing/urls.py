@@ -4,7 +4,7 @@ from pricing import views
 
 app_name = "pricing"
 urlpatterns = [
-    path("", views.catalog, name="catalog"),
+    path("gpus/", views.catalog, name="catalog"),
     path("compare/", views.compare, name="compare"),
     path("prices/", views.prices, name="prices"),
     # `path` keeps any instance name routable: GCP names hold '+' (n1-highmem-8+1xT4).

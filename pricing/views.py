@@ -80,6 +80,7 @@ def prices(request: HttpRequest) -> HttpResponse:
         "stale_sources": [s for s in sources if s.is_stale],
         "stale_days": settings.PRICE_STALE_DAYS,
         "today": today,
+        "regions_json": json_script(form.regions_by_provider, "regions-by-provider"),
     }
     return render(request, "pricing/prices.html", context, status=200 if form.is_valid() else 400)
 

@@ -4,6 +4,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from planner.core.formatting import PALETTE, log_axis
+
 _MEMORY_PARTS = [
     ("weights_gib", "Weights"),
     ("gradients_gib", "Gradients"),
@@ -27,6 +29,7 @@ def _layout(figure: go.Figure, title: str, **extra: Any) -> go.Figure:
         template="plotly_white",
         height=340,
         margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        colorway=list(PALETTE),
         **extra,
     )
     return figure
@@ -83,8 +86,7 @@ def scaling_figure(points: list[dict[str, Any]]) -> go.Figure:
     return _layout(
         figure,
         "Scaling with GPU count",
-        xaxis_title="GPUs (count)",
-        xaxis_type="log",
+        xaxis=log_axis([p["gpus"] for p in fits], "GPUs (count)"),
         yaxis_title="Throughput (tokens/s)",
         yaxis2={"title": "Time to train (days)", "overlaying": "y", "side": "right"},
     )

@@ -5,6 +5,7 @@ from simulator.calibration import views as own
 
 app_name = "simulator"
 urlpatterns = [
+    path("simulations/", views.simulation_list, name="list"),
     path("simulations/new", views.simulation_new, name="new"),
     path("simulations/<int:run_id>", views.simulation_detail, name="detail"),
     path("simulations/<int:run_id>/status", views.simulation_status, name="status"),

@@ -13,6 +13,12 @@ from simulator.models import SimulationRun
 
 
 @login_required
+def simulation_list(request: HttpRequest) -> HttpResponse:
+    runs = SimulationRun.objects.filter(owner=request.user)[:200]
+    return render(request, "simulator/list.html", {"runs": runs})
+
+
+@login_required
 def simulation_new(request: HttpRequest) -> HttpResponse:
     form = SimulationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

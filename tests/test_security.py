@@ -68,7 +68,7 @@ def test_all_digit_passwords_are_refused_at_sign_up() -> None:
 
 
 def test_pages_carry_a_content_security_policy(loaded_catalog: None) -> None:
-    response = Client().get("/")
+    response = Client().get("/gpus/")
     policy = response["Content-Security-Policy"]
     assert "default-src 'self'" in policy and "script-src 'self'" in policy
     assert "frame-ancestors 'none'" in policy

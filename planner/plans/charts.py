@@ -4,6 +4,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from planner.core.formatting import PALETTE, count, duration, label, log_axis, usd
+
 _COLORS = {
     "on_demand": "#3465a4",
     "spot": "#e07b00",
@@ -22,6 +24,7 @@ def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
         template="plotly_white",
         height=420,
         margin={"l": 70, "r": 20, "t": 50, "b": 60},
+        colorway=list(PALETTE),
         **layout,
     )
     return figure
@@ -29,10 +32,11 @@ def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
 
 def _hover(row: dict[str, Any]) -> str:
     return (
-        f"{row['provider']} {row['region']} {row['instance_type']} × {row['nodes']:.0f}"
-        f"<br>{row['gpus']:.0f} × {row['gpu']} · {row['purchase_option']}"
-        f"<br>TP{row['tp']:.0f} PP{row['pp']:.0f} DP{row['dp']:.0f} ZeRO{row['zero_stage']:.0f}"
-        f"<br>{row['time_to_train_hours'] / 24:,.1f} days · ${row['total_usd']:,.0f}"
+        f"{label(row['provider'])} {row['region']} {row['instance_type']} × {count(row['nodes'])}"
+        f"<br>{count(row['gpus'])} × {row['gpu']} · {label(row['purchase_option'])}"
+        f"<br>TP{count(row['tp'])} PP{count(row['pp'])} DP{count(row['dp'])} "
+        f"ZeRO{count(row['zero_stage'])}"
+        f"<br>{duration(row['time_to_train_hours'])} · {usd(row['total_usd'])}"
     )
 
 
@@ -47,7 +51,7 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
                 x=[r["time_to_train_hours"] / 24 for r in rows],
                 y=[r["total_usd"] for r in rows],
                 mode="markers",
-                name=option,
+                name=label(option),
                 marker={"color": _COLORS.get(option), "size": 6, "opacity": 0.6},
                 text=[_hover(r) for r in rows],
                 hoverinfo="text",
@@ -68,31 +72,31 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
     return _style(
         figure,
         "Time to train vs total cost",
-        xaxis_title="Time to train (days)",
-        yaxis_title="Total cost (USD)",
-        xaxis_type="log",
-        yaxis_type="log",
+        xaxis=log_axis([r["time_to_train_hours"] / 24 for r in feasible], "Time to train (days)"),
+        yaxis=log_axis([r["total_usd"] for r in feasible], "Total cost (USD)"),
     )
 
 
 def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
     """Compute, storage and egress USD of the ten cheapest feasible options."""
     rows = [o for o in options if not o["infeasible_reason"]][:10]
-    labels = [
-        f"#{r['rank']:.0f} {r['instance_type']}×{r['nodes']:.0f} {r['purchase_option']}"
-        for r in rows
-    ]
+    # Short rank labels on the axis (long names overlapped); the option in the hover text.
+    labels = [f"#{count(r['rank'])}" for r in rows]
+    hover = [_hover(r) for r in rows]
     figure = go.Figure()
     for key, name in (
         ("compute_usd", "Compute"),
         ("storage_usd", "Storage"),
         ("egress_usd", "Egress"),
     ):
-        figure.add_trace(go.Bar(name=name, x=labels, y=[r[key] for r in rows]))
+        figure.add_trace(go.Bar(
+            name=name, x=labels, y=[r[key] for r in rows], customdata=hover,
+            hovertemplate="%{customdata}<br>" + name + ": $%{y:,.0f}<extra></extra>"))
     return _style(
         figure,
         "Cost breakdown of the 10 cheapest options",
         barmode="stack",
+        xaxis_title="Option (rank in the table below)",
         yaxis_title="Cost (USD)",
     )
 
@@ -104,16 +108,15 @@ def scaling_figure(points: list[dict[str, Any]]) -> go.Figure:
         series = sorted((p["gpus"], p["tokens_per_second"]) for p in points if p["gpu"] == gpu)
         figure.add_trace(
             go.Scatter(
-                x=[s[0] for s in series], y=[s[1] for s in series], mode="lines+markers", name=gpu
+                x=[s[0] for s in series], y=[s[1] for s in series], mode="lines+markers", name=gpu,
+                hovertemplate="%{x:,.0f} GPUs: %{y:,.0f} tokens/s<extra>" + gpu + "</extra>",
             )
         )
     return _style(
         figure,
         "Throughput vs GPU count, per GPU model",
-        xaxis_title="GPUs (count)",
-        yaxis_title="Throughput (tokens/s)",
-        xaxis_type="log",
-        yaxis_type="log",
+        xaxis=log_axis([p["gpus"] for p in points], "GPUs (count)"),
+        yaxis=log_axis([p["tokens_per_second"] for p in points], "Throughput (tokens/s)"),
     )
 
 

@@ -26,6 +26,28 @@ SORT_KEYS = {
 }
 TABLE_ROWS = 50
 
+# The results table's columns: (key, header, shown by default). The default set fits a
+# 1366 px screen; the column chooser on the page shows the rest (static/css/app.css hides a
+# column whose box is unticked, so each key has a rule there).
+TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("region", "Region", True),
+    ("instance", "Instance type", True),
+    ("gpus", "GPUs", True),
+    ("nodes", "Nodes", True),
+    ("layout", "Layout", False),
+    ("purchase", "Purchase", True),
+    ("time", "Time to train", True),
+    ("compute", "Compute", False),
+    ("storage", "Storage", False),
+    ("egress", "Egress", False),
+    ("total", "Total", True),
+    ("mfu", "MFU", False),
+    ("headroom", "Memory headroom", False),
+    ("miss", "P(miss deadline)", True),
+    ("throughput", "Throughput", True),
+    ("price", "Price as of · source", False),
+)
+
 
 
 
@@ -55,6 +77,7 @@ class PlanView:
     prices: dict[str, Any]
     size_defaults: dict[str, str]
     what_would_work: dict[str, Any] | None
+    columns: tuple[tuple[str, str, bool], ...] = TABLE_COLUMNS
 
 
 def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:

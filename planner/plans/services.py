@@ -17,6 +17,7 @@ from planner.core.cloud import (
     default_dataset_gb,
     offer_facts,
 )
+from planner.core.formatting import large_count, number
 from planner.core.serialize import frame_from_table, frame_to_table
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import (
@@ -295,9 +296,10 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
 def _default_name(scenario: Scenario) -> str:
     data = scenario.data
     goal = (
-        f"{data['tokens']:.3g} tokens"
+        large_count(data["tokens"], "tokens")
         if data.get("tokens")
-        else f"{data.get('samples') or data.get('epochs')} samples/epochs"
+        else large_count(data["samples"], "samples") if data.get("samples")
+        else f"{number(data.get('epochs'))} epochs"
     )
     model = data.get("workload") or (
         f"{data['params_billion']:g}B model" if data.get("params_billion")

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from planner.core.cloud import PURCHASE_OPTION_WORDS
+from planner.core.formatting import PALETTE, log_axis
 from planner.purchase_mix.core.breakdown import (
     CostCurve,
     DurationHistogram,
@@ -28,7 +29,7 @@ _LAYOUT: dict[str, Any] = {
 }
 GPUS = "Average concurrent GPUs (GPUs)"
 HOUR_UTC = "Hour (UTC)"
-COLORS = ("#2563eb", "#059669", "#d97706", "#7c3aed", "#dc2626", "#0891b2", "#4b5563")
+COLORS = PALETTE
 
 
 def _color(index: int) -> str:
@@ -82,7 +83,9 @@ def cost_curves(curves: Sequence[CostCurve]) -> go.Figure:
         best = curve.best_level_instances
         figure.add_trace(go.Scatter(
             name=f"{curve.gpu_type} optimum", x=[gpus[best]], y=[curve.cost_usd[best]],
-            mode="markers+text", text=[f"optimum: {gpus[best]} GPUs"], textposition="top center",
+            # The optimum's text is hover text: printed labels of several GPU types overlap.
+            mode="markers", text=[f"optimum: {gpus[best]} GPUs"],
+            hovertemplate="%{text}<br>$%{y:,.0f}<extra>" + curve.gpu_type + "</extra>",
             marker={"size": 12, "symbol": "star", "color": _color(i)},
         ))
     figure.update_layout(
@@ -110,7 +113,7 @@ def duration_histogram(histogram: DurationHistogram, ks_statistic: float | None)
     ])
     figure.update_layout(
         **_LAYOUT, title={"text": "Job durations"}, bargap=0,
-        xaxis={"title": {"text": "Job duration (hours, log scale)"}, "type": "log"},
+        xaxis=log_axis(list(centres), "Job duration (hours, log scale)"),
         yaxis={"title": {"text": "Jobs per bin (jobs)"}},
     )
     return figure

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.templatetags.static import static
 from django.utils.html import format_html
 
+from planner.core import formatting
 from pricing.models import Accelerator
 
 register = template.Library()
@@ -19,28 +20,19 @@ def plotly_js_url() -> str:
 @register.filter
 def num(value: float | int | None, max_decimals: int = 2) -> str:
     """1979.0 -> '1,979', 989.5 -> '989.5', None -> '—'. Units are added by the template."""
-    if value is None or value == "":
-        return "—"
-    text = f"{float(value):,.{max_decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return formatting.number(value, max_decimals)
 
 
 @register.filter
 def usd(value: float | None) -> str:
     """'$2.10' above a dollar, '$0.354' below it, so cheap offers keep three digits."""
-    if value is None or value == "":
-        return "—"
-    amount = float(value)
-    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.3f}"
+    return formatting.usd(value)
 
 
 @register.filter
 def days(hours: float | None) -> str:
-    """A duration in days with hours beside ("12.3 days (295 h)"); hours under two days."""
-    if hours is None or hours != hours:
-        return "—"
-    hours = float(hours)
-    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days ({hours:,.0f} h)"
+    """A duration: in days from two days on, in hours below ('125.3 days', '36 h')."""
+    return formatting.duration(hours)
 
 
 @register.filter

@@ -1,12 +1,19 @@
 // Draw every Plotly figure a view serialized with json_script: <div data-figure="script-id">.
 (function () {
   "use strict";
+  var NARROW_PX = 600;
   document.querySelectorAll("[data-figure]").forEach(function (div) {
     var source = document.getElementById(div.dataset.figure);
     if (!source || typeof Plotly === "undefined") return;
     var figure = JSON.parse(source.textContent);
+    var layout = figure.layout || {};
+    if (div.clientWidth < NARROW_PX) {
+      // On a phone the legend goes under the plot, so the plot keeps the width.
+      layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, y: -0.3 });
+      layout.margin = Object.assign({}, layout.margin, { l: 50, r: 10 });
+    }
     div.innerHTML = "";
-    Plotly.newPlot(div, figure.data, figure.layout, { responsive: true, displaylogo: false });
+    Plotly.newPlot(div, figure.data, layout, { responsive: true, displaylogo: false });
     div.dataset.drawn = "true";
   });
 })();

@@ -104,3 +104,53 @@ def app_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
         server.terminate()
         server.wait(timeout=20)
         log.close()
+
+
+SCREENSHOTS = ROOT / "var" / "screenshots"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Remember each phase's report on the test item, so fixtures can see a failure."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    setattr(item, f"report_{report.when}", report)
+
+
+@pytest.fixture
+def page_factory(
+    request: pytest.FixtureRequest, chromium_path: str, vendored_plotly: str,
+    browser_catalog: None,
+) -> Iterator[Any]:
+    """page_factory(width) -> a Page in a viewport `width` px wide (height 900).
+
+    When the test fails, every open page is saved as a screenshot under
+    var/screenshots/failures/ (the test's artefacts).
+    """
+    pages: list[Page] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+
+        def make(width: int) -> Page:
+            context = browser.new_context(viewport={"width": width, "height": 900})
+            page = context.new_page()
+            pages.append(page)
+            return page
+
+        yield make
+        report = getattr(request.node, "report_call", None)
+        if report is not None and report.failed:
+            failures = SCREENSHOTS / "failures"
+            failures.mkdir(parents=True, exist_ok=True)
+            for i, page in enumerate(pages):
+                name = f"{request.node.name}-{i}.png".replace("/", "_")
+                page.screenshot(path=str(failures / name), full_page=True)
+        browser.close()
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Save the whole page as var/screenshots/<name>.png (gitignored) and return its path."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

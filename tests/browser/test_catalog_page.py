@@ -36,7 +36,7 @@ def test_catalog_charts_render_offline(chromium_page: Page, live_server: Any) ->
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/gpus/")
     page.wait_for_selector("#scatter .plot-container .main-svg")
     page.wait_for_function(
         "document.querySelectorAll('#scatter .scatterlayer .point').length > 5"
@@ -46,7 +46,9 @@ def test_catalog_charts_render_offline(chromium_page: Page, live_server: Any) ->
     )
 
     # SVG text nodes are not HTMLElements, so read textContent.
-    assert "H100 SXM5-80GB" in (page.text_content("#scatter .scatterlayer") or "")
+    # GPU names are hover text (printed labels overlapped), carried in the figure data.
+    assert "H100 SXM5-80GB" in (page.text_content("#chart-scatter") or "")
+    assert page.locator("#scatter .scatterlayer .textpoint").count() == 0
     assert "$/GPU-hour" in (page.text_content("#scatter .xtitle") or "")
     assert "TFLOPS" in (page.text_content("#scatter .ytitle") or "")
     assert any(url.endswith("/static/vendor/plotly-7.1.0.min.js") for url in urls)
@@ -57,7 +59,7 @@ def test_catalog_charts_render_offline(chromium_page: Page, live_server: Any) ->
 def test_compare_two_gpus_from_the_catalog(chromium_page: Page, live_server: Any) -> None:
     page = chromium_page
     urls = _record(page)
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/gpus/")
     page.check('input[name="gpu"][value="h100-sxm5-80gb"]')
     page.check('input[name="gpu"][value="a100-sxm4-80gb"]')
     page.click("#compare-button")

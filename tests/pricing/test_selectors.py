@@ -167,3 +167,18 @@ def test_interconnect_label() -> None:
     assert selectors.interconnect_label(Accelerator(interconnect="")) == ""
     fabric = Accelerator(interconnect="Infinity Fabric (7 links)")
     assert selectors.interconnect_label(fabric) == "Infinity Fabric (7 links)"
+
+
+def test_catalog_prefers_cloud_instances_and_lists_marketplace_machines_apart(
+    catalog: date,
+) -> None:
+    rows = selectors.catalog_rows(today=catalog)
+    offered = [r for r in rows if r.cheapest]
+    clouds = {"aws", "gcp", "azure", "lambda"}
+    # A cloud instance wherever a cloud sells the GPU; a marketplace rig only where none does.
+    for row in offered:
+        provider = row.cheapest.instance_type.provider.slug
+        assert (provider in clouds) != row.is_marketplace
+    assert sum(r.is_marketplace for r in offered) < len(offered) / 4
+    beside = [r for r in offered if r.marketplace]
+    assert beside and all(r.marketplace.instance_type.provider.slug == "vast" for r in beside)

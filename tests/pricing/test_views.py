@@ -322,3 +322,32 @@ def test_api_docs_are_served_without_a_cdn(client: Client) -> None:
     html = _html(client.get("/api/docs"))
     assert "swagger-ui-bundle.js" in html
     assert "cdn" not in html.lower()
+
+
+def _region_options(html: str) -> list[str]:
+    select = html[html.index('id="id_region"'):]
+    select = select[:select.index("</select>")]
+    return [code for code in re.findall(r'<option value="([^"]*)"', select) if code]
+
+
+def test_region_filter_lists_only_the_chosen_providers_regions(
+    client: Client, catalog: date
+) -> None:
+    gcp = set(Region.objects.filter(provider__slug="gcp", prices__isnull=False)
+              .values_list("code", flat=True))
+    html = _html(client.get(reverse("pricing:prices"), {"provider": "gcp"}))
+    assert set(_region_options(html)) == gcp
+    assert "us-east-1" not in _region_options(html)  # an AWS region
+    # No provider chosen: every region, grouped under its provider's name.
+    html = _html(client.get(reverse("pricing:prices")))
+    assert '<optgroup label="Google Cloud">' in html
+    assert json.loads(re.search(r'id="regions-by-provider"[^>]*>(.*?)</script>', html,
+                                re.S).group(1))["gcp"] == sorted(gcp)
+
+
+def test_a_region_of_another_provider_is_refused_with_a_message(
+    client: Client, catalog: date
+) -> None:
+    response = client.get(reverse("pricing:prices"), {"provider": "gcp", "region": "us-east-1"})
+    assert response.status_code == 400
+    assert "us-east-1 is not a region of the chosen provider" in _html(response)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.core import formatting as fmt
 from planner.plans.core.assumptions import PlanConstraints
 
 RISK_RESOLUTION = 1e-3  # miss probabilities closer than this count as a tie (MC resolution)
@@ -47,16 +48,10 @@ def _pick(table: pd.DataFrame, mask: np.ndarray, keys: list[np.ndarray]) -> int 
     return int(candidates[order[0]])
 
 
-def duration_text(hours: float) -> str:
-    """Days with hours beside ("12.3 days (295 h)"); hours alone under two days."""
-    if hours < 48:
-        return f"{hours:,.1f} h"
-    return f"{hours / 24:,.1f} days ({hours:,.0f} h)"
-
-
 def _option_label(row: pd.Series) -> str:
-    return (f"{row['instance_type']} × {row['nodes']:g} ({row['gpus']:g} × {row['gpu']}, "
-            f"{row['purchase_option']}) in {row['provider']} {row['region']}")
+    return (f"{row['instance_type']} × {fmt.count(row['nodes'])} ({fmt.count(row['gpus'])} × "
+            f"{row['gpu']}, {fmt.label(row['purchase_option'])}) in {fmt.label(row['provider'])} "
+            f"{row['region']}")
 
 
 def caveats(row: pd.Series) -> str:
@@ -84,7 +79,7 @@ def caveats(row: pd.Series) -> str:
 def _deadline_text(row: pd.Series, constraints: PlanConstraints) -> str:
     if constraints.deadline_hours is None:
         return ""
-    return (f" against the {duration_text(constraints.deadline_hours)} deadline "
+    return (f" against the {fmt.duration(constraints.deadline_hours)} deadline "
             f"({row['deadline_miss_probability']:.1%} chance of missing it)")
 
 
@@ -96,9 +91,9 @@ def _cheapest(table: pd.DataFrame, feasible: np.ndarray, c: PlanConstraints,
         return None
     row = table.iloc[index]
     title = "Cheapest meeting the deadline" if c.deadline_hours is not None else "Cheapest"
-    why = (f"{_option_label(row)}: lowest expected total ${row['total_usd']:,.0f} of "
-           f"{n_feasible} feasible options; expected {duration_text(row['time_to_train_hours'])} "
-           f"(P90 {duration_text(row['time_p90_hours'])}){_deadline_text(row, c)}.")
+    why = (f"{_option_label(row)}: lowest expected total {fmt.usd(row['total_usd'])} of "
+           f"{n_feasible} feasible options; expected {fmt.duration(row['time_to_train_hours'])} "
+           f"(P90 {fmt.duration(row['time_p90_hours'])}){_deadline_text(row, c)}.")
     return Recommendation("cheapest_meeting_deadline", index, title, why + caveats(row))
 
 
@@ -109,10 +104,10 @@ def _fastest(table: pd.DataFrame, feasible: np.ndarray,
     if index is None:
         return None
     row = table.iloc[index]
-    budget = "" if c.budget_usd is None else f" within the ${c.budget_usd:,.0f} budget"
+    budget = "" if c.budget_usd is None else f" within the {fmt.usd(c.budget_usd)} budget"
     why = (f"{_option_label(row)}: shortest expected time "
-           f"{duration_text(row['time_to_train_hours'])} "
-           f"(P90 {duration_text(row['time_p90_hours'])}) for ${row['total_usd']:,.0f}{budget}.")
+           f"{fmt.duration(row['time_to_train_hours'])} "
+           f"(P90 {fmt.duration(row['time_p90_hours'])}) for {fmt.usd(row['total_usd'])}{budget}.")
     title = "Fastest within budget" if c.budget_usd is not None else "Fastest"
     return Recommendation("fastest_within_budget", index, title, why + caveats(row))
 
@@ -130,8 +125,8 @@ def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation
         return None
     row = table.iloc[index]
     why = (f"{_option_label(row)}: ${row[column]:.3g} per million {unit}s at "
-           f"${row['usd_per_hour']:,.2f} per instance-hour and {row['mfu']:.0%} MFU; this run "
-           f"costs ${row['total_usd']:,.0f} in total.")
+           f"{fmt.usd(row['usd_per_hour'])} per instance-hour and {row['mfu']:.0%} MFU; this run "
+           f"costs {fmt.usd(row['total_usd'])} in total.")
     return Recommendation("best_cost_per_token", index, f"Best cost per {unit}",
                           why + caveats(row))
 
@@ -147,8 +142,8 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
         if index is None:
             return None
         row = table.iloc[index]
-        why = (f"{_option_label(row)}: lowest P90 total ${row['total_p90_usd']:,.0f} "
-               f"(expected ${row['total_usd']:,.0f}); no deadline or budget is set.")
+        why = (f"{_option_label(row)}: lowest P90 total {fmt.usd(row['total_p90_usd'])} "
+               f"(expected {fmt.usd(row['total_usd'])}); no deadline or budget is set.")
         return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
     risk = np.round(table["miss_probability"].to_numpy() / RISK_RESOLUTION)
     index = _pick(table, feasible, [risk, is_spot, usd])
@@ -160,8 +155,8 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
     spot = (f", {row['expected_interruptions']:.1f} spot interruptions expected"
             if row["is_spot"] else "")
     why = (f"{_option_label(row)}: {row['miss_probability']:.1%} chance of missing the {limits} "
-           f"(P90 {duration_text(row['time_p90_hours'])}, ${row['total_p90_usd']:,.0f}{spot}); "
-           f"expected ${row['total_usd']:,.0f}.")
+           f"(P90 {fmt.duration(row['time_p90_hours'])}, {fmt.usd(row['total_p90_usd'])}{spot}); "
+           f"expected {fmt.usd(row['total_usd'])}.")
     return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
 
 

@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
+from planner.core.formatting import count, label, usd
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
 HOURS_PER_DAY = 24.0
@@ -27,9 +28,9 @@ OPTION_COLUMNS = (
     Column("purchase_option", "Purchase"),
     Column("payment_option", "Payment", is_printed=False),
     Column("usd_per_hour", "Price", "USD/instance-hour", is_printed=False, digits=2),
-    Column("time_to_train_hours", "Time to train", "h"),
-    Column("time_p10_hours", "Time P10", "h"),
-    Column("time_p90_hours", "Time P90", "h"),
+    Column("time_to_train_hours", "Time to train", "days", digits=1),
+    Column("time_p10_hours", "Time P10", "days", digits=1),
+    Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
@@ -46,6 +47,10 @@ OPTION_COLUMNS = (
 )
 PERCENT_KEYS = ("deadline_miss_probability", "mfu")
 INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
+# Durations stored in hours, shown in days like the plan page (one unit per table).
+DAY_KEYS = ("time_to_train_hours", "time_p10_hours", "time_p90_hours")
+# Codes shown in words ("on_demand" -> "On-demand", "aws" -> "AWS").
+LABEL_KEYS = ("provider", "purchase_option", "payment_option")
 
 
 def as_number(value: Any) -> float | None:
@@ -68,6 +73,10 @@ def _option_cell(option: dict[str, Any], key: str) -> Any:
     if key == "layout":
         return _layout(option)
     value = option.get(key)
+    if key in LABEL_KEYS:
+        return label(value) if value else value
+    if key in DAY_KEYS:
+        return _days(value)
     if key in PERCENT_KEYS:
         number = as_number(value)
         return None if number is None else number * 100
@@ -107,10 +116,10 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
     if best is not None:
         miss = as_number(best.get("deadline_miss_probability"))
         figures = [
-            Figure("Recommended", f"{best.get('instance_type')} × "
-                   f"{as_number(best.get('nodes')) or 0:.0f} "
-                   f"({as_number(best.get('gpus')) or 0:.0f} × {best.get('gpu')}), "
-                   f"{best.get('purchase_option')}, {best.get('provider')} {best.get('region')}"),
+            Figure("Recommended", f"{best.get('instance_type')} × {count(best.get('nodes'))} "
+                   f"({count(best.get('gpus'))} × {best.get('gpu')}), "
+                   f"{label(best.get('purchase_option'))}, {label(best.get('provider'))} "
+                   f"{best.get('region')}"),
             Figure("Expected total cost", as_number(best.get("total_usd")), "USD"),
             Figure("Expected time to train", _days(best.get("time_to_train_hours")), "days", 1),
             Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
@@ -118,7 +127,7 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1),
             Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))),
             Figure("Price basis", f"{best.get('basis')}, as of {best.get('as_of')} "
-                   f"({as_number(best.get('age_days')) or 0:.0f} days old)"),
+                   f"({count(best.get('age_days'))} days old)"),
             *figures,
         ]
     if prices.get("oldest"):
@@ -131,8 +140,9 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
     findings = []
     for card in document.get("recommendations", []):
         option = by_index.get(card.get("row_index"), {})
-        choice = (f"{option.get('provider')} {option.get('region')} · {option.get('instance_type')}"
-                  f" × {as_number(option.get('nodes')) or 0:.0f} · {option.get('purchase_option')}")
+        choice = (f"{label(option.get('provider'))} {option.get('region')} · "
+                  f"{option.get('instance_type')} × {count(option.get('nodes'))} · "
+                  f"{label(option.get('purchase_option'))}")
         findings.append(Finding(str(card.get("title", card.get("key", ""))), choice,
                                 str(card.get("why", ""))))
     return tuple(findings)
@@ -169,9 +179,9 @@ def _assumptions_table(document: dict[str, Any]) -> Table:
         (name, "all", as_number(assumptions[name]), unit)
         for name, unit in ASSUMPTION_UNITS.items() if name in assumptions
     ]
-    for key, label, unit in PER_PROVIDER:
+    for key, name, unit in PER_PROVIDER:
         for provider, value in sorted((assumptions.get(key) or {}).items()):
-            rows.append((label, provider, as_number(value), unit))
+            rows.append((name, label(provider), as_number(value), unit))
     constraints = document.get("constraints") or {}
     for key, unit in (("deadline_hours", "h"), ("budget_usd", "USD"), ("horizon_hours", "h")):
         if as_number(constraints.get(key)) is not None:
@@ -199,7 +209,7 @@ def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
     for o in options:
         days, total = _days(o.get("time_to_train_hours")), as_number(o.get("total_usd"))
         if days is not None and total is not None:
-            by_option.setdefault(str(o.get("purchase_option")), []).append((days, total))
+            by_option.setdefault(label(o.get("purchase_option")), []).append((days, total))
     series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
                    for name, pts in sorted(by_option.items()))
     return Chart("pareto", "Time to train vs total cost (feasible options)", "scatter",
@@ -257,7 +267,7 @@ def _nothing_works(would: dict[str, Any]) -> str:
     if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
     if as_number(would.get("budget_usd")):
-        text += f" A budget of {would['budget_usd']:,.0f} USD would admit one."
+        text += f" A budget of {usd(would['budget_usd'])} would admit one."
     return text
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from planner.core import formatting as fmt
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 from planner.reports.core.plan import as_number
 
@@ -37,7 +38,8 @@ def _commitment_text(item: dict[str, Any]) -> str:
     instances, gpus = as_number(item.get("instances")) or 0, as_number(item.get("gpus")) or 0
     hourly = as_number(item.get("hourly_commitment_usd")) or 0
     term = item.get("term_words") or item.get("term") or "commitment"
-    return f"{instances:.0f} × {term} ({gpus:.0f} GPUs, {hourly:,.2f} USD/h)"
+    return (f"{fmt.count(instances)} × {term} ({fmt.count(gpus)} GPUs, "
+            f"{fmt.usd_per(hourly, 'hour')})")
 
 
 def _buy_text(plan: dict[str, Any]) -> str:
@@ -47,7 +49,7 @@ def _buy_text(plan: dict[str, Any]) -> str:
     spot = plan.get("spot")
     if isinstance(spot, dict) and spot.get("is_chosen", True):
         rate = as_number(spot.get("effective_usd_per_hour") or spot.get("spot_usd_per_hour"))
-        parts.append(f"spot for interruptible jobs ({rate or 0:,.3f} USD/instance-hour)")
+        parts.append(f"spot for interruptible jobs ({fmt.usd_per(rate or 0, 'instance-hour')})")
     return "; ".join(parts) + ("; the rest on demand" if parts else "on demand only")
 
 
@@ -55,7 +57,8 @@ def _mix_table(document: dict[str, Any]) -> Table:
     rows = []
     for plan in (document.get("recommendation") or {}).get("plans") or []:
         offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
-        rows.append((str(offer.get("gpu_type", "")), offer.get("provider"), offer.get("region"),
+        rows.append((str(offer.get("gpu_type", "")), fmt.label(offer.get("provider")),
+                     offer.get("region"),
                      offer.get("instance_type"), _buy_text(plan),
                      *(as_number(expected.get(k)) for k in EXPECTED_KEYS)))
     return Table("mix", "What to buy, per GPU type", "Purchase mix", MIX_COLUMNS, tuple(rows),
@@ -150,8 +153,9 @@ def _sources_table(document: dict[str, Any]) -> Table:
                Column("purchase_option", "Purchase"),
                Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
                Column("basis", "Basis"), Column("as_of", "As of"), Column("source", "Source"))
-    rows = tuple((p.get("gpu_type"), p.get("provider"), p.get("region"), p.get("instance_type"),
-                  p.get("purchase_option"), as_number(p.get("usd_per_gpu_hour")),
+    rows = tuple((p.get("gpu_type"), fmt.label(p.get("provider")), p.get("region"),
+                  p.get("instance_type"), fmt.label(p.get("purchase_option")),
+                  as_number(p.get("usd_per_gpu_hour")),
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
                   p.get("as_of"), p.get("source"))
                  for p in document.get("prices") or [])
@@ -226,9 +230,10 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
         offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
         findings.append(Finding(
             str(offer.get("gpu_type", "")), _buy_text(plan),
-            f"{offer.get('provider')} {offer.get('region')} {offer.get('instance_type')}: "
-            f"{as_number(expected.get('cost_usd')) or 0:,.2f} USD against "
-            f"{as_number(expected.get('all_on_demand_cost_usd')) or 0:,.2f} USD all on demand "
+            f"{fmt.label(offer.get('provider'))} {offer.get('region')} "
+            f"{offer.get('instance_type')}: {fmt.usd(as_number(expected.get('cost_usd')) or 0)} "
+            f"against {fmt.usd(as_number(expected.get('all_on_demand_cost_usd')) or 0)} "
+            "all on demand "
             f"({as_number(expected.get('savings_pct')) or 0:.1f} % saved, "
             f"{as_number(expected.get('coverage_pct')) or 0:.1f} % of demand committed)."))
     return tuple(findings)

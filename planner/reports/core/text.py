@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from planner.core import formatting
 from planner.reports.core.model import Column, Figure, Table, Value
 
 
@@ -14,15 +15,17 @@ def format_value(value: Value, digits: int = 0) -> str:
     if isinstance(value, int | float):
         if not math.isfinite(value):
             return ""
-        return f"{value:,.{digits}f}"
+        return formatting.count(value) if digits == 0 else f"{value:,.{digits}f}"
     return value
 
 
 def figure_text(figure: Figure) -> str:
-    """A key figure's value with its unit ("185,292 USD"); "-" when unknown."""
+    """A key figure's value with its unit ("$185,292", "12.5 days"); "-" when unknown."""
     text = format_value(figure.value, figure.digits)
     if not text:
         return "-"
+    if figure.unit == "USD" and isinstance(figure.value, int | float):
+        return formatting.usd(figure.value)  # as the pages print money
     return f"{text} {figure.unit}".strip() if isinstance(figure.value, int | float) else text
 
 

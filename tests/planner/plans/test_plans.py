@@ -218,4 +218,9 @@ def test_result_page_shows_the_assumptions(client_ana: Client, eager_celery: Non
                                           raw={**LLAMA, "dataset_gb": 500})
     content = client_ana.get(f"/plans/{stored.id}").content.decode()
     assert "Spot interruptions (% of instances per month)" in content
-    assert "Data set 500.0 GB" in content
+    assert "Data set 500 GB" in content  # a count, not "500.0"
+
+
+def test_an_unnamed_scenario_is_named_with_a_readable_token_count(user: User) -> None:
+    stored = services.scenario_create(owner_id=user.id, raw={**LLAMA, "tokens": 2e12})
+    assert stored.name == "llama2-7b on 2.0 T tokens"  # not "2e+12 tokens"

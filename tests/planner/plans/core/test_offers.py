@@ -7,7 +7,7 @@ import pytest
 
 from planner.core.cloud import default_checkpoint_gb, default_dataset_gb, offer_facts
 from planner.plans.core.plan import PlanAssumptions, PlanConstraints, plan, price_dates
-from planner.plans.core.ranking import collapse_regions, duration_text
+from planner.plans.core.ranking import collapse_regions
 from tests.planner.plans.core.test_plan import _config, _price
 
 
@@ -91,11 +91,6 @@ def test_rows_that_differ_only_by_region_collapse_cheapest_first() -> None:
     collapsed = collapse_regions(rows)
     assert len(collapsed) == 1 and collapsed[0]["region"] == "us-east-1"
     assert collapsed[0]["other_regions"] == [("us-west-2", 11.0), ("eu-west-1", 12.0)]
-
-
-@pytest.mark.parametrize(("hours", "text"), [(5.0, "5.0 h"), (295.2, "12.3 days (295 h)")])
-def test_durations_read_in_days_with_hours_beside(hours: float, text: str) -> None:
-    assert duration_text(hours) == text
 
 
 def test_workload_defaults_for_checkpoint_and_dataset() -> None:

@@ -1,0 +1,228 @@
+"""Numbers and codes as people read them: the one formatter of pages, charts and exports.
+
+Django-free: template filters (`planner/templatetags/numbers.py`), chart builders and report
+renderers all call these. Every function takes None (or NaN) and returns an em dash, so a
+missing value never prints as "None" or "nan". Units are part of the returned text unless the
+name says otherwise (`number`, `count`: the caller puts the unit in a header).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MISSING = "—"
+HOURS_PER_DAY = 24.0
+# Shorter than this, a duration reads in hours; from here on, in days.
+DAYS_FROM_HOURS = 48.0
+# Scaled suffixes for large counts (tokens, samples, FLOPs): thousand, million, billion, trillion.
+_SCALES: tuple[tuple[float, str], ...] = (
+    (1e15, "P"), (1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+
+# What internal codes mean in words. Purchase and payment options match pricing.models'
+# choice labels (a test keeps them equal); the rest are plan and simulator codes.
+LABELS: dict[str, str] = {
+    "on_demand": "On-demand",
+    "spot": "Spot / preemptible",
+    "reserved_1y": "Reserved 1 year",
+    "reserved_3y": "Reserved 3 years",
+    "committed_1y": "Committed use 1 year",
+    "committed_3y": "Committed use 3 years",
+    "savings_plan_1y": "Savings plan 1 year",
+    "savings_plan_3y": "Savings plan 3 years",
+    "no_upfront": "No upfront",
+    "partial_upfront": "Partial upfront",
+    "all_upfront": "All upfront",
+    "marketplace_machine": "Marketplace machine",
+    "instance": "Cloud instance",
+    "aws": "AWS",
+    "gcp": "Google Cloud",
+    "azure": "Azure",
+    "lambda": "Lambda",
+    "runpod": "RunPod",
+    "vastai": "Vast.ai",
+    "llm": "Decoder LLM",
+    "llm_moe": "Mixture-of-experts LLM",
+    "llm_lora": "LoRA fine-tuning",
+    "bert": "BERT encoder",
+    "cnn": "CNN",
+    "dataset_gb": "Data set size (GB)",
+    "checkpoint_gb": "Checkpoint size (GB)",
+}
+
+
+def _missing(value: object) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def number(value: float | int | None, max_decimals: int = 2) -> str:
+    """1979.0 -> '1,979', 989.5 -> '989.5', 0.12345 -> '0.12': thousands separators, trailing
+    zeros dropped. No unit (the caller adds it)."""
+    if _missing(value):
+        return MISSING
+    text = f"{float(value):,.{max_decimals}f}"  # type: ignore[arg-type]
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text in ("-0", "") else text
+
+
+def count(value: float | int | None) -> str:
+    """A whole count with separators: 128.0 -> '128', 20783 -> '20,783' (rounded, no '.0')."""
+    if _missing(value):
+        return MISSING
+    return f"{round(float(value)):,}"  # type: ignore[arg-type]
+
+
+def large_count(value: float | int | None, unit: str = "") -> str:
+    """Large counts scaled: 2e12 -> '2.0 T', 3e11 tokens -> '300 B tokens', 950 -> '950'.
+
+    k = thousand, M = million, B = billion, T = trillion, P = quadrillion. Three significant
+    digits at most; below a thousand the plain count.
+    """
+    if _missing(value):
+        return MISSING
+    amount = float(value)  # type: ignore[arg-type]
+    suffix = f" {unit}" if unit else ""
+    for scale, letter in _SCALES:
+        if abs(amount) >= scale:
+            mantissa = amount / scale
+            digits = 1 if abs(mantissa) < 100 else 0
+            return f"{mantissa:,.{digits}f} {letter}{suffix}"
+    return f"{count(amount)}{suffix}"
+
+
+def usd(value: float | int | None) -> str:
+    """US dollars at a sensible precision: '$145,236' from $1,000 up, '$2.10' from $1, '$0.354'
+    below a dollar (cheap hourly offers keep three digits), '-$12' for negative amounts."""
+    if _missing(value):
+        return MISSING
+    amount = float(value)  # type: ignore[arg-type]
+    sign, amount = ("-" if amount < 0 else ""), abs(amount)
+    if amount >= 1000:
+        text = f"{amount:,.0f}"
+    elif amount >= 1 or amount == 0:
+        text = f"{amount:,.2f}"
+    else:
+        text = f"{amount:.3f}"
+    return f"{sign}${text}"
+
+
+def usd_per(value: float | int | None, per: str) -> str:
+    """A price rate: usd_per(2.1, 'GPU-hour') -> '$2.10/GPU-hour'."""
+    text = usd(value)
+    return text if text == MISSING else f"{text}/{per}"
+
+
+def rate(value: float | int | None, unit: str) -> str:
+    """A rate with three significant digits and its unit: '1,234 tokens/s', '0.452 samples/s',
+    '12.3 M tokens/s' from a million up."""
+    if _missing(value):
+        return MISSING
+    amount = float(value)  # type: ignore[arg-type]
+    if abs(amount) >= 1e6:
+        return large_count(amount, unit)
+    if abs(amount) >= 100:
+        return f"{amount:,.0f} {unit}"
+    return f"{_significant(amount, 3)} {unit}"
+
+
+def _significant(amount: float, digits: int) -> str:
+    if amount == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(amount))))
+    return f"{amount:,.{decimals}f}"
+
+
+def percent(fraction: float | int | None, decimals: int = 1) -> str:
+    """A fraction as a percentage: 0.012 -> '1.2%'."""
+    if _missing(fraction):
+        return MISSING
+    return f"{float(fraction) * 100:.{decimals}f}%"  # type: ignore[arg-type]
+
+
+def duration(hours: float | int | None) -> str:
+    """A duration from hours: in days from two days on ('125.3 days'), in hours below
+    ('36 h', '5.5 h', '0.25 h')."""
+    if _missing(hours):
+        return MISSING
+    value = float(hours)  # type: ignore[arg-type]
+    if value >= DAYS_FROM_HOURS:
+        return f"{value / HOURS_PER_DAY:,.1f} days"
+    return f"{_significant(value, 2) if value < 10 else f'{value:,.0f}'} h"
+
+
+def duration_band(low_hours: float | None, high_hours: float | None) -> str:
+    """A range in one unit, chosen by its upper end: '108.1–152.5 days', '5.2–9.8 h'."""
+    if _missing(low_hours) or _missing(high_hours):
+        return MISSING
+    low, high = float(low_hours), float(high_hours)  # type: ignore[arg-type]
+    if high >= DAYS_FROM_HOURS:
+        return f"{low / HOURS_PER_DAY:,.1f}–{high / HOURS_PER_DAY:,.1f} days"
+    return f"{_significant(low, 2)}–{_significant(high, 2)} h"
+
+
+def label(code: str | None) -> str:
+    """An internal code in words: 'on_demand' -> 'On-demand'; an unknown code has its
+    underscores replaced and its first letter capitalised ('zero_stage' -> 'Zero stage')."""
+    if code is None or code == "":
+        return MISSING
+    text = str(code)
+    if text in LABELS:
+        return LABELS[text]
+    words = text.replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def compact(value: float) -> str:
+    """An axis tick: 1000 -> '1k', 2.5e6 -> '2.5M', 1e12 -> '1T', 0.5 -> '0.5'."""
+    for scale, letter in _SCALES:
+        if abs(value) >= scale:
+            return f"{_trim(value / scale)}{letter}"
+    return _trim(value)
+
+
+def _trim(value: float) -> str:
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+@dataclass(frozen=True)
+class LogTicks:
+    """Tick positions and their texts for a log axis (Plotly tickvals / ticktext)."""
+
+    values: list[float]
+    texts: list[str]
+
+
+def log_ticks(values: Sequence[float]) -> LogTicks:
+    """Readable ticks for a log axis over `values` (positive entries only): 1, 2, 5 per decade
+    when the data spans at most two decades, powers of ten otherwise ('1k', '10k', '1M')."""
+    positive = [float(v) for v in values if v is not None and not _missing(v) and v > 0]
+    if not positive:
+        return LogTicks([], [])
+    low = math.floor(math.log10(min(positive)))
+    high = math.ceil(math.log10(max(positive)))
+    is_short = math.log10(max(positive) / min(positive)) <= 2
+    steps = (1.0, 2.0, 5.0) if is_short else (1.0,)
+    ticks = [step * 10.0**exponent for exponent in range(low, high + 1) for step in steps]
+    ticks = [t for t in ticks if min(positive) / 2 <= t <= max(positive) * 2]
+    return LogTicks(ticks, [compact(t) for t in ticks])
+
+
+# Plotly's Dark24 qualitative palette with its three near-duplicate magentas and pinks swapped
+# for cyan, olive yellow and grey: 24 colours distinct on a white background, so charts with
+# up to 24 lines (the throughput chart has about 18) repeat none.
+PALETTE: tuple[str, ...] = (
+    "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86",
+    "#EB663B", "#511CFB", "#00A08B", "#17BECF", "#BCBD22", "#B2828D", "#6C7C32", "#778AAE",
+    "#862A16", "#A777F1", "#620042", "#1616A7", "#7F7F7F", "#6C4516", "#0D2A63", "#AF0038",
+)
+
+
+def log_axis(values: Sequence[float], title: str) -> dict[str, object]:
+    """A Plotly log axis over `values` with readable ticks ('1k', '10k', '1M') and a title."""
+    ticks = log_ticks(values)
+    axis: dict[str, object] = {"type": "log", "title": {"text": title}}
+    if ticks.values:
+        axis.update(tickmode="array", tickvals=ticks.values, ticktext=ticks.texts)
+    return axis

@@ -1,0 +1,23 @@
+"""Template filters over the one formatter (planner.core.formatting): {% load numbers %}."""
+
+from django import template
+
+from planner.core import formatting
+
+register = template.Library()
+
+register.filter("usd", formatting.usd)
+register.filter("usd_per", formatting.usd_per)
+register.filter("count", formatting.count)
+register.filter("large_count", formatting.large_count)
+register.filter("rate", formatting.rate)
+register.filter("percent", formatting.percent)
+register.filter("duration", formatting.duration)
+register.filter("label", formatting.label)
+register.filter("number", formatting.number)
+
+
+@register.filter
+def band_to(low_hours: float | None, high_hours: float | None) -> str:
+    """{{ p10|band_to:p90 }}: a duration range in one unit ('108.1–152.5 days')."""
+    return formatting.duration_band(low_hours, high_hours)

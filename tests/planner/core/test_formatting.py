@@ -1,0 +1,109 @@
+"""The one formatter: money, durations, counts, rates, codes and log-axis ticks."""
+
+import math
+
+import pytest
+
+from planner.core import formatting as f
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (145236.4, "$145,236"), (2.1, "$2.10"), (0.3541, "$0.354"), (0, "$0.00"), (113.456, "$113.46"),
+    (-12.5, "-$12.50"), (1_234_567.0, "$1,234,567"), (None, "—"), (math.nan, "—"),
+])
+def test_usd_has_separators_and_sensible_precision(value: float | None, text: str) -> None:
+    assert f.usd(value) == text
+
+
+def test_usd_per_names_the_unit() -> None:
+    assert f.usd_per(2.1, "GPU-hour") == "$2.10/GPU-hour"
+    assert f.usd_per(None, "GPU-hour") == "—"
+
+
+@pytest.mark.parametrize(("hours", "text"), [
+    (3007.2, "125.3 days"), (48, "2.0 days"), (36, "36 h"), (5.5, "5.5 h"), (0.25, "0.25 h"),
+    (None, "—"),
+])
+def test_duration_reads_in_days_and_in_hours_under_two_days(hours: float, text: str) -> None:
+    assert f.duration(hours) == text
+
+
+def test_duration_band_uses_one_unit() -> None:
+    # The plan page used to read "125.3 days (P10-P90 2594-3660 h)".
+    assert f.duration_band(2594, 3660) == "108.1–152.5 days"
+    assert f.duration_band(5.2, 9.8) == "5.2–9.8 h"
+    assert f.duration_band(20, 50) == "0.8–2.1 days"
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (128.0, "128"), (20783, "20,783"), (2_000_000_000_000.0, "2,000,000,000,000"),
+    (None, "—"),
+])
+def test_count_is_a_whole_number_with_separators(value: float, text: str) -> None:
+    assert f.count(value) == text
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (2e12, "tokens", "2.0 T tokens"), (3e11, "tokens", "300 B tokens"),
+    (1.5e6, "", "1.5 M"), (950, "samples", "950 samples"), (12_345, "", "12.3 k"),
+])
+def test_large_count_is_scaled(value: float, unit: str, text: str) -> None:
+    assert f.large_count(value, unit) == text
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (1234.4, "tokens/s", "1,234 tokens/s"), (0.4523, "samples/s", "0.452 samples/s"),
+    (12.34, "tokens/s", "12.3 tokens/s"), (2.5e7, "tokens/s", "25.0 M tokens/s"),
+])
+def test_rate_keeps_three_significant_digits(value: float, unit: str, text: str) -> None:
+    assert f.rate(value, unit) == text
+
+
+def test_number_and_percent() -> None:
+    assert f.number(1979.0) == "1,979"
+    assert f.number(989.5) == "989.5"
+    assert f.percent(0.012) == "1.2%"
+
+
+@pytest.mark.parametrize(("code", "text"), [
+    ("on_demand", "On-demand"), ("reserved_1y", "Reserved 1 year"), ("aws", "AWS"),
+    ("marketplace_machine", "Marketplace machine"), ("zero_stage", "Zero stage"), ("", "—"),
+])
+def test_label_turns_codes_into_words(code: str, text: str) -> None:
+    assert f.label(code) == text
+
+
+def test_labels_match_the_price_models_choices() -> None:
+    from pricing.models import PaymentOption, PurchaseOption
+
+    for choice in [*PurchaseOption, *PaymentOption]:
+        if choice.value:
+            assert f.label(choice.value) == choice.label
+
+
+def test_log_ticks_over_many_decades_are_powers_of_ten() -> None:
+    ticks = f.log_ticks([1, 8, 100, 1000, 50_000, 2e6])
+    assert ticks.values == [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
+    assert ticks.texts == ["1", "10", "100", "1k", "10k", "100k", "1M"]
+
+
+def test_log_ticks_over_a_short_range_add_twos_and_fives() -> None:
+    ticks = f.log_ticks([8, 30, 120])
+    assert ticks.texts == ["5", "10", "20", "50", "100", "200"]
+
+
+def test_log_axis_is_a_plotly_log_axis_with_texts() -> None:
+    axis = f.log_axis([1e3, 1e6], "Throughput (tokens/s)")
+    assert axis["type"] == "log"
+    assert axis["ticktext"] == ["1k", "10k", "100k", "1M"]
+    assert axis["title"] == {"text": "Throughput (tokens/s)"}
+    assert f.log_axis([], "x") == {"type": "log", "title": {"text": "x"}}
+
+
+def test_palette_has_at_least_eighteen_clearly_different_colours() -> None:
+    import itertools
+
+    rgb = [tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in f.PALETTE[:18]]
+    assert len(f.PALETTE) >= 18
+    # No two of the first 18 closer than 50 apart in RGB space.
+    assert min(math.dist(a, b) for a, b in itertools.combinations(rgb, 2)) > 50

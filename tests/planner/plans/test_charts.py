@@ -1,0 +1,38 @@
+"""Plan charts: distinct colours for many lines, readable log ticks, names in words."""
+
+from planner.plans import charts
+
+
+def _option(rank: int, option: str, hours: float, usd: float) -> dict:
+    return {"rank": rank, "provider": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge",
+            "nodes": 2.0, "gpus": 16.0, "gpu": "H100", "purchase_option": option, "tp": 1.0,
+            "pp": 1.0, "dp": 16.0, "zero_stage": 1.0, "time_to_train_hours": hours,
+            "total_usd": usd, "compute_usd": usd, "storage_usd": 0.0, "egress_usd": 0.0,
+            "infeasible_reason": "", "is_pareto": rank == 1}
+
+
+def test_throughput_of_eighteen_gpus_gets_eighteen_colours_and_readable_ticks() -> None:
+    points = [{"gpu": f"GPU {i}", "gpus": float(n), "tokens_per_second": 1000.0 * n * (i + 1)}
+              for i in range(18) for n in (8, 64, 512)]
+    figure = charts.scaling_figure(points)
+    assert len(figure.data) == 18
+    assert len(set(figure.layout.colorway[:18])) == 18
+    assert list(figure.layout.yaxis.ticktext) == ["10k", "100k", "1M", "10M"]
+    # 8 to 512 GPUs spans under two decades: 1-2-5 steps, not Plotly's "2 3 4 5" digits.
+    assert list(figure.layout.xaxis.ticktext) == ["5", "10", "20", "50", "100", "200", "500",
+                                                  "1k"]
+
+
+def test_pareto_names_purchase_options_in_words_and_ticks_in_days() -> None:
+    options = [_option(1, "on_demand", 240.0, 100_000.0), _option(2, "spot", 480.0, 60_000.0)]
+    figure = charts.pareto_figure(options)
+    assert {t.name for t in figure.data} == {"On-demand", "Spot / preemptible", "Pareto front"}
+    assert figure.layout.xaxis.type == "log"
+    assert list(figure.layout.xaxis.ticktext) == ["10", "20"]
+    assert "10.0 days" in figure.data[0].text[0] and "$100,000" in figure.data[0].text[0]
+
+
+def test_cost_breakdown_labels_are_short_ranks_with_the_option_on_hover() -> None:
+    figure = charts.cost_breakdown_figure([_option(1, "on_demand", 240.0, 100_000.0)])
+    assert list(figure.data[0].x) == ["#1"]
+    assert "p5.48xlarge" in figure.data[0].customdata[0]

@@ -1,0 +1,93 @@
+"""The front door, its worked example, /simulations/, /api/ and the account on every page."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from planner.plans.example import EXAMPLE_NAME
+from planner.plans.models import PlanScenario
+from pricing.models import InstanceType
+from simulator.models import SimulationRun
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ada(loaded_catalog: None) -> User:
+    return User.objects.create_user("ada", password="pw-ada-123")
+
+
+def _signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_home_says_what_it_answers_and_where_to_start(loaded_catalog: None) -> None:
+    page = Client().get("/").content.decode()
+    assert "Which GPUs, how many, on which cloud, bought how?" in page
+    for link in ('id="start-plan"', 'id="start-history"', 'id="start-catalog"'):
+        assert link in page
+    assert 'href="/plans/new"' in page and 'href="/history/upload"' in page
+    assert 'href="/gpus/"' in page and 'href="/plans/example"' in page
+    assert "1.0 T tokens" in page  # the example's goal in words, not "1000000000000.0"
+    assert 'id="sign-in"' in page  # signed out: a sign-in link instead of a name
+
+
+def test_catalog_lives_at_gpus(loaded_catalog: None) -> None:
+    response = Client().get("/gpus/")
+    assert response.status_code == 200 and 'id="catalog-table"' in response.content.decode()
+
+
+def test_worked_example_opens_one_finished_plan_per_user(ada: User) -> None:
+    assert Client().get("/plans/example")["Location"].startswith("/accounts/login/")
+    client = _signed_in(ada)
+    first = client.get("/plans/example")
+    scenario = PlanScenario.objects.get(owner=ada, name=EXAMPLE_NAME)
+    assert first["Location"] == f"/plans/{scenario.id}"
+    assert scenario.status == "done" and scenario.result["recommendations"]
+    page = client.get(first["Location"]).content.decode()
+    assert 'data-card="cheapest_meeting_deadline"' in page
+    assert re.search(r"P10–P90 [\d.,]+–[\d.,]+ days", page)
+    assert client.get("/plans/example")["Location"] == first["Location"]  # no second copy
+    assert PlanScenario.objects.filter(owner=ada).count() == 1
+    bob = User.objects.create_user("bob", password="pw-bob-123")
+    assert _signed_in(bob).get(first["Location"]).status_code == 404
+
+
+def test_simulations_list_shows_only_your_own(ada: User) -> None:
+    instance = InstanceType.objects.get(provider__slug="aws", name="p4de.24xlarge")
+    request = {"workload": {"preset": "llama2-7b"}, "goal": {"tokens": 1e11},
+               "instance_type_id": instance.id, "nodes": 2, "layout": {}}
+    mine = SimulationRun.objects.create(owner=ada, request=request)
+    bob = User.objects.create_user("bob", password="pw-bob-123")
+    theirs = SimulationRun.objects.create(owner=bob, request=request)
+    page = _signed_in(ada).get("/simulations/").content.decode()
+    assert f'href="/simulations/{mine.id}"' in page
+    assert f'href="/simulations/{theirs.id}"' not in page
+    assert Client().get("/simulations/")["Location"].startswith("/accounts/login/")
+
+
+def test_api_index_links_the_docs_and_lists_every_endpoint_group(loaded_catalog: None) -> None:
+    response = Client().get("/api/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert 'href="/api/docs"' in page and 'href="/api/openapi.json"' in page
+    for group in ("Catalog", "Plans", "Simulations", "Purchase mix"):
+        assert f"<h3>{group}</h3>" in page
+    assert "<code>/api/gpus</code>" in page
+    assert Client().get("/api/gpus").status_code == 200  # the API itself is still mounted
+
+
+@pytest.mark.parametrize("path", ["/", "/gpus/", "/prices/", "/plans/", "/simulations/",
+                                  "/history/", "/reports/", "/api/", "/plans/new"])
+def test_every_page_shows_who_is_signed_in_and_the_whole_menu(ada: User, path: str) -> None:
+    page = _signed_in(ada).get(path).content.decode()
+    assert "Signed in as" in page and "<strong>ada</strong>" in page, path
+    nav = page[page.index('id="site-nav"'):page.index("</nav>")]
+    for href in ("/gpus/", "/prices/", "/simulations/new", "/plans/new", "/history/upload",
+                 "/plans/", "/simulations/", "/history/", "/reports/", "/api/"):
+        assert f'href="{href}"' in nav, (path, href)
+    assert "style=" not in page.split("<main>")[0]  # the CSP allows no inline styles here
