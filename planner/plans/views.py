@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from planner.plans import reports as plan_reports
 from planner.plans import compare, services
-from planner.plans.forms import PlanForm, initial_from_scenario
+from planner.plans.forms import PlanForm, initial_from_scenario, number_value
 from planner.plans.models import PlanScenario
 from planner.plans.presenters import LazyPlanView, plan_view
 from planner.plans.scenario import scenario_from_input
@@ -81,9 +81,15 @@ def _staleness() -> dict[str, Any]:
 
 
 def _query(inputs: dict) -> dict:
+    """The scenario as a form query: numbers as people type them (1e+12, 60, not 60.0)."""
     flat = {k: v for k, v in inputs.items() if k != "layout" and v not in (None, "", [])}
     flat.update(inputs.get("layout", {}))
-    return flat
+    if flat.get("regions"):
+        flat["regions"] = ",".join(flat["regions"])
+    bands = flat.get("spot_interruptions_pct_per_month")
+    if isinstance(bands, dict):
+        flat["spot_interruptions_pct_per_month"] = ",".join(f"{k}={v:g}" for k, v in bands.items())
+    return {k: number_value(v) for k, v in flat.items()}
 
 
 @login_required
