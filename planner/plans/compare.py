@@ -13,12 +13,15 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField, number_text
+from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField, number_text
 from planner.plans.models import PlanScenario
+from pricing.models import PurchaseOption
 from simulator.core import PRESETS
 
 MIN_PLANS, MAX_PLANS = 2, 4
 BLANK = "—"
+# Codes shown as their words ("on_demand" -> "On-demand").
+CODE_LABELS: dict[str, str] = dict(PurchaseOption.choices) | dict(PAYMENT_CHOICES)
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def _input_text(field: ScenarioField, value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v:g}" for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(CODE_LABELS.get(str(v), str(v)) for v in value)
     return str(value)
 
 
@@ -90,9 +93,10 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         reason = "no option meets the limits" if scenario.status == "done" else scenario.status
         return [reason, BLANK, BLANK, BLANK]
     days = pick["time_to_train_hours"] / 24
+    purchase = CODE_LABELS.get(pick["purchase_option"], pick["purchase_option"])
     return [
         f"{pick['title']}: {pick['provider']} {pick['region']}, {pick['instance_type']} × "
-        f"{pick['nodes']:.0f} ({pick['purchase_option']})",
+        f"{pick['nodes']:.0f} ({purchase})",
         f"${pick['total_usd']:,.0f}",
         f"{days:,.1f} days ({pick['time_to_train_hours']:,.0f} h)",
         f"{pick['gpus']:,.0f} × {pick['gpu']}",

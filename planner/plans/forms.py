@@ -12,7 +12,6 @@ from typing import Any
 from django import forms
 
 from planner.plans.core.fields import (
-    ARCH_FIELDS,
     FOLDED_GROUPS,
     GROUPS,
     PAYMENT_CHOICES,
@@ -126,6 +125,9 @@ def form_field(field: ScenarioField) -> forms.Field:
                            widget=forms.TextInput(attrs=attrs))
 
 
+PRESET_ORDER = ("n_layers", "hidden_size", "n_heads", "ffn_hidden_size", "vocab_size", "seq_len")
+
+
 def preset_summary(key: str) -> str:
     """"Llama 2 7B: 6.74 billion parameters, 32 layers, ..." (the page script writes the same)."""
     shape = preset_architecture(key)
@@ -134,7 +136,7 @@ def preset_summary(key: str) -> str:
              "seq_len": "tokens per sequence"}
     parts = [f"{shape['params_billion']:g} billion parameters"] + [
         f"{shape[k]:,} {words[k]}" if k != "hidden_size" else f"hidden size {shape[k]:,}"
-        for k in ARCH_FIELDS if k in shape]
+        for k in PRESET_ORDER if k in shape]
     return f"{PRESETS[key].name}: {', '.join(parts)}."
 
 
@@ -152,6 +154,7 @@ class PlanForm(forms.Form):
     """One form field per entry of SCENARIO_FIELDS, in table order."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         for field in SCENARIO_FIELDS:
             self.fields[field.name] = form_field(field)

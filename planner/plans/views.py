@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from planner.plans import reports as plan_reports
 from planner.plans import compare, services
+from planner.plans import reports as plan_reports
 from planner.plans.forms import PlanForm, initial_from_scenario, number_value
 from planner.plans.models import PlanScenario
 from planner.plans.presenters import LazyPlanView, plan_view

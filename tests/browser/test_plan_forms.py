@@ -2,11 +2,11 @@
 message, a preset shows its architecture, "Duplicate" opens an editable copy, and two plans
 compare side by side with their differences highlighted and a chart."""
 
-from datetime import date
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 from playwright.sync_api import Page
 
 from planner.models import PlanScenario
@@ -72,7 +72,7 @@ def test_a_preset_shows_its_architecture_in_editable_fields(
 
 
 def test_duplicate_opens_an_editable_copy(sized_page: Page, live_server: Any, ada: User) -> None:
-    scenario = scenario_from_input({**SMALL, "deadline_days": 45}, today=date.today())
+    scenario = scenario_from_input({**SMALL, "deadline_days": 45}, today=timezone.now().date())
     plan = PlanScenario.objects.create(owner=ada, name="Baseline", inputs=scenario.data)
     page = sized_page
     sign_in(page, live_server.url, f"/plans/{plan.id}", "ada", "pw-ada-123")
@@ -91,7 +91,7 @@ def test_two_plans_compare_with_differences_highlighted(
     sized_page: Page, live_server: Any, ada: User
 ) -> None:
     for name, changes in (("Baseline", {}), ("Bigger", {"tokens": 3e11, "budget_usd": 2e6})):
-        scenario = scenario_from_input({**SMALL, **changes}, today=date.today())
+        scenario = scenario_from_input({**SMALL, **changes}, today=timezone.now().date())
         plan = PlanScenario.objects.create(owner=ada, name=name, inputs=scenario.data)
         run_plan_task(plan.id)  # the worker's task, called directly
     page = sized_page
