@@ -35,7 +35,7 @@ def _owned(request: HttpRequest, pk: int) -> History:
 @login_required
 def history_list(request: HttpRequest) -> HttpResponse:
     assert request.user.pk is not None
-    histories = selectors.owned_histories(request.user.pk)
+    histories = selectors.histories_with_status(request.user.pk)
     return render(request, "planner/purchase_mix/list.html", {"histories": histories})
 
 

@@ -45,11 +45,11 @@ def sized_page(
             browser.close()
 
 
-def screenshot(page: Page, journey: str) -> Path:
+def screenshot(page: Page, journey: str, *, is_full_page: bool = True) -> Path:
     """The journey's screenshot at this width: var/screenshots/<journey>-<width>px.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{journey}-{page.viewport_size['width']}px.png"  # type: ignore[index]
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=is_full_page)
     return path
 
 

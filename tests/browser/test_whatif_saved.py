@@ -43,6 +43,7 @@ def test_a_whatif_is_saved_and_reopened(
     page.click("#save-whatif-form button[type=submit]")
     page.wait_for_url(re.compile(r"/plans/\d+$"))
     assert page.inner_text("#messages") == "Saved “7B in a month” to your plans."
+    screenshot(page, "whatif-saved-confirmation", is_full_page=False)
     assert fits_width(page, "#messages")
     saved = PlanScenario.objects.get()
     assert saved.is_saved and saved.name == "7B in a month"
@@ -56,4 +57,4 @@ def test_a_whatif_is_saved_and_reopened(
     page.wait_for_url(f"**/plans/{saved.id}")
     assert page.inner_text('[data-card="cheapest_meeting_deadline"] .card-main') == first_pick
     assert page.input_value("#save-form input[name=name]") == "7B in a month"
-    screenshot(page, "whatif-saved-reopened")
+    screenshot(page, "whatif-saved-reopened", is_full_page=False)  # the top: the cards

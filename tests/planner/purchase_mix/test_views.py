@@ -212,3 +212,10 @@ def test_other_user_gets_404(user_client, other_client, django_capture_on_commit
     assert other_client.get(f"/history/{pk}/status").status_code == 404
     assert other_client.post(f"/history/{pk}/runs", {}).status_code == 404
     assert pk not in [h.pk for h in other_client.get("/history/").context["histories"]]
+
+
+def test_history_list_shows_each_analysis_status(user_client, django_capture_on_commit_callbacks):
+    _post(user_client, csv_upload(GENERIC_CSV))
+    body = user_client.get("/history/").content.decode()
+    history = History.objects.get()
+    assert history.name in body and '<span class="tag">queued…</span>' in body
