@@ -72,6 +72,15 @@ def staging_delete(*, owner_id: int, staged: StagedUpload | None) -> None:
         default_storage.delete(_path(owner_id, staged.token))
 
 
+def staging_delete_owner(*, owner_id: int | None) -> None:
+    """Delete every file kept for this owner (their account is gone)."""
+    folder = f"{STAGING_DIR}/{owner_id}"
+    if owner_id is None or not default_storage.exists(folder):
+        return
+    for name in default_storage.listdir(folder)[1]:
+        default_storage.delete(f"{folder}/{name}")
+
+
 def staging_sweep(*, max_age_seconds: int = STAGING_TTL_SECONDS) -> int:
     """Delete staged files older than `max_age_seconds`; returns how many were deleted."""
     if not default_storage.exists(STAGING_DIR):

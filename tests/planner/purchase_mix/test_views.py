@@ -219,3 +219,16 @@ def test_history_list_shows_each_analysis_status(user_client, django_capture_on_
     body = user_client.get("/history/").content.decode()
     history = History.objects.get()
     assert history.name in body and '<span class="tag">queued…</span>' in body
+
+
+def test_deleting_a_user_deletes_their_kept_upload(user_client, user,
+                                                   django_capture_on_commit_callbacks):
+    from django.core.files.storage import default_storage
+
+    _post(user_client, csv_upload(NO_GPU_TYPE))
+    token = user_client.session["purchase_mix_staged_upload"]["token"]
+    path = f"staging/{user.pk}/{token}"
+    assert default_storage.exists(path)
+    with django_capture_on_commit_callbacks(execute=True):
+        user.delete()
+    assert not default_storage.exists(path)
