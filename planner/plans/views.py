@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from planner.plans import compare, services
 from planner.plans import reports as plan_reports
+from planner.plans.core.fields import split_field_message
 from planner.plans.forms import PlanForm, initial_from_scenario, number_value
 from planner.plans.models import PlanScenario
 from planner.plans.presenters import LazyPlanView, plan_view
@@ -125,7 +126,7 @@ def plan_whatif_save(request: HttpRequest) -> HttpResponse:
     try:
         stored = services.scenario_create(owner_id=request.user.pk, raw=raw, is_saved=True)
     except ValueError as exc:
-        messages.error(request, f"Not saved: {exc}")
+        messages.error(request, f"Not saved: {split_field_message(str(exc))[1]}")
         return redirect(f"{reverse('planner:plan_whatif')}?{request.GET.urlencode()}")
     messages.success(request, f"Saved “{stored.name}” to your plans.")
     return redirect("planner:plan_detail", scenario_id=stored.id)

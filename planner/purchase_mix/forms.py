@@ -92,7 +92,9 @@ class UploadForm(forms.Form):
         columns = [NOT_IN_FILE] + [(name, name) for name in self.header]
         for name in MAP_FIELDS:
             self.fields[f"map_{name}"] = forms.ChoiceField(
-                label=name, choices=columns, required=False
+                label=name, choices=columns, required=False, error_messages={
+                    "invalid_choice": "The file has no column %(value)s; pick one of its "
+                    "columns (or leave it blank when the column has the usual name)."},
             )
         providers, regions = _place_choices()
         self.fields["provider"].choices = providers

@@ -179,3 +179,12 @@ def test_an_edited_preset_architecture_plans_a_variant() -> None:
     assert (data["workload"], data["n_layers"], data["ffn_hidden_size"]) == ("", 40, 11008)
     unchanged = scenario_from_input({**raw, "n_layers": 32}, today=TODAY).data
     assert unchanged["workload"] == "llama2-7b" and "n_layers" not in unchanged
+
+
+def test_every_number_has_a_range_an_example_and_a_plain_rule() -> None:
+    for field in SCENARIO_FIELDS:
+        if field.kind in ("number", "integer"):
+            assert field.minimum is not None and field.maximum is not None, field.name
+            assert field.example, field.name
+            assert field.rule_text.startswith(f"{field.label} must be "), field.name
+            assert "_" not in field.rule_text and "[" not in field.rule_text, field.rule_text

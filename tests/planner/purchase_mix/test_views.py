@@ -232,3 +232,10 @@ def test_deleting_a_user_deletes_their_kept_upload(user_client, user,
     with django_capture_on_commit_callbacks(execute=True):
         user.delete()
     assert not default_storage.exists(path)
+
+
+def test_a_picked_column_the_file_lacks_is_named_in_words(user_client):
+    response = _post(user_client, csv_upload(GENERIC_CSV), map_start="submitted")
+    assert response.status_code == 400
+    assert ('<p class="field-error" id="id_map_start_error">The file has no column submitted; '
+            "pick one of its columns") in response.content.decode()
