@@ -57,6 +57,7 @@ def test_a_whatif_is_saved_and_reopened(
     page.goto(f"{app_server}/plans/")
     row = page.locator("#plan-list tr", has_text="7B in a month")
     assert "saved" in row.inner_text()
+    assert fits_width(page, "#compare-form")  # the list's table scrolls inside its box
     row.locator("a", has_text="7B in a month").click()
     page.wait_for_url(f"**/plans/{saved.id}")
     assert page.inner_text('[data-card="cheapest_meeting_deadline"] .card-main') == first_pick
