@@ -1,16 +1,17 @@
 """Plan API: POST a scenario as JSON, GET its status, progress and ranked configurations."""
 
+import math
 from typing import Annotated, Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
-from pydantic import ConfigDict, Field, create_model
+from pydantic import ConfigDict, Field, create_model, model_validator
 
 from planner.plans import reports as plan_reports
 from planner.plans import services
-from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
+from planner.plans.core.fields import FIELDS_BY_NAME, SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
 from planner.reports import services as report_services
 
@@ -38,6 +39,20 @@ def _annotation(field: ScenarioField) -> Any:
 # a 422 naming them). Exactly one goal; deadline as a date or in days; budget in USD.
 class _ClosedSchema(Schema):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ranges_in_words(cls, data: Any) -> Any:
+        """An out-of-range number gets the table's plain-words rule in its 422 (the same
+        message the form shows), before pydantic's generic bound message."""
+        items = data.items() if isinstance(data, dict) else ()
+        for name, value in items:
+            field = FIELDS_BY_NAME.get(name)
+            if (field is not None and field.kind in ("number", "integer")
+                    and isinstance(value, int | float) and not isinstance(value, bool)
+                    and math.isfinite(value)):
+                field.check_number(float(value))
+        return data
 
 
 PlanIn = create_model(  # type: ignore[call-overload]

@@ -1,20 +1,27 @@
 """The scenario form, built from the scenario field table (planner.plans.core.fields).
 
-Its GET query is the shareable state of a scenario (what-if links).
+Its GET query is the shareable state of a scenario (what-if links). Every message comes from
+the table's plain-words rule, so the form, the API and the command refuse the same values in
+the same words.
 """
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 
 from planner.plans.core.fields import (
+    FOLDED_GROUPS,
     GROUPS,
     PAYMENT_CHOICES,
     PRECISION_CHOICES,
     RECOMPUTE_CHOICES,
     SCENARIO_FIELDS,
     ScenarioField,
+    split_field_message,
 )
+from planner.plans.scenario import preset_architecture
 from pricing.models import Accelerator, Provider, PurchaseOption
 from simulator.core import PRESETS
 
@@ -34,53 +41,158 @@ def _choices(source: str) -> list[tuple[str, str]]:
     return blank + list(RECOMPUTE_CHOICES if source == "recompute" else PRECISION_CHOICES)
 
 
-def _bounds(field: ScenarioField) -> dict[str, Any]:
-    bounds: dict[str, Any] = {}
-    if field.minimum is not None and not field.is_min_exclusive:
-        bounds["min_value"] = field.minimum
-    if field.maximum is not None and field.kind != "bands":
-        bounds["max_value"] = field.maximum
-    return bounds
+def number_value(value: Any) -> Any:
+    """A stored number as a person types it: 2e+12 (not 2000000000000.0), 128 (not 128.0)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return value
+
+
+class NumberInput(forms.TextInput):
+    """A text box for numbers: people can type 2e12 and see their own text in a message
+    (a browser's number box silently drops text it cannot read)."""
+
+    def format_value(self, value: Any) -> str | None:
+        return super().format_value(number_value(value))
+
+
+class ScenarioNumberField(forms.Field):
+    """A number checked against its scenario field's range, with the table's message."""
+
+    def __init__(self, scenario_field: ScenarioField, **kwargs: Any) -> None:
+        self.scenario_field = scenario_field
+        mode = "numeric" if scenario_field.kind == "integer" else "decimal"
+        attrs = {"inputmode": mode, "autocomplete": "off"}
+        if scenario_field.example:
+            attrs["placeholder"] = f"e.g. {scenario_field.example}"
+        super().__init__(widget=NumberInput(attrs=attrs), **kwargs)
+
+    def to_python(self, value: Any) -> float | int | None:
+        if value in self.empty_values:
+            return None
+        field = self.scenario_field
+        text = str(value).strip().replace(",", "").replace("_", "").replace(" ", "")
+        try:
+            number = float(text)
+        except ValueError:
+            raise forms.ValidationError(
+                f"{field.rule_text[:-1]} (you gave {text[:40]!r}).", code="invalid") from None
+        if not math.isfinite(number):
+            raise forms.ValidationError(f"{field.rule_text[:-1]} (you gave {text[:40]!r}).")
+        try:
+            field.check_number(number)
+        except ValueError as exc:
+            raise forms.ValidationError(split_field_message(str(exc))[1], code="range") from None
+        if field.kind == "integer":
+            if not number.is_integer():
+                raise forms.ValidationError(f"{field.rule_text[:-1]}: a whole number.")
+            return int(number)
+        return number
+
+
+def _help(field: ScenarioField) -> str:
+    rule = field.range_text
+    allowed = f"Allowed: {rule}." if rule and field.kind in ("number", "integer") else ""
+    return " ".join(part for part in (field.help, allowed) if part)
 
 
 def form_field(field: ScenarioField) -> forms.Field:
     """The Django form field of one scenario field (range checks also run in the scenario)."""
-    common: dict[str, Any] = {"required": False, "label": field.label, "help_text": field.help}
-    if field.kind == "number":
-        return forms.FloatField(**common, **_bounds(field))
-    if field.kind == "integer":
-        return forms.IntegerField(**common, **_bounds(field))
+    common: dict[str, Any] = {
+        "required": False, "label": field.label_with_unit, "help_text": _help(field)}
+    if field.kind in ("number", "integer"):
+        return ScenarioNumberField(field, **common)
     if field.kind == "flag":
         return forms.BooleanField(**common)
+    invalid = {"invalid_choice": f"{field.label}: choose one of the listed options.",
+               "invalid": f"{field.label} must be a date such as 2027-06-30."}
     if field.kind == "date":
-        return forms.DateField(**common, widget=forms.DateInput(attrs={"type": "date"}))
+        return forms.DateField(**common, error_messages=invalid,
+                               widget=forms.DateInput(attrs={"type": "date"}))
     if field.kind == "choice":
-        return forms.ChoiceField(**common, choices=_choices(field.choices_from))
+        return forms.ChoiceField(**common, choices=_choices(field.choices_from),
+                                 error_messages=invalid)
     if field.kind == "choices" and field.choices_from:
         widget = (forms.SelectMultiple if field.choices_from == "gpus"
                   else forms.CheckboxSelectMultiple)
         return forms.MultipleChoiceField(
-            **common, choices=_choices(field.choices_from), widget=widget)
-    return forms.CharField(**common, max_length=2000 if field.kind != "text" else 200)
+            **common, choices=_choices(field.choices_from), widget=widget, error_messages=invalid)
+    attrs = {"placeholder": f"e.g. {field.example}"} if field.example else {}
+    return forms.CharField(**common, max_length=2000 if field.kind != "text" else 200,
+                           widget=forms.TextInput(attrs=attrs))
+
+
+PRESET_ORDER = ("n_layers", "hidden_size", "n_heads", "ffn_hidden_size", "vocab_size", "seq_len")
+
+
+def preset_summary(key: str) -> str:
+    """"Llama 2 7B: 6.74 billion parameters, 32 layers, ..." (the page script writes the same)."""
+    shape = preset_architecture(key)
+    words = {"n_layers": "layers", "hidden_size": "hidden size", "n_heads": "attention heads",
+             "ffn_hidden_size": "FFN size", "vocab_size": "vocabulary tokens",
+             "seq_len": "tokens per sequence"}
+    parts = [f"{shape['params_billion']:g} billion parameters"] + [
+        f"{shape[k]:,} {words[k]}" if k != "hidden_size" else f"hidden size {shape[k]:,}"
+        for k in PRESET_ORDER if k in shape]
+    return f"{PRESETS[key].name}: {', '.join(parts)}."
+
+
+@dataclass(frozen=True)
+class FieldGroup:
+    key: str
+    legend: str
+    fields: list[forms.BoundField]
+    is_folded: bool
+    opens_fold: bool = False  # the first folded group starts the "Assumptions" disclosure
+    closes_fold: bool = False
 
 
 class PlanForm(forms.Form):
     """One form field per entry of SCENARIO_FIELDS, in table order."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         for field in SCENARIO_FIELDS:
             self.fields[field.name] = form_field(field)
         self.fields["purchase_options"].initial = ["on_demand", "spot"]
+        preset = str(self.initial.get("workload") or "")
+        if not self.is_bound and preset in PRESETS:
+            # The preset's architecture is shown in its editable fields, also without JS.
+            shape = preset_architecture(preset)
+            self.initial = shape | {k: v for k, v in self.initial.items() if v not in ("", None)}
 
     @property
-    def grouped_fields(self) -> list[tuple[str, list[forms.BoundField]]]:
-        """(legend, bound fields) per group of the table, for the template."""
-        groups: list[tuple[str, list[forms.BoundField]]] = []
-        for key, legend in GROUPS:
-            bound = [self[f.name] for f in SCENARIO_FIELDS if f.group == key]
-            groups.append((legend, bound))
-        return groups
+    def grouped_fields(self) -> list[FieldGroup]:
+        """The groups of the table with their bound fields, for the template."""
+        return [FieldGroup(key, legend, [self[f.name] for f in SCENARIO_FIELDS if f.group == key],
+                           key in FOLDED_GROUPS, opens_fold=key == FOLDED_GROUPS[0],
+                           closes_fold=key == FOLDED_GROUPS[-1]) for key, legend in GROUPS]
+
+    @property
+    def has_folded_errors(self) -> bool:
+        names = {f.name for f in SCENARIO_FIELDS if f.group in FOLDED_GROUPS}
+        return any(name in self.errors for name in names)
+
+    @property
+    def preset_architectures(self) -> dict[str, dict[str, Any]]:
+        """Per preset, its name and the fields it fills (the page script reads this)."""
+        return {key: {"name": w.name, "fields": preset_architecture(key)}
+                for key, w in PRESETS.items()}
+
+    @property
+    def preset_summary(self) -> str:
+        """The chosen preset's architecture in words ("" for a custom model)."""
+        key = str(self["workload"].value() or "")
+        return preset_summary(key) if key in PRESETS else ""
+
+    def add_scenario_error(self, exc: ValueError) -> None:
+        """Show a scenario's ValueError beside the field it names (at the top otherwise)."""
+        name, message = split_field_message(str(exc))
+        self.add_error(name if name in self.fields else None, message)
 
     def to_raw(self) -> dict[str, Any]:
         """The scenario input dict (planner.plans.scenario) from the cleaned form."""

@@ -51,18 +51,19 @@ def _number(name: str, value: Any) -> float | None:
     """A finite number within the field's documented range; None when blank."""
     if value in (None, ""):
         return None
+    field = FIELDS_BY_NAME.get(name)
+    rule = field.rule_text[:-1] if field else f"{name} must be a number"
     if isinstance(value, bool):
-        raise ValueError(f"{name}: {value!r} is not a number")
+        raise ValueError(f"{name}: {rule} (you gave {value!r}).")
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name}: {value!r} is not a number") from None
+        raise ValueError(f"{name}: {rule} (you gave {str(value)[:40]!r}).") from None
     if not math.isfinite(number):
-        raise ValueError(f"{name}: must be a finite number")
-    field = FIELDS_BY_NAME.get(name)
+        raise ValueError(f"{name}: {rule} (you gave {number}).")
     if field is not None:
         if field.kind == "integer" and not number.is_integer():
-            raise ValueError(f"{name}: must be a whole number (got {number:g})")
+            raise ValueError(f"{name}: {rule}: a whole number (you gave {number:g}).")
         field.check_number(number)
     elif number < 0:
         raise ValueError(f"{name}: must be zero or more")
@@ -74,7 +75,7 @@ def _flag(name: str, value: Any) -> bool:
         return False
     if value in (True, "true", "1", "yes", "on"):
         return True
-    raise ValueError(f"{name}: {value!r} is not yes or no")
+    raise ValueError(f"{name}: tick the box or leave it empty (you gave {value!r}).")
 
 
 def _reject_unknown(raw: dict[str, Any]) -> None:
@@ -101,7 +102,8 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
         else:
             allowed = dict(RECOMPUTE_CHOICES if name == "recompute" else PRECISION_CHOICES)
             if value not in allowed:
-                raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+                raise ValueError(f"{name}: {FIELDS_BY_NAME[name].label} must be one of "
+                                 f"{', '.join(allowed)} (you gave {value!r}).")
             layout[name] = value
     return layout
 
@@ -125,12 +127,15 @@ def _spot_bands(value: Any) -> dict[str, float]:
     bands: dict[str, float] = {}
     for pair in pairs:
         if len(pair) != 2:
-            raise ValueError("spot_interruptions_pct_per_month: write provider=percent, ...")
+            raise ValueError("spot_interruptions_pct_per_month: Write spot interruptions as "
+                             "provider=percent pairs, e.g. aws=15,gcp=25.")
         provider, pct = str(pair[0]).strip(), _number("spot_interruptions_pct_per_month", pair[1])
         if not provider:
-            raise ValueError("spot_interruptions_pct_per_month: a band names no provider")
+            raise ValueError("spot_interruptions_pct_per_month: Each spot interruption band needs "
+                             "a provider, e.g. aws=15.")
         if pct is None or pct >= 100:
-            raise ValueError(f"spot_interruptions_pct_per_month: {provider} must be 0 to <100 %")
+            raise ValueError(f"spot_interruptions_pct_per_month: Spot interruptions for {provider} "
+                             "must be from 0 to less than 100 % per month.")
         bands[provider] = pct
     return bands
 
@@ -140,39 +145,80 @@ def _deadline_days(raw: dict[str, Any], today: date) -> float | None:
         try:
             deadline = date.fromisoformat(str(raw["deadline"]))
         except ValueError:
-            raise ValueError(f"deadline: {raw['deadline']!r} is not a date (YYYY-MM-DD)") from None
+            raise ValueError(f"deadline: Deadline date must be a date such as 2027-06-30 "
+                             f"(you gave {str(raw['deadline'])[:40]!r}).") from None
         if deadline <= today:
-            raise ValueError(f"deadline: {deadline} is not in the future")
+            raise ValueError(f"deadline: Deadline date must be after today ({today}); "
+                             f"you gave {deadline}.")
         days_away = float((deadline - today).days)
         limit = FIELDS_BY_NAME["deadline_days"].maximum or math.inf
         if days_away > limit:
-            raise ValueError(f"deadline: {deadline} is more than {limit:g} days away")
+            raise ValueError(f"deadline: Deadline date must be at most {limit:,.0f} days away "
+                             f"(you gave {deadline}, {days_away:,.0f} days away).")
         return days_away
     days = _number("deadline_days", raw.get("deadline_days"))
     if days is not None and days <= 0:
-        raise ValueError("deadline_days: must be more than zero")
+        raise ValueError(f"deadline_days: {FIELDS_BY_NAME['deadline_days'].rule_text}")
     return days
 
 
 def _check_goal(data: dict[str, Any]) -> None:
     goals = [k for k in ("tokens", "samples", "epochs") if data.get(k)]
     if len(goals) != 1:
+        which = "more than one" if goals else "none"
         raise ValueError(
-            "tokens: give exactly one positive training goal (tokens, samples or epochs)"
+            f"tokens: Give exactly one training goal: training tokens (e.g. 2e12), training "
+            f"samples or epochs (you gave {which})."
         )
     if "epochs" in goals and not data.get("dataset_samples"):
-        raise ValueError("dataset_samples: an epoch goal needs the dataset size in samples")
+        raise ValueError("dataset_samples: An epoch goal needs the dataset size in samples, "
+                         "e.g. 1.2e6.")
+
+
+def preset_architecture(key: str) -> dict[str, Any]:
+    """The architecture fields a preset fills in the form (0-valued ones left out), and its
+    parameters in billions to 4 significant digits."""
+    workload = PRESETS[key]
+    shape = {name: int(getattr(workload, name)) for name in ARCH_FIELDS}
+    return {k: v for k, v in shape.items() if v > 0 and not (k == "seq_len" and v == 1)} | {
+        "params_billion": float(f"{workload.params / 1e9:.4g}")}
+
+
+def _preset_or_variant(data: dict[str, Any]) -> None:
+    """A preset whose filled-in architecture is unchanged stays the preset (the copies are
+    dropped); a changed LLM architecture or size becomes a custom model of that shape."""
+    key = data.get("workload") or ""
+    if key not in PRESETS:
+        return
+    shape = preset_architecture(key)
+    given = {k: data[k] for k in (*ARCH_FIELDS, "params_billion") if data.get(k) is not None}
+    changed = [k for k, v in given.items() if not math.isclose(v, shape.get(k, 0), rel_tol=5e-3)]
+    for name in given:
+        data.pop(name)
+    if not changed:
+        return
+    if PRESETS[key].kind != "llm":
+        raise ValueError(f"{changed[0]}: The {PRESETS[key].name} preset's architecture is "
+                         "fixed; choose no preset to plan a custom model.")
+    data["workload"] = ""
+    data["name"] = data.get("name") or f"{PRESETS[key].name} variant"
+    if changed == ["params_billion"]:
+        data.update(params_billion=given["params_billion"], seq_len=shape["seq_len"])
+    else:
+        arch = {k: v for k, v in shape.items() if k != "params_billion"}
+        data.update(arch | {k: v for k, v in given.items() if k != "params_billion"})
 
 
 def _check_workload(data: dict[str, Any]) -> None:
     preset = data.get("workload") or ""
     if preset and preset not in PRESETS:
-        raise ValueError(f"workload: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise ValueError(f"workload: Model preset {preset!r} is unknown; choose one of "
+                         f"{', '.join(PRESETS)}.")
     has_arch = all(data.get(k) for k in ("n_layers", "hidden_size", "n_heads", "seq_len"))
     if not preset and not data.get("params_billion") and not has_arch:
         raise ValueError(
-            "workload: choose a preset, or give params_billion, or the architecture "
-            "(n_layers, hidden_size, n_heads, seq_len)"
+            "workload: Choose a model preset, or give the parameters (in billions), or the "
+            "architecture (layers, hidden size, attention heads and sequence length)."
         )
 
 
@@ -206,10 +252,11 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         raw.get("spot_interruptions_pct_per_month")
     )
     data["layout"] = _layout(raw)
+    _preset_or_variant(data)
     _check_workload(data)
     _check_goal(data)
     if data.get("budget_usd") == 0:
-        raise ValueError("budget_usd: must be more than zero")
+        raise ValueError(f"budget_usd: {FIELDS_BY_NAME['budget_usd'].rule_text}")
     return Scenario(
         {k: v for k, v in data.items() if v not in (None, [], {})}
         | {"purchase_options": data["purchase_options"],

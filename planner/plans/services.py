@@ -279,7 +279,8 @@ def _chosen_memory(
     return memory
 
 
-def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
+def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = False
+                    ) -> PlanScenario:
     """Check the scenario's fields (cheap: no sweep), store it and enqueue its plan; whether
     any configuration fits is the task's answer (plan_document)."""
     scenario = scenario_from_input(raw, today=timezone.now().date())
@@ -288,6 +289,7 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any]) -> PlanScenario:
             owner_id=owner_id,
             name=scenario.data.get("name") or _default_name(scenario),
             inputs=scenario.data,
+            is_saved=is_saved,
         )
         run_enqueue(stored)
     return stored
@@ -339,17 +341,13 @@ def scenario_no_fit(scenario: PlanScenario) -> dict[str, Any] | None:
     return found
 
 
-def scenario_duplicate(*, scenario_id: int, owner_id: int) -> PlanScenario:
-    original = PlanScenario.objects.get(pk=scenario_id, owner_id=owner_id)
-    return scenario_create(
-        owner_id=owner_id, raw={**original.inputs, "name": f"{original.name} (copy)"}
-    )
-
-
-def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> None:
+def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:
+    """Mark the plan kept under `name`; returns the name stored."""
+    name = name.strip()[:200] or "Untitled scenario"
     PlanScenario.objects.filter(pk=scenario_id, owner_id=owner_id).update(
-        is_saved=True, name=name.strip()[:200] or "Untitled scenario"
+        is_saved=True, name=name
     )
+    return name
 
 
 # Large sweeps: split into parts that several workers sweep at once (PlanSweepChunk rows, one

@@ -7,6 +7,7 @@ urlpatterns = [
     path("plans/", views.plan_list, name="plan_list"),
     path("plans/new", views.plan_new, name="plan_new"),
     path("plans/whatif", views.plan_whatif, name="plan_whatif"),
+    path("plans/whatif/save", views.plan_whatif_save, name="plan_whatif_save"),
     path("plans/compare", views.plan_compare, name="plan_compare"),
     path("plans/<int:scenario_id>", views.plan_detail, name="plan_detail"),
     path("plans/<int:scenario_id>/status", views.plan_status, name="plan_status"),

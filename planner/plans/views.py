@@ -5,15 +5,18 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from planner.plans import compare, services
 from planner.plans import reports as plan_reports
-from planner.plans import services
-from planner.plans.forms import PlanForm, initial_from_scenario
+from planner.plans.core.fields import split_field_message
+from planner.plans.forms import PlanForm, initial_from_scenario, number_value
 from planner.plans.models import PlanScenario
 from planner.plans.presenters import LazyPlanView, plan_view
 from planner.plans.scenario import scenario_from_input
@@ -28,28 +31,25 @@ def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
 
 @login_required
 def plan_list(request: HttpRequest) -> HttpResponse:
-    scenarios = PlanScenario.objects.filter(owner_id=request.user.pk)[:100]
-    return render(request, "planner/plans/list.html", {"scenarios": scenarios})
+    plans = PlanScenario.objects.filter(owner_id=request.user.pk).defer("result")[:100]
+    return render(request, "planner/plans/list.html", {"rows": compare.plan_list_rows(plans)})
+
+
+LIST_INPUTS = ("providers", "gpus", "purchase_options", "payment_options")
 
 
 @login_required
 def plan_new(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
-        form = PlanForm(
-            initial=request.GET.dict()
-            | {
-                k: request.GET.getlist(k)
-                for k in ("providers", "gpus", "purchase_options")
-                if k in request.GET
-            }
-        )
-        return render(request, "planner/plans/new.html", {"form": form})
+        initial = request.GET.dict() | {
+            k: request.GET.getlist(k) for k in LIST_INPUTS if k in request.GET}
+        return render(request, "planner/plans/new.html", {"form": PlanForm(initial=initial)})
     form = PlanForm(request.POST)
     if form.is_valid():
         try:
             stored = services.scenario_create(owner_id=request.user.pk, raw=form.to_raw())
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form.add_scenario_error(exc)
         else:
             return redirect("planner:plan_detail", scenario_id=stored.id)
     return render(request, "planner/plans/new.html", {"form": form}, status=400)
@@ -82,9 +82,15 @@ def _staleness() -> dict[str, Any]:
 
 
 def _query(inputs: dict) -> dict:
+    """The scenario as a form query: numbers as people type them (1e+12, 60, not 60.0)."""
     flat = {k: v for k, v in inputs.items() if k != "layout" and v not in (None, "", [])}
     flat.update(inputs.get("layout", {}))
-    return flat
+    if flat.get("regions"):
+        flat["regions"] = ",".join(flat["regions"])
+    bands = flat.get("spot_interruptions_pct_per_month")
+    if isinstance(bands, dict):
+        flat["spot_interruptions_pct_per_month"] = ",".join(f"{k}={v:g}" for k, v in bands.items())
+    return {k: number_value(v) for k, v in flat.items()}
 
 
 @login_required
@@ -104,9 +110,26 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
             document = services.plan_compute(scenario=scenario, owner_id=request.user.pk)
             context["view"] = plan_view(document, sort=request.GET.get("sort", "rank"))
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form.add_scenario_error(exc)
     status = 200 if context["view"] else 400
     return render(request, "planner/plans/detail.html", context, status=status)
+
+
+@login_required
+@require_POST
+def plan_whatif_save(request: HttpRequest) -> HttpResponse:
+    """Keep a what-if (its query is the scenario) as one of your plans, under a name."""
+    form = PlanForm(request.GET)
+    if not form.is_valid():
+        return redirect(f"{reverse('planner:plan_whatif')}?{request.GET.urlencode()}")
+    raw = form.to_raw() | {"name": request.POST.get("name", "").strip()[:200]}
+    try:
+        stored = services.scenario_create(owner_id=request.user.pk, raw=raw, is_saved=True)
+    except ValueError as exc:
+        messages.error(request, f"Not saved: {split_field_message(str(exc))[1]}")
+        return redirect(f"{reverse('planner:plan_whatif')}?{request.GET.urlencode()}")
+    messages.success(request, f"Saved “{stored.name}” to your plans.")
+    return redirect("planner:plan_detail", scenario_id=stored.id)
 
 
 @login_required
@@ -118,37 +141,32 @@ def plan_status(request: HttpRequest, scenario_id: int) -> JsonResponse:
 @require_POST
 def plan_save(request: HttpRequest, scenario_id: int) -> HttpResponse:
     _owned(request, scenario_id)
-    services.scenario_save(
+    name = services.scenario_save(
         scenario_id=scenario_id, owner_id=request.user.pk, name=request.POST.get("name", "")
     )
+    messages.success(request, f"Saved “{name}”: it is kept in your plans.")
     return redirect("planner:plan_detail", scenario_id=scenario_id)
 
 
 @login_required
-@require_POST
 def plan_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    _owned(request, scenario_id)
-    copy = services.scenario_duplicate(scenario_id=scenario_id, owner_id=request.user.pk)
-    return redirect("planner:plan_detail", scenario_id=copy.id)
+    """An editable copy: the plan form prefilled with this plan's inputs; nothing runs until
+    it is submitted."""
+    original = _owned(request, scenario_id)
+    query = _query(original.inputs) | {"name": f"{original.name} (copy)"}
+    messages.info(request, f"A copy of “{original.name}”: change anything, then Plan it.")
+    return redirect(f"{reverse('planner:plan_new')}?{urlencode(query, doseq=True)}")
 
 
 @login_required
 def plan_compare(request: HttpRequest) -> HttpResponse:
-    ids = [int(i) for i in request.GET.getlist("id") if i.isdigit()][:2]
-    scenarios = [_owned(request, i) for i in ids]
-    if len(scenarios) != 2:
-        return render(
-            request,
-            "planner/plans/compare.html",
-            {"error": "Pick two of your scenarios to compare."},
-            status=400,
-        )
-    columns = [
-        {"scenario": s, "no_fit": services.scenario_no_fit(s),
-         "view": plan_view(s.result) if s.result and "no_fit" not in s.result else None}
-        for s in scenarios
-    ]
-    return render(request, "planner/plans/compare.html", {"columns": columns})
+    ids = list(dict.fromkeys(int(i) for i in request.GET.getlist("id") if i.isdigit()))
+    if not compare.MIN_PLANS <= len(ids) <= compare.MAX_PLANS:
+        context = {"error": "Tick 2 to 4 of your plans to compare them side by side."}
+        return render(request, "planner/plans/compare.html", context, status=400)
+    table = compare.plan_comparison([_owned(request, i) for i in ids])
+    only = request.GET.get("only") == "differences"
+    return render(request, "planner/plans/compare.html", {"table": table, "only": only})
 
 
 # Reports: the plan exported as PDF, XLSX, CSV or one self-contained HTML file.

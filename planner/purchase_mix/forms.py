@@ -1,7 +1,7 @@
 """Forms for the job-history pages: upload, recommendation settings, trend growth."""
 
 import csv
-from typing import Any
+from typing import IO, Any
 
 from django import forms
 from django.conf import settings
@@ -15,7 +15,8 @@ from planner.purchase_mix.core.upload.parsing import (
 )
 from planner.purchase_mix.documents import parse_growth
 from planner.purchase_mix.models import History
-from planner.purchase_mix.services import ParseOptions, RunOptions
+from planner.purchase_mix.services import ParseOptions, RunOptions, UploadOutcome
+from planner.purchase_mix.staging import StagedUpload
 
 TIME_UNITS = [("", "seconds (default)"), ("s", "seconds"), ("min", "minutes"), ("h", "hours")]
 LOOKBACK_CHOICES = [("", "whole history"), ("7", "7 days"), ("30", "30 days"), ("60", "60 days"),
@@ -35,9 +36,8 @@ DUPLICATE_CHOICES = [("refuse", "refuse the file (list the repeated lines)"),
                      ("merge", "merge them into one job (earliest start, latest end, most GPUs)")]
 
 
-def _header_of(files: Any) -> tuple[str, ...]:
+def _header_of(upload: Any) -> tuple[str, ...]:
     """The uploaded file's own column names (read from its first 64 KB), or ()."""
-    upload = files.get("file") if files else None
     if upload is None:
         return ()
     try:
@@ -58,7 +58,12 @@ def _place_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(help_text="CSV, TSV or pipe-separated; UTF-8, UTF-16 or Windows-1252.")
+    """The upload form. `staged` is the file kept from a refused submit (used when no new
+    file is chosen) and `staged_file` its open handle."""
+
+    file = forms.FileField(
+        label="Job history file", required=False,
+        help_text="CSV, TSV or pipe-separated; UTF-8, UTF-16 or Windows-1252.")
     fmt = forms.ChoiceField(label="Format", choices=History.Format.choices, initial="generic")
     time_unit = forms.ChoiceField(choices=TIME_UNITS, required=False,
                                   help_text="Unit of numeric offsets and durations.")
@@ -79,13 +84,17 @@ class UploadForm(forms.Form):
     provider = forms.ChoiceField(label="You buy in (provider)", required=False)
     region = forms.ChoiceField(label="Region", required=False)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, staged: StagedUpload | None = None,
+                 staged_file: IO[bytes] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.header = _header_of(self.files)
+        self.staged, self.staged_file = staged, staged_file
+        self.header = _header_of(self.files.get("file") or staged_file)
         columns = [NOT_IN_FILE] + [(name, name) for name in self.header]
         for name in MAP_FIELDS:
             self.fields[f"map_{name}"] = forms.ChoiceField(
-                label=name, choices=columns, required=False
+                label=name, choices=columns, required=False, error_messages={
+                    "invalid_choice": "The file has no column %(value)s; pick one of its "
+                    "columns (or leave it blank when the column has the usual name)."},
             )
         providers, regions = _place_choices()
         self.fields["provider"].choices = providers
@@ -97,6 +106,11 @@ class UploadForm(forms.Form):
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
+        if upload is None:
+            if self.staged_file is None:
+                raise forms.ValidationError("Choose a job history file to upload (CSV, TSV or "
+                                            "pipe-separated).", code="required")
+            return None
         if upload.size > settings.UPLOAD_MAX_BYTES:
             limit_mb = settings.UPLOAD_MAX_BYTES / 1024**2
             raise forms.ValidationError(
@@ -119,6 +133,29 @@ class UploadForm(forms.Form):
     def is_too_large(self) -> bool:
         return self.has_error("file", "too_large")
 
+    def chosen_file(self) -> tuple[Any, str, int]:
+        """(file, name, size in bytes): the newly chosen file, else the staged one."""
+        upload = self.cleaned_data.get("file")
+        if upload is not None:
+            return upload, upload.name, upload.size
+        assert self.staged is not None and self.staged_file is not None
+        return self.staged_file, self.staged.name, self.staged.size_bytes
+
+    def show_outcome(self, outcome: UploadOutcome) -> None:
+        """Put a refused upload's problem beside the field that fixes it (else at the top)."""
+        shown = False
+        for name in outcome.missing:
+            field = "default_gpu_type" if name == "gpu_type" else f"map_{name}"
+            if field in self.fields:
+                self.add_error(field, _missing_fix(name))
+                shown = True
+        setting = outcome.setting.replace("column:", "map_")
+        if not outcome.missing and setting in self.fields:
+            self.add_error(setting, outcome.error)
+            shown = True
+        if not shown:
+            self.add_error(None, outcome.error)
+
     def parse_options(self) -> ParseOptions:
         data = self.cleaned_data
         return ParseOptions(
@@ -134,6 +171,15 @@ class UploadForm(forms.Form):
     def run_options(self) -> RunOptions:
         return RunOptions(provider=self.cleaned_data["provider"],
                           region=self.cleaned_data["region"])
+
+
+def _missing_fix(name: str) -> str:
+    if name == "gpu_type":
+        return ("The file has no gpu_type column. Choose a Default GPU type, or add a gpu_type "
+                "column to the file.")
+    also = " (or duration)" if name == "end" else ""
+    return (f"The file has no {name}{also} column. Pick the column that holds it here, or "
+            f"rename a column of the file to {name}.")
 
 
 class RunForm(forms.Form):

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from planner.core.cloud import (
     DEFAULT_PROVIDER_SPOT_BANDS,
@@ -43,6 +43,16 @@ BIG_DEMAND_GPUS = 8.0
 
 def owned_histories(owner_id: int) -> QuerySet[History]:
     return History.objects.filter(owner_id=owner_id)
+
+
+def histories_with_status(owner_id: int) -> QuerySet[History]:
+    """The owner's histories, newest first, each with its latest analysis's status and time
+    (`analysis_status`, `analyzed_at`; None before any run)."""
+    latest = AnalysisRun.objects.filter(history_id=OuterRef("pk")).order_by("-created_at", "-id")
+    return owned_histories(owner_id).annotate(
+        analysis_status=Subquery(latest.values("status")[:1]),
+        analyzed_at=Subquery(latest.values("finished_at")[:1]),
+    ).order_by("-created_at")
 
 
 def latest_run(history_id: int, run_id: int | None = None) -> AnalysisRun | None:

@@ -24,7 +24,12 @@ from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.recommend import MixRecommendation, recommend_mix
-from planner.purchase_mix.core.upload.jobs import JobHistory, ParseResult, UsageHistory
+from planner.purchase_mix.core.upload.jobs import (
+    JobHistory,
+    ParseResult,
+    UploadSettingError,
+    UsageHistory,
+)
 from planner.purchase_mix.core.upload.parsing import parse_job_history
 from planner.purchase_mix.documents import (
     TREND_HORIZON_DAYS,
@@ -64,6 +69,10 @@ class UploadOutcome:
     run: AnalysisRun | None
     parse: ParseResult | None
     error: str = ""
+    # The upload setting that caused the error or can fix it (UploadSettingError.setting),
+    # and the fields no column provides.
+    setting: str = ""
+    missing: tuple[str, ...] = ()
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -174,6 +183,9 @@ def history_create(
         raise UploadTooLargeError(_too_large_message(size_bytes))
     try:
         parsed = history_parse(upload, options=options)
+    except UploadSettingError as error:
+        return UploadOutcome(None, None, None, error=str(error), setting=error.setting,
+                             missing=error.missing)
     except ValueError as error:
         return UploadOutcome(None, None, None, error=str(error))
     if parsed.history is None:

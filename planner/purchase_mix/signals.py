@@ -5,11 +5,13 @@ deleted (admin or shell), where no service of this feature runs."""
 
 from typing import Any
 
+from django.conf import settings
 from django.db import models, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 from planner.purchase_mix.models import History
+from planner.purchase_mix.staging import staging_delete_owner
 
 
 @receiver(post_delete, sender=History, dispatch_uid="history-files-cleanup")
@@ -24,3 +26,10 @@ def history_files_delete(sender: type[History], instance: History, **kwargs: Any
 
     # Only once the deletion is committed: a rolled-back delete keeps its files.
     transaction.on_commit(delete)
+
+
+@receiver(post_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="staged-uploads-cleanup")
+def staged_uploads_delete(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """A deleted user's kept uploads go too (they would otherwise wait for the hourly sweep)."""
+    owner_id = instance.pk
+    transaction.on_commit(lambda: staging_delete_owner(owner_id=owner_id))

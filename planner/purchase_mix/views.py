@@ -1,7 +1,7 @@
 """Purchase-mix pages (job histories and their analyses): access check, form, one service
 or selector call, render."""
 
-from typing import Any
+from typing import IO, Any
 
 import plotly.graph_objects as go
 from django.conf import settings
@@ -14,10 +14,11 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.purchase_mix import charts, selectors, services
+from planner.purchase_mix import charts, selectors, services, staging
 from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix.forms import GrowthForm, RunForm, UploadForm, run_initial
 from planner.purchase_mix.models import AnalysisRun, History
+from planner.purchase_mix.staging import StagedUpload
 from planner.reports import services as report_services
 from planner.reports import views as report_views
 from planner.runs import run_status
@@ -35,26 +36,73 @@ def _owned(request: HttpRequest, pk: int) -> History:
 @login_required
 def history_list(request: HttpRequest) -> HttpResponse:
     assert request.user.pk is not None
-    histories = selectors.owned_histories(request.user.pk)
+    histories = selectors.histories_with_status(request.user.pk)
     return render(request, "planner/purchase_mix/list.html", {"histories": histories})
+
+
+STAGED_KEY = "purchase_mix_staged_upload"
+
+
+def _staged(request: HttpRequest) -> tuple[StagedUpload | None, IO[bytes] | None]:
+    """The file this user chose before a refused submit, if it is still kept."""
+    assert request.user.pk is not None
+    staged = StagedUpload.from_session(request.session.get(STAGED_KEY))
+    handle = staging.staging_open(owner_id=request.user.pk, staged=staged) if staged else None
+    if handle is None:
+        request.session.pop(STAGED_KEY, None)
+        return None, None
+    return staged, handle
+
+
+def _keep_chosen_file(request: HttpRequest, form: UploadForm) -> None:
+    """After a refused submit, keep a newly chosen file (replacing the kept one) so the next
+    submit can use it without choosing it again."""
+    upload = request.FILES.get("file")
+    if upload is None or form.is_too_large:
+        return
+    assert request.user.pk is not None
+    staging.staging_delete(owner_id=request.user.pk, staged=form.staged)
+    form.staged = staging.staging_save(owner_id=request.user.pk, upload=upload,
+                                       name=upload.name, size_bytes=upload.size)
+    request.session[STAGED_KEY] = form.staged.to_session()
+
+
+def _upload_done(request: HttpRequest, staged: StagedUpload | None) -> None:
+    assert request.user.pk is not None
+    staging.staging_delete(owner_id=request.user.pk, staged=staged)
+    request.session.pop(STAGED_KEY, None)
 
 
 @login_required
 def history_upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST or None, request.FILES or None)
+    staged, staged_file = _staged(request)
+    try:
+        return _history_upload(request, staged, staged_file)
+    finally:
+        if staged_file is not None:
+            staged_file.close()
+
+
+def _history_upload(request: HttpRequest, staged: StagedUpload | None,
+                    staged_file: IO[bytes] | None) -> HttpResponse:
+    form = UploadForm(request.POST or None, request.FILES or None, staged=staged,
+                      staged_file=staged_file)
     context: dict[str, Any] = {"form": form, "max_mb": settings.UPLOAD_MAX_BYTES // 1024**2}
     if request.method != "POST":
         return render(request, "planner/purchase_mix/upload.html", context)
     if form.is_valid():
-        upload = form.cleaned_data["file"]
+        upload, name, size = form.chosen_file()
         assert request.user.pk is not None
         outcome = services.history_create(
-            owner_id=request.user.pk, upload=upload, name=upload.name, size_bytes=upload.size,
+            owner_id=request.user.pk, upload=upload, name=name, size_bytes=size,
             options=form.parse_options(), run_options=form.run_options(),
         )
         if outcome.history is not None:
+            _upload_done(request, staged)
             return redirect("planner:history_detail", pk=outcome.history.pk)
+        form.show_outcome(outcome)
         context.update(outcome=outcome, parse=outcome.parse)
+    _keep_chosen_file(request, form)
     status = 413 if form.is_too_large else 400
     return render(request, "planner/purchase_mix/upload.html", context, status=status)
 

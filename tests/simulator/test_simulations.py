@@ -177,3 +177,21 @@ def test_validate_simulator_notes_rows_it_cannot_predict(tmp_path: Path) -> None
 def test_validate_simulator_missing_file_is_a_command_error() -> None:
     with pytest.raises(CommandError, match="no such file"):
         call_command("validate_simulator", "/nonexistent.csv")
+
+
+@pytest.mark.parametrize(("field", "typed", "message"), [
+    ("nodes", "100000", "Nodes must be a whole number from 1 to 512, e.g. 4."),
+    ("tokens", "-5", "Training tokens must be a number from 1 to 1e16 tokens, e.g. 2e12."),
+])
+def test_form_marks_an_out_of_range_field_beside_it(user: User, field: str, typed: str,
+                                                    message: str) -> None:
+    client = Client()
+    client.force_login(user)
+    data = {"kind": "sweep", "preset": "llama2-7b", "tokens": "1e11", "nodes": 1, field: typed}
+    response = client.post("/simulations/new", data)
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert f'<p class="field-error" id="id_{field}_error">{message}</p>' in body
+    assert f'aria-describedby="id_{field}_helptext id_{field}_error"' in body
+    assert 'aria-invalid="true"' in body and f'href="#id_{field}"' in body
+    assert not SimulationRun.objects.exists()

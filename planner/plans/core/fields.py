@@ -3,7 +3,8 @@
 The form (planner.plans.forms), the API schema (planner.plans.api), the form template, the
 `plan` command's options and the scenario checker (planner.plans.scenario) are all built from
 SCENARIO_FIELDS, so a field added here appears everywhere and none is dropped silently.
-Ranges are inclusive unless `is_min_exclusive`; units are in the names and labels.
+Ranges are inclusive unless `is_min_exclusive`; units are in the names and labels. The same
+plain-words rule (`rule_text`) is the form's message, the API's and the command's help.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 KINDS = ("text", "number", "integer", "choice", "choices", "date", "bands", "flag")
 GROUPS: tuple[tuple[str, str], ...] = (
     ("workload", "Workload"),
-    ("goal", "Training goal"),
-    ("limits", "Deadline and budget"),
-    ("where", "Where and how to buy"),
+    ("goal", "Goal"),
+    ("constraints", "Constraints"),
     ("layout", "Parallel layout (blank: the planner searches)"),
-    ("assumptions", "Data, storage and assumptions"),
+    ("assumptions", "Data, storage and spot assumptions"),
 )
+# Groups shown folded, under one "Assumptions" disclosure (their defaults suit most runs).
+FOLDED_GROUPS: tuple[str, ...] = ("layout", "assumptions")
 RECOMPUTE_CHOICES: tuple[tuple[str, str], ...] = (
     ("none", "none"), ("selective", "selective"), ("full", "full"))
 PAYMENT_CHOICES: tuple[tuple[str, str], ...] = (
@@ -31,9 +33,22 @@ PRECISION_CHOICES: tuple[tuple[str, str], ...] = (
     ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32"))
 
 
+def number_text(value: float) -> str:
+    """A bound as people write it: 3,650 or 0.5 or 1e16 (never 1e+16 or 3650.0)."""
+    if abs(value) >= 1e7 and value == float(f"{value:.0e}"):
+        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
 @dataclass(frozen=True)
 class ScenarioField:
-    """One scenario input: how it is named, checked, grouped and shown."""
+    """One scenario input: how it is named, checked, grouped and shown.
+
+    `label` is the plain name used in messages ("Training tokens"); `unit` follows numbers
+    ("days"); `example` is a typical value written as a person would type it.
+    """
 
     name: str
     kind: str
@@ -43,6 +58,8 @@ class ScenarioField:
     maximum: float | None = None
     is_min_exclusive: bool = False
     help: str = ""
+    unit: str = ""
+    example: str = ""
     # Where a choice's options come from: "presets", "providers", "gpus", "purchase_options",
     # "recompute", "precision" (the interface layer resolves them).
     choices_from: str = ""
@@ -56,22 +73,48 @@ class ScenarioField:
             raise ValueError(f"{self.name}: unknown group {self.group!r}")
 
     @property
+    def label_with_unit(self) -> str:
+        return f"{self.label} ({self.unit})" if self.unit else self.label
+
+    @property
     def range_text(self) -> str:
-        """The allowed range in words, for messages and help ("" when unbounded)."""
-        low = ""
-        if self.minimum is not None:
+        """The allowed range in words, with the unit ("" when unbounded): "from 1 to 512
+        nodes", "more than 0 and up to 3,650 days", "a positive number up to 1e16 tokens"."""
+        low, high = self.minimum, self.maximum
+        unit = f" {self.unit}" if self.unit else ""
+        if low is None and high is None:
+            return ""
+        if low is None:
+            return f"up to {number_text(high or 0)}{unit}"
+        if high is None:
             word = "more than" if self.is_min_exclusive else "at least"
-            low = f"{word} {self.minimum:g}"
-        high = "" if self.maximum is None else f"at most {self.maximum:g}"
-        return " and ".join(part for part in (low, high) if part)
+            return f"{word} {number_text(low)}{unit}"
+        if self.is_min_exclusive:
+            start = "above 0" if low == 0 else f"more than {number_text(low)}"
+            return f"{start} and up to {number_text(high)}{unit}"
+        return f"from {number_text(low)} to {number_text(high)}{unit}"
+
+    @property
+    def rule_text(self) -> str:
+        """What a valid value is, as one sentence: "Deadline must be a number above 0 and up
+        to 3,650 days, e.g. 90." (the form's, the API's and the command's message)."""
+        what = "a whole number" if self.kind == "integer" else "a number"
+        if self.minimum == 0 and self.is_min_exclusive:
+            what = "a positive whole number" if self.kind == "integer" else "a positive number"
+            span = "" if self.maximum is None else f" up to {number_text(self.maximum)}"
+            rule = f"{what}{span}{' ' + self.unit if self.unit and span else ''}"
+        else:
+            rule = f"{what} {self.range_text}".strip()
+        example = f", e.g. {self.example}" if self.example else ""
+        return f"{self.label} must be {rule}{example}."
 
     def check_number(self, value: float) -> None:
-        """ValueError naming the field when `value` is outside the documented range."""
+        """ValueError "name: rule (you gave value)" when `value` is outside the range."""
         too_low = self.minimum is not None and (
             value <= self.minimum if self.is_min_exclusive else value < self.minimum)
         too_high = self.maximum is not None and value > self.maximum
         if too_low or too_high:
-            raise ValueError(f"{self.name}: must be {self.range_text} (got {value:g})")
+            raise ValueError(f"{self.name}: {self.rule_text[:-1]} (you gave {number_text(value)}).")
 
 
 def _f(name: str, kind: str, label: str, group: str, **extra: object) -> ScenarioField:
@@ -79,74 +122,89 @@ def _f(name: str, kind: str, label: str, group: str, **extra: object) -> Scenari
 
 
 SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
-    _f("name", "text", "Name", "workload", help="blank: named after the model and goal"),
-    _f("workload", "choice", "Workload preset", "workload", choices_from="presets",
-       help="blank: a custom model from the parameters or architecture below"),
-    _f("params_billion", "number", "Custom model: parameters (billions)", "workload",
-       minimum=0.0, maximum=100_000.0, is_min_exclusive=True),
-    _f("seq_len", "integer", "Sequence length (tokens)", "workload", minimum=1,
-       maximum=1_048_576),
-    _f("n_layers", "integer", "Custom architecture: layers", "workload", minimum=1,
-       maximum=1_000),
-    _f("hidden_size", "integer", "Hidden size", "workload", minimum=1, maximum=131_072),
-    _f("n_heads", "integer", "Attention heads", "workload", minimum=1, maximum=1_024),
-    _f("ffn_hidden_size", "integer", "FFN size", "workload", minimum=1, maximum=1_048_576),
-    _f("vocab_size", "integer", "Vocabulary (tokens)", "workload", minimum=1,
-       maximum=10_000_000),
-    _f("tokens", "number", "Goal: tokens (e.g. 1e12)", "goal", minimum=0.0, maximum=1e16),
-    _f("samples", "number", "Goal: samples", "goal", minimum=0.0, maximum=1e13),
-    _f("epochs", "number", "Goal: epochs", "goal", minimum=0.0, maximum=10_000.0),
-    _f("dataset_samples", "number", "Dataset size (samples)", "goal", minimum=0.0,
-       maximum=1e13),
-    _f("deadline", "date", "Deadline (YYYY-MM-DD)", "limits"),
-    _f("deadline_days", "number", "…or deadline in days from today", "limits", minimum=0.0,
-       maximum=3_650.0, is_min_exclusive=True),
-    _f("budget_usd", "number", "Budget (USD)", "limits", minimum=0.0, maximum=1e10,
+    _f("name", "text", "Name", "workload", help="Blank: named after the model and goal."),
+    _f("workload", "choice", "Model preset", "workload", choices_from="presets",
+       help="A preset fills the architecture below (edit it to plan a variant); blank: a "
+       "custom model from the parameters or the architecture."),
+    _f("params_billion", "number", "Parameters", "workload", unit="billion", example="7",
+       minimum=0.0, maximum=100_000.0, is_min_exclusive=True,
+       help="A custom model of this size with a standard shape, when no layers are given."),
+    _f("seq_len", "integer", "Sequence length", "workload", unit="tokens", example="4096",
+       minimum=1, maximum=1_048_576),
+    _f("n_layers", "integer", "Layers", "workload", example="32", minimum=1, maximum=1_000),
+    _f("hidden_size", "integer", "Hidden size", "workload", example="4096", minimum=1,
+       maximum=131_072),
+    _f("n_heads", "integer", "Attention heads", "workload", example="32", minimum=1,
+       maximum=1_024),
+    _f("ffn_hidden_size", "integer", "FFN size", "workload", example="11008", minimum=1,
+       maximum=1_048_576, help="Blank: 4 × hidden size."),
+    _f("vocab_size", "integer", "Vocabulary", "workload", unit="tokens", example="32000",
+       minimum=1, maximum=10_000_000),
+    _f("tokens", "number", "Training tokens", "goal", unit="tokens", example="2e12",
+       minimum=0.0, maximum=1e16, is_min_exclusive=True,
+       help="Give one goal: tokens, samples, or epochs with the dataset size."),
+    _f("samples", "number", "Training samples", "goal", unit="samples", example="5e8",
+       minimum=0.0, maximum=1e13, is_min_exclusive=True),
+    _f("epochs", "number", "Epochs", "goal", example="3", minimum=0.0, maximum=10_000.0,
        is_min_exclusive=True),
-    _f("providers", "choices", "Providers (blank: all)", "where", choices_from="providers"),
-    _f("regions", "choices", "Regions (comma-separated codes; blank: all)", "where"),
-    _f("gpus", "choices", "GPU models (blank: all)", "where", choices_from="gpus"),
-    _f("purchase_options", "choices", "Purchase options", "where",
-       choices_from="purchase_options", help="blank: on-demand and spot"),
-    _f("payment_options", "choices", "Commitment payment options", "where",
-       choices_from="payment_options", help="blank: no upfront (AWS reservations)"),
-    _f("max_nodes", "integer", "Largest cluster (nodes)", "where", minimum=1, maximum=512),
-    _f("spot_node_limit", "integer", "Spot nodes one allocation can get", "where", minimum=0,
-       maximum=512, help="blank: 4 nodes of 4-8 GPU types, 16 of 1-2 GPU types; beyond it "
-       "spot capacity is unlikely"),
+    _f("dataset_samples", "number", "Dataset size", "goal", unit="samples", example="1.2e6",
+       minimum=0.0, maximum=1e13, is_min_exclusive=True, help="Needed with an epoch goal."),
+    _f("deadline", "date", "Deadline date", "constraints", help="Or give it in days below."),
+    _f("deadline_days", "number", "Deadline", "constraints", unit="days from today",
+       example="90", minimum=0.0, maximum=3_650.0, is_min_exclusive=True),
+    _f("budget_usd", "number", "Budget", "constraints", unit="USD", example="250000",
+       minimum=0.0, maximum=1e10, is_min_exclusive=True),
+    _f("providers", "choices", "Providers", "constraints", choices_from="providers",
+       help="Blank: all."),
+    _f("regions", "choices", "Regions", "constraints", example="us-east-1,europe-west4",
+       help="Comma-separated region codes; blank: all."),
+    _f("gpus", "choices", "GPU models", "constraints", choices_from="gpus",
+       help="Blank: all."),
+    _f("purchase_options", "choices", "Purchase options", "constraints",
+       choices_from="purchase_options", help="Blank: on-demand and spot."),
+    _f("payment_options", "choices", "Commitment payment", "constraints",
+       choices_from="payment_options", help="Blank: no upfront (AWS reservations)."),
+    _f("max_nodes", "integer", "Largest cluster", "constraints", unit="nodes", example="128",
+       minimum=1, maximum=512),
+    _f("spot_node_limit", "integer", "Spot nodes one allocation can get", "constraints",
+       unit="nodes", example="4", minimum=0, maximum=512,
+       help="Blank: 4 nodes of 4-8 GPU types, 16 of 1-2 GPU types; beyond it spot capacity "
+       "is unlikely."),
     _f("allow_unlikely_capacity", "flag", "Recommend spot allocations beyond that limit",
-       "where"),
-    _f("allow_estimated_prices", "flag", "Recommend options with estimated prices", "where"),
-    _f("horizon_days", "number", "Practical horizon without a deadline (days)", "limits",
-       minimum=0.0, maximum=36_500.0, is_min_exclusive=True,
-       help="blank: 365; longer options are marked impractical"),
+       "constraints"),
+    _f("allow_estimated_prices", "flag", "Recommend options with estimated prices",
+       "constraints"),
+    _f("horizon_days", "number", "Practical horizon without a deadline", "constraints",
+       unit="days", example="365", minimum=0.0, maximum=36_500.0, is_min_exclusive=True,
+       help="Blank: 365; longer options are marked impractical."),
     _f("recompute", "choice", "Activation recomputation", "layout", choices_from="recompute",
        is_layout=True),
-    _f("zero_stage", "integer", "ZeRO stage", "layout", minimum=0, maximum=3, is_layout=True),
-    _f("tp", "integer", "Tensor parallel (GPUs)", "layout", minimum=1, maximum=64,
+    _f("zero_stage", "integer", "ZeRO stage", "layout", example="1", minimum=0, maximum=3,
        is_layout=True),
-    _f("pp", "integer", "Pipeline parallel (stages)", "layout", minimum=1, maximum=128,
-       is_layout=True),
+    _f("tp", "integer", "Tensor parallel", "layout", unit="GPUs", example="8", minimum=1,
+       maximum=64, is_layout=True),
+    _f("pp", "integer", "Pipeline parallel", "layout", unit="stages", example="4", minimum=1,
+       maximum=128, is_layout=True),
     _f("precision", "choice", "Precision", "layout", choices_from="precision", is_layout=True),
-    _f("dataset_gb", "number", "Data set size (GB)", "assumptions", minimum=0.0,
-       maximum=1e8, is_assumption=True),
-    _f("checkpoint_gb", "number", "Checkpoint size (GB)", "assumptions", minimum=0.0,
-       maximum=1e7, is_assumption=True),
-    _f("storage_months", "number", "Storage kept after the run (months)", "assumptions",
-       minimum=0.0, maximum=120.0, is_assumption=True),
-    _f("egress_gb", "number", "Network egress (GB)", "assumptions", minimum=0.0, maximum=1e8,
-       is_assumption=True),
-    _f("restart_overhead_hours", "number", "Spot restart overhead (hours)", "assumptions",
-       minimum=0.0, maximum=168.0, is_assumption=True),
-    _f("checkpoint_write_gbytes_per_s", "number", "Checkpoint write speed per node (GB/s)",
-       "assumptions", minimum=0.0, maximum=1_000.0, is_min_exclusive=True,
-       is_assumption=True),
-    _f("spot_interruptions_pct_per_month", "bands",
-       "Spot interruptions, % of instances per month (e.g. aws=15,gcp=25)", "assumptions",
-       minimum=0.0, maximum=100.0, help="blank: the Spot Advisor band defaults"),
-    _f("commitment_reuse_fraction", "number",
-       "Share of a 1y/3y commitment reused after this run (0-1)", "assumptions", minimum=0.0,
-       maximum=1.0, is_assumption=True),
+    _f("dataset_gb", "number", "Data set size", "assumptions", unit="GB", example="4000",
+       minimum=0.0, maximum=1e8, is_assumption=True, help="Blank: from the goal."),
+    _f("checkpoint_gb", "number", "Checkpoint size", "assumptions", unit="GB", example="100",
+       minimum=0.0, maximum=1e7, is_assumption=True, help="Blank: from the parameters."),
+    _f("storage_months", "number", "Storage kept after the run", "assumptions",
+       unit="months", example="1", minimum=0.0, maximum=120.0, is_assumption=True),
+    _f("egress_gb", "number", "Network egress", "assumptions", unit="GB", example="500",
+       minimum=0.0, maximum=1e8, is_assumption=True),
+    _f("restart_overhead_hours", "number", "Spot restart overhead", "assumptions",
+       unit="hours", example="0.25", minimum=0.0, maximum=168.0, is_assumption=True),
+    _f("checkpoint_write_gbytes_per_s", "number", "Checkpoint write speed per node",
+       "assumptions", unit="GB/s", example="2", minimum=0.0, maximum=1_000.0,
+       is_min_exclusive=True, is_assumption=True),
+    _f("spot_interruptions_pct_per_month", "bands", "Spot interruptions", "assumptions",
+       unit="% of instances per month", example="aws=15,gcp=25", minimum=0.0, maximum=100.0,
+       help="provider=percent pairs; blank: the Spot Advisor band defaults."),
+    _f("commitment_reuse_fraction", "number", "Commitment reused after this run",
+       "assumptions", example="0.5", minimum=0.0, maximum=1.0, is_assumption=True,
+       help="Share of a 1y/3y commitment's term used by other work after this run (0-1)."),
 )
 FIELDS_BY_NAME: dict[str, ScenarioField] = {f.name: f for f in SCENARIO_FIELDS}
 ASSUMPTION_FIELDS: tuple[str, ...] = tuple(f.name for f in SCENARIO_FIELDS if f.is_assumption)
@@ -158,3 +216,13 @@ EXTRA_INPUTS = ("layout",)
 
 def fields_in_group(group: str) -> tuple[ScenarioField, ...]:
     return tuple(f for f in SCENARIO_FIELDS if f.group == group)
+
+
+def split_field_message(message: str) -> tuple[str | None, str]:
+    """("tokens", "Training tokens must be ...") from "tokens: Training tokens must be ...";
+    (None, message) when it names no field of the table (a form shows it at the top)."""
+    head, sep, rest = message.partition(": ")
+    name = head.split(".")[-1]
+    if sep and name in FIELDS_BY_NAME:
+        return name, rest[:1].upper() + rest[1:]
+    return None, message

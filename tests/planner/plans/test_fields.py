@@ -37,7 +37,8 @@ def test_the_template_shows_every_field_grouped(client_ana: Client) -> None:
     body = client_ana.get("/plans/new").content.decode()
     for field in SCENARIO_FIELDS:
         assert f'name="{field.name}"' in body, field.name
-    assert body.count("<fieldset>") == 6
+    assert body.count('<fieldset id="group-') == 5
+    assert '<details class="folded" id="assumptions">' in body
 
 
 def test_the_api_schema_lists_every_field_with_its_range(client_ana: Client) -> None:
@@ -102,10 +103,17 @@ def test_api_refuses_infinity_without_a_500(client_ana: Client) -> None:
 @pytest.mark.parametrize(("raw", "message"), [
     ({**LLAMA, "colour": "red"}, "colour: unknown field"),
     ({**LLAMA, "layout": {"tpp": 2}}, "layout.tpp: unknown layout field"),
-    ({**LLAMA, "tp": 2.5}, "tp: must be a whole number"),
-    ({**LLAMA, "recompute": "sometimes"}, "recompute: 'sometimes' is not one of"),
-    ({**LLAMA, "deadline": "2040-01-01"}, "deadline: 2040-01-01 is more than 3650 days away"),
-    ({**LLAMA, "max_nodes": 513}, "max_nodes: must be at least 1 and at most 512 (got 513)"),
+    ({**LLAMA, "tp": 2.5}, "tp: Tensor parallel must be a whole number from 1 to 64 GPUs"),
+    ({**LLAMA, "recompute": "sometimes"},
+     "recompute: Activation recomputation must be one of none, selective, full"),
+    ({**LLAMA, "deadline": "2040-01-01"},
+     "deadline: Deadline date must be at most 3,650 days away (you gave 2040-01-01"),
+    ({**LLAMA, "max_nodes": 513},
+     "max_nodes: Largest cluster must be a whole number from 1 to 512 nodes, e.g. 128 "
+     "(you gave 513)."),
+    ({**LLAMA, "deadline_days": 100_000},
+     "deadline_days: Deadline must be a positive number up to 3,650 days from today, e.g. 90 "
+     "(you gave 100,000)."),
 ])
 def test_scenario_checks_come_from_the_table(raw: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -121,3 +129,62 @@ def test_command_sets_assumptions_from_flags(loaded_catalog: None, capsys) -> No
             document["inputs"]["egress_gb"]) == (140.0, 500.0, 20.0)
     assert document["result"]["assumptions"]["checkpoint_gb"] == 140.0
     assert FIELDS_BY_NAME["checkpoint_gb"].is_assumption
+
+
+def test_api_422_names_the_field_and_its_range_in_words(client_ana: Client) -> None:
+    response = client_ana.post("/api/plans", json.dumps({**LLAMA, "deadline_days": 100_000}),
+                               content_type="application/json")
+    assert response.status_code == 422
+    assert ("deadline_days: Deadline must be a positive number up to 3,650 days from today"
+            in response.content.decode())
+    assert not PlanScenario.objects.exists()
+
+
+@pytest.mark.parametrize(("field", "typed", "message"), [
+    ("deadline_days", "100000", "Deadline must be a positive number up to 3,650 days from "
+     "today, e.g. 90 (you gave 100,000)."),
+    ("tokens", "lots", "Training tokens must be a positive number up to 1e16 tokens, "
+     "e.g. 2e12 (you gave &#x27;lots&#x27;)."),
+    ("max_nodes", "2.5", "Largest cluster must be a whole number from 1 to 512 nodes, "
+     "e.g. 128: a whole number."),
+])
+def test_form_marks_the_bad_field_with_its_message_beside_it(
+    client_ana: Client, field: str, typed: str, message: str
+) -> None:
+    data = {"workload": "llama2-7b", "tokens": "1e12", field: typed}
+    body = client_ana.post("/plans/new", data).content.decode()
+    assert f'<p class="field-error" id="id_{field}_error">{message}</p>' in body
+    tag = body[body.index(f'id="id_{field}"') - 200:body.index(f'id="id_{field}"') + 200]
+    assert 'aria-invalid="true"' in tag and f"id_{field}_error" in tag
+    summary = body[body.index('id="error-summary"'):body.index("</ul>", body.index(
+        'id="error-summary"'))]
+    assert f'href="#id_{field}"' in summary
+    assert not PlanScenario.objects.exists()
+
+
+def test_form_shows_a_scenario_error_beside_the_field_it_names(client_ana: Client) -> None:
+    body = client_ana.post("/plans/new", {"workload": "llama2-7b"}).content.decode()
+    assert '<p class="field-error" id="id_tokens_error">Give exactly one training goal' in body
+
+
+def test_a_preset_shows_its_architecture_in_editable_fields(client_ana: Client) -> None:
+    body = client_ana.get("/plans/new?workload=llama2-7b&tokens=1e12").content.decode()
+    assert "Llama 2 7B: 6.74 billion parameters, 32 layers, hidden size 4,096" in body
+    assert 'name="n_layers" value="32"' in body and 'name="ffn_hidden_size" value="11008"' in body
+
+
+def test_an_edited_preset_architecture_plans_a_variant() -> None:
+    raw = {"workload": "llama2-7b", "tokens": 1e12, "n_layers": 40, "hidden_size": 4096}
+    data = scenario_from_input(raw, today=TODAY).data
+    assert (data["workload"], data["n_layers"], data["ffn_hidden_size"]) == ("", 40, 11008)
+    unchanged = scenario_from_input({**raw, "n_layers": 32}, today=TODAY).data
+    assert unchanged["workload"] == "llama2-7b" and "n_layers" not in unchanged
+
+
+def test_every_number_has_a_range_an_example_and_a_plain_rule() -> None:
+    for field in SCENARIO_FIELDS:
+        if field.kind in ("number", "integer"):
+            assert field.minimum is not None and field.maximum is not None, field.name
+            assert field.example, field.name
+            assert field.rule_text.startswith(f"{field.label} must be "), field.name
+            assert "_" not in field.rule_text and "[" not in field.rule_text, field.rule_text

@@ -112,7 +112,7 @@ def test_pickers_offer_the_files_own_columns_and_map_them(user_client):
 def test_a_column_not_in_the_file_is_refused_by_the_picker(user_client):
     response = _post(user_client, DUPLICATED, map_start="nope")
     assert response.status_code == 400
-    assert "Select a valid choice" in response.content.decode()
+    assert "The file has no column nope; pick one of its columns" in response.content.decode()
 
 
 def test_page_shows_what_to_buy_and_why_nothing_is_committed(

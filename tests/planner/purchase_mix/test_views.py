@@ -75,8 +75,64 @@ def test_skip_bad_rows_stores_the_good_rows(user_client, django_capture_on_commi
 def test_missing_columns_is_a_form_error(user_client):
     response = _post(user_client, csv_upload("a,b\n1,2\n"))
     assert response.status_code == 400
-    assert "missing required columns" in response.content.decode()
+    body = response.content.decode()
+    assert ('<p class="field-error" id="id_map_start_error">The file has no start column. Pick '
+            "the column that holds it here, or rename a column of the file to start.</p>") in body
+    assert "['" not in body
     assert History.objects.count() == 0
+
+
+NO_GPU_TYPE = "job_id,start,end,gpu_count\nj1,2024-01-01T00:00,2024-01-01T05:00,8\n"
+
+
+def test_missing_gpu_type_marks_the_default_gpu_field_and_keeps_the_file(user_client):
+    response = _post(user_client, csv_upload(NO_GPU_TYPE))
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert ('<p class="field-error" id="id_default_gpu_type_error">The file has no gpu_type '
+            "column. Choose a Default GPU type, or add a gpu_type column to the file.</p>") in body
+    start = body.index('id="id_default_gpu_type"')
+    assert 'aria-invalid="true"' in body[start - 250:start + 250]
+    assert 'href="#id_default_gpu_type"' in body
+    assert 'id="staged-file"' in body and "<strong>jobs.csv</strong>" in body
+    # The second submit chooses no file: the kept one is used, then deleted.
+    response = user_client.post(UPLOAD, {"fmt": "generic", "duplicate_ids": "refuse",
+                                         "default_gpu_type": "a100-80gb"})
+    history = History.objects.get()
+    assert response.status_code == 302 and history.records == 1
+    assert history.gpu_types == ["a100-80gb"] or history.gpu_types
+    assert "purchase_mix_staged_upload" not in user_client.session
+
+
+def test_a_kept_file_is_private_to_its_owner(user_client, django_user_model):
+    from django.test import Client
+
+    _post(user_client, csv_upload(NO_GPU_TYPE))
+    kept = dict(user_client.session["purchase_mix_staged_upload"])
+    other = django_user_model.objects.create_user("mallory", password="pw-mallory-1")
+    client = Client()
+    client.force_login(other)
+    session = client.session
+    session["purchase_mix_staged_upload"] = kept  # even a stolen token reads nothing
+    session.save()
+    response = client.post(UPLOAD, {"fmt": "generic", "duplicate_ids": "refuse",
+                                    "default_gpu_type": "a100-80gb"})
+    assert response.status_code == 400
+    assert "Choose a job history file to upload" in response.content.decode()
+    assert History.objects.count() == 0
+
+
+def test_kept_files_expire(user_client):
+    from django.core.files.storage import default_storage
+
+    from planner.purchase_mix.staging import staging_sweep
+
+    _post(user_client, csv_upload(NO_GPU_TYPE))
+    kept = user_client.session["purchase_mix_staged_upload"]["token"]
+    owner = user_client.session["_auth_user_id"]
+    assert default_storage.exists(f"staging/{owner}/{kept}")
+    assert staging_sweep(max_age_seconds=-1) >= 1
+    assert not default_storage.exists(f"staging/{owner}/{kept}")
 
 
 def test_size_limit_is_413(user_client, settings):
@@ -157,3 +213,30 @@ def test_other_user_gets_404(user_client, other_client, django_capture_on_commit
     assert other_client.get(f"/history/{pk}/status").status_code == 404
     assert other_client.post(f"/history/{pk}/runs", {}).status_code == 404
     assert pk not in [h.pk for h in other_client.get("/history/").context["histories"]]
+
+
+def test_history_list_shows_each_analysis_status(user_client, django_capture_on_commit_callbacks):
+    _post(user_client, csv_upload(GENERIC_CSV))
+    body = user_client.get("/history/").content.decode()
+    history = History.objects.get()
+    assert history.name in body and '<span class="tag">queued…</span>' in body
+
+
+def test_deleting_a_user_deletes_their_kept_upload(user_client, user,
+                                                   django_capture_on_commit_callbacks):
+    from django.core.files.storage import default_storage
+
+    _post(user_client, csv_upload(NO_GPU_TYPE))
+    token = user_client.session["purchase_mix_staged_upload"]["token"]
+    path = f"staging/{user.pk}/{token}"
+    assert default_storage.exists(path)
+    with django_capture_on_commit_callbacks(execute=True):
+        user.delete()
+    assert not default_storage.exists(path)
+
+
+def test_a_picked_column_the_file_lacks_is_named_in_words(user_client):
+    response = _post(user_client, csv_upload(GENERIC_CSV), map_start="submitted")
+    assert response.status_code == 400
+    assert ('<p class="field-error" id="id_map_start_error">The file has no column submitted; '
+            "pick one of its columns") in response.content.decode()

@@ -25,6 +25,28 @@ OPTIONAL_JOB_COLUMNS: tuple[str, ...] = ("user", "provider", "region")
 USAGE_COLUMNS: tuple[str, ...] = ("timestamp_epoch_s", "gpu_type", "gpus_in_use")
 
 
+class UploadSettingError(ValueError):
+    """A file-level problem one upload setting causes or can fix.
+
+    `setting` names it: "origin", "time_unit", "default_gpu_type", or "column:<field>" for
+    the column a field is read from; `missing` lists fields no column provides.
+    """
+
+    def __init__(self, message: str, *, setting: str = "", missing: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.missing = missing
+
+
+def columns_in_words(header: tuple[str, ...], limit: int = 12) -> str:
+    """"job_id, start, end and 3 more" (a header as people read it, never a Python list)."""
+    names = [name or "(blank)" for name in header]
+    if not names:
+        return "none"
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
 def _require_columns(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
     missing = [name for name in columns if name not in frame.columns]
     if missing:

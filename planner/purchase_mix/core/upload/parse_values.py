@@ -9,6 +9,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from planner.purchase_mix.core.upload.jobs import UploadSettingError
+
 SECONDS_PER_UNIT: dict[str, float] = {"s": 1.0, "min": 60.0, "h": 3600.0}
 TRUE_WORDS = ("1", "true", "t", "yes", "y")
 FALSE_WORDS = ("0", "false", "f", "no", "n", "")
@@ -28,13 +30,17 @@ class TimeSpec:
 def make_time_spec(time_unit: str | None, origin: str | None) -> TimeSpec:
     unit = time_unit or "s"
     if unit not in SECONDS_PER_UNIT:
-        raise ValueError(f"time unit must be one of {', '.join(SECONDS_PER_UNIT)}, got {unit!r}")
+        raise UploadSettingError(
+            f"The time unit must be one of {', '.join(SECONDS_PER_UNIT)} (you gave {unit!r}).",
+            setting="time_unit")
     if origin is None:
         return TimeSpec(origin_epoch_s=None, unit_seconds=SECONDS_PER_UNIT[unit])
     try:
         stamp = pd.Timestamp(origin)
     except ValueError as error:
-        raise ValueError(f"origin {origin!r} is not a timestamp") from error
+        raise UploadSettingError(
+            f"The origin must be a timestamp such as 2024-01-01T00:00:00Z (you gave {origin!r}).",
+            setting="origin") from error
     stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
     return TimeSpec(origin_epoch_s=int(stamp.timestamp()), unit_seconds=SECONDS_PER_UNIT[unit])
 

@@ -19,7 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from planner.purchase_mix.core.upload.csv_stream import CsvChunk, CsvLayout, read_csv_chunks
-from planner.purchase_mix.core.upload.jobs import ParseError, ParseResult
+from planner.purchase_mix.core.upload.jobs import (
+    ParseError,
+    ParseResult,
+    UploadSettingError,
+    columns_in_words,
+)
 from planner.purchase_mix.core.upload.parse_build import build_history
 from planner.purchase_mix.core.upload.parse_checks import (
     DUPLICATE_POLICIES,
@@ -109,20 +114,32 @@ def resolve_columns(
     fields = _fields_for(fmt)
     unknown = sorted(set(mapping or {}) - set(fields))
     if unknown:
-        raise ValueError(f"unknown mapping fields {unknown}; allowed: {', '.join(fields)}")
+        raise ValueError(f"The column mapping names unknown fields ({', '.join(unknown)}); "
+                         f"the fields are {', '.join(fields)}.")
     by_lower = {name.lower(): name for name in header}
     columns: dict[str, str] = {}
     for name in fields:
         wanted = (mapping or {}).get(name)
         if wanted is not None and wanted not in header:
-            raise ValueError(f"column {wanted!r} (for {name}) is not in the header: {list(header)}")
+            raise UploadSettingError(
+                f"The column {wanted} chosen for {name} is not in the header of the file (its "
+                f"columns are {columns_in_words(header)}).", setting=f"column:{name}")
         found = wanted or by_lower.get(name.lower())
         if found is not None:
             columns[name] = found
     missing = [name for name in _required(fmt, columns, default_gpu_type) if name not in columns]
     if missing:
-        raise ValueError(f"missing required columns {missing}; the header has {list(header)}")
+        raise UploadSettingError(_missing_message(missing, header), missing=tuple(missing),
+                                 setting=f"column:{missing[0]}")
     return columns
+
+
+def _missing_message(missing: list[str], header: tuple[str, ...]) -> str:
+    """"The file has no gpu_type column (its columns are job_id, start, ...)." in words."""
+    names = [f"{name} (or duration)" if name == "end" else name for name in missing]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    noun = "column" if len(names) == 1 else "columns"
+    return f"The file has no {listed} {noun} (its columns are {columns_in_words(header)})."
 
 
 @contextmanager

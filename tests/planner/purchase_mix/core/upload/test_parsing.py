@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from planner.purchase_mix.core.upload import csv_stream
-from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
+from planner.purchase_mix.core.upload.jobs import JobHistory, UploadSettingError, UsageHistory
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping, parse_job_history
 from tests.planner.purchase_mix.core.conftest import PHILLY_MAPPING, SLURM, TRACES
 
@@ -129,7 +129,7 @@ def test_usage_series():
         ({"fmt": "xml"}, "format"),
         ({"fmt": "mapped"}, "mapping"),
         ({"fmt": "generic", "mapping": {"start": "nope"}}, "not in the header"),
-        ({"fmt": "generic", "mapping": {"colour": "x"}}, "unknown mapping"),
+        ({"fmt": "generic", "mapping": {"colour": "x"}}, "names unknown fields"),
         ({"fmt": "generic", "time_unit": "d"}, "time unit"),
         ({"fmt": "generic", "max_bytes": 10}, "limit"),
     ],
@@ -139,8 +139,18 @@ def test_file_level_problems_raise(kwargs, message):
         parse_job_history(io.BytesIO(GENERIC.encode()), **kwargs)
 
 
-def test_missing_columns_raise():
-    with pytest.raises(ValueError, match="missing required columns"):
+def test_missing_columns_are_named_in_words_with_the_setting_that_fixes_them():
+    with pytest.raises(UploadSettingError) as raised:
+        parse_job_history(io.BytesIO(b"job_id,start,end,gpu_count\nj1,2024-01-01,2024-01-02,8\n"),
+                          "generic")
+    assert str(raised.value) == ("The file has no gpu_type column (its columns are job_id, "
+                                 "start, end, gpu_count).")
+    assert raised.value.missing == ("gpu_type",) and "[" not in str(raised.value)
+
+
+def test_several_missing_columns_read_as_a_sentence():
+    with pytest.raises(UploadSettingError, match=r"^The file has no start, gpu_count, end \(or "
+                       r"duration\) or gpu_type columns \(its columns are a, b\)\.$"):
         parse_job_history(io.BytesIO(b"a,b\n1,2\n"), "generic")
 
 

@@ -1,0 +1,153 @@
+"""What the plan list and the compare page show: 2-4 plans' inputs side by side with the
+differences marked, the outcome of each plan's top pick, and a cost-vs-time chart.
+
+Presentation only: it reads stored plan rows and documents, never requests or the ORM.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
+from plotly.utils import PlotlyJSONEncoder
+
+from planner.core.formatting import count, duration, label, usd
+from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField, number_text
+from planner.plans.models import PlanScenario
+from pricing.models import PurchaseOption
+from simulator.core import PRESETS
+
+MIN_PLANS, MAX_PLANS = 2, 4
+BLANK = "—"
+# Codes shown as their words ("on_demand" -> "On-demand").
+CODE_LABELS: dict[str, str] = dict(PurchaseOption.choices) | dict(PAYMENT_CHOICES)
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    label: str
+    values: list[str]
+
+    @property
+    def is_different(self) -> bool:
+        return len(set(self.values)) > 1
+
+
+@dataclass(frozen=True)
+class Comparison:
+    scenarios: list[PlanScenario]
+    inputs: list[CompareRow]
+    outcomes: list[CompareRow]
+    figure: SafeString | None
+
+    @property
+    def n_different(self) -> int:
+        return sum(row.is_different for row in self.inputs)
+
+
+def _input_text(field: ScenarioField, value: Any) -> str:
+    if value in (None, "", [], {}):
+        return BLANK
+    if field.name == "workload":
+        return PRESETS[value].name if value in PRESETS else str(value)
+    if field.kind in ("number", "integer"):
+        unit = f" {field.unit}" if field.unit else ""
+        return f"{number_text(float(value))}{unit}"
+    if field.kind == "flag":
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v:g}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(CODE_LABELS.get(str(v), str(v)) for v in value)
+    return str(value)
+
+
+def _inputs(scenarios: list[PlanScenario]) -> list[CompareRow]:
+    """One row per input any of the plans sets (the layout read from its stored object)."""
+    rows = []
+    for field in SCENARIO_FIELDS:
+        if field.name == "name":
+            continue
+        values = [s.inputs.get("layout", {}).get(field.name) if field.is_layout
+                  else s.inputs.get(field.name) for s in scenarios]
+        texts = [_input_text(field, v) for v in values]
+        if any(text != BLANK for text in texts):
+            rows.append(CompareRow(field.label_with_unit, texts))
+    return rows
+
+
+def top_pick(scenario: PlanScenario) -> dict[str, Any] | None:
+    """The plan's first recommendation with its option row, or None (not done, or none)."""
+    document = scenario.result or {}
+    recommendations = document.get("recommendations") or []
+    if scenario.status != PlanScenario.Status.DONE or not recommendations:
+        return None
+    by_index = {o["row_index"]: o for o in document["options"]}
+    card = recommendations[0]
+    return {"title": card["title"], **by_index[card["row_index"]]}
+
+
+def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[str]:
+    if pick is None:
+        no_fit = (scenario.result or {}).get("no_fit") if scenario.status == "done" else None
+        if no_fit:
+            reason = f"No configuration fits: {no_fit['message']}"
+        elif scenario.status == "done":
+            reason = "no option meets the limits"
+        else:
+            reason = scenario.get_status_display()
+        return [reason, BLANK, BLANK, BLANK]
+    purchase = CODE_LABELS.get(pick["purchase_option"], pick["purchase_option"])
+    return [
+        f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
+        f" × {count(pick['nodes'])} ({purchase})",
+        usd(pick["total_usd"]),
+        duration(pick["time_to_train_hours"]),
+        f"{count(pick['gpus'])} × {pick['gpu']}",
+    ]
+
+
+def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -> go.Figure:
+    figure = go.Figure()
+    for scenario, pick in zip(scenarios, picks, strict=True):
+        if pick is None:
+            continue
+        figure.add_trace(go.Scatter(
+            x=[pick["time_to_train_hours"] / 24], y=[pick["total_usd"]], name=scenario.name,
+            mode="markers", text=[scenario.name],
+            marker={"size": 14}, hovertemplate="%{x:.1f} days, $%{y:,.0f}<extra>%{text}</extra>",
+        ))
+    figure.update_layout(
+        title="Each plan's pick: total cost against time to train",
+        xaxis_title="Time to train (days)", yaxis_title="Total cost (USD)",
+        yaxis_tickprefix="$", yaxis_tickformat=",.0f", height=420, margin={"t": 60},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return figure
+
+
+def plan_comparison(scenarios: list[PlanScenario]) -> Comparison:
+    picks = [top_pick(s) for s in scenarios]
+    texts = [_outcome_texts(s, p) for s, p in zip(scenarios, picks, strict=True)]
+    labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs"]
+    outcomes = [CompareRow(label, [t[i] for t in texts]) for i, label in enumerate(labels)]
+    figure = None
+    if any(picks):
+        figure = json_script(_figure(scenarios, picks).to_plotly_json(), "compare-figure",
+                             encoder=PlotlyJSONEncoder)
+    return Comparison(scenarios, _inputs(scenarios), outcomes, figure)
+
+
+def plan_list_rows(scenarios: Iterable[PlanScenario]) -> list[dict[str, Any]]:
+    """The plan list: each plan with its model and goal (results stay unloaded)."""
+    rows = []
+    for scenario in scenarios:
+        inputs = scenario.inputs
+        model = inputs.get("workload")
+        goal = next((f"{number_text(inputs[k])} {k}" for k in ("tokens", "samples", "epochs")
+                     if inputs.get(k)), BLANK)
+        rows.append({"scenario": scenario, "goal": goal,
+                     "model": PRESETS[model].name if model in PRESETS else "custom model"})
+    return rows
