@@ -130,5 +130,5 @@ def test_llama2_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
 
 
 def test_plan_help_prints_every_option_with_its_percent_signs() -> None:
-    text = Command().create_parser("manage.py", "plan").format_help()
+    text = " ".join(Command().create_parser("manage.py", "plan").format_help().split())
     assert "% of instances per month" in text and "--tokens" in text

@@ -120,7 +120,7 @@ def test_the_whatif_page_still_says_why_nothing_fits(client_ana: Client) -> None
     response = client_ana.get("/plans/whatif?workload=llama3-405b&tokens=1e12"
                               "&gpus=t4-pcie-16gb&max_nodes=1")
     assert response.status_code == 400
-    assert b"no allowed GPU configuration fits the model in memory" in response.content
+    assert b"No allowed GPU configuration fits the model in memory" in response.content
 
 
 def test_task_is_idempotent(user: User, django_capture_on_commit_callbacks: Any,
