@@ -3,5 +3,6 @@
 from planner.plans.models import PlanScenario
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
+from planner.tokens import ApiToken
 
-__all__ = ["AnalysisRun", "History", "PlanScenario", "Report"]
+__all__ = ["AnalysisRun", "ApiToken", "History", "PlanScenario", "Report"]
