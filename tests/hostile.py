@@ -11,16 +11,17 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
-# Bounded runs: the examples per test and a generous per-example deadline (a 200 KB field
-# through pandas takes a while on a loaded 2-core machine).
+# Bounded runs: the examples per test (HOSTILE_EXAMPLES=1000 for a longer hunt) and a generous
+# per-example deadline (a 200 KB field through pandas takes a while on a loaded 2-core machine).
 HOSTILE_SETTINGS = settings(
-    max_examples=60,
+    max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "60")),
     deadline=5000,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.function_scoped_fixture],

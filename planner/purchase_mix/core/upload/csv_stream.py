@@ -219,7 +219,9 @@ def read_csv_chunks(
     encoding = detect_encoding(first)
     stream_encoding = "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
     chunks = _line_chunks(_utf8_blocks(first, source, stream_encoding))
-    first_chunk = next(chunks).removeprefix(codecs.BOM_UTF8)
+    first_chunk = next(chunks, b"").removeprefix(codecs.BOM_UTF8)
+    if not first_chunk.strip():  # e.g. only a byte-order mark
+        raise ValueError("the file is empty")
     header_text, rest, chosen = _split_header(first_chunk, delimiter)
     header = _header_names(header_text, chosen)
     layout = CsvLayout(encoding=encoding, delimiter=chosen, header=header)

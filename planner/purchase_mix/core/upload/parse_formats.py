@@ -23,6 +23,7 @@ from planner.purchase_mix.core.upload.parse_values import (
     to_float,
     to_gpu_count,
     trimmed,
+    whole_seconds,
 )
 
 Column: TypeAlias = np.ndarray | pa.Array
@@ -326,9 +327,9 @@ def _slurm_end(
     for name in ("ElapsedRaw", "Elapsed"):
         if name in columns:
             parse = to_float if name == "ElapsedRaw" else to_elapsed_s
-            elapsed, is_bad = parse(get(name))
+            elapsed, is_bad = whole_seconds(*parse(get(name)), np.rint)
             use = ~is_known & ~is_bad
-            end = np.where(use, start + np.nan_to_num(elapsed).astype(np.int64), end)
+            end = np.where(use, start + elapsed, end)
             is_known |= use
     checks.ignore(~is_known & is_running, "still running")
     checks.flag(~is_known, columns.get("End", "End"), "no end time or elapsed time")

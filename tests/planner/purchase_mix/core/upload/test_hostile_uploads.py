@@ -121,3 +121,28 @@ def test_bytes_that_are_not_utf8_after_the_sniffed_sample_are_refused_with_their
     data = b"job_id,start,end,gpu_type,gpu_count\n" + row * 2000 + b"b,\xff,x,A100,8,9\n" + row
     with pytest.raises(ValueError, match="line 2002 is not UTF-8 text"):
         parse_job_history(io.BytesIO(data), "generic", now_epoch_s=NOW)
+
+
+def test_a_numeric_time_too_large_for_any_clock_is_a_row_error() -> None:
+    data = b"t,gpus,kind\n0,8,A100\n1e308,8,A100\n"
+    result = parse_job_history(io.BytesIO(data), "mapped",
+                               mapping={"start": "t", "duration": "t", "gpu_count": "gpus",
+                                        "gpu_type": "kind"},
+                               time_unit="min", origin="2024-01-01T00:00:00Z", now_epoch_s=NOW)
+    assert result.history is None
+    assert {(error.line, error.field) for error in result.errors} == {(3, "t")}
+
+
+@pytest.mark.parametrize("elapsed", ["1e308", "99999999999999999999-00:00:00"])
+def test_a_slurm_elapsed_time_too_large_for_any_clock_is_a_row_error(elapsed: str) -> None:
+    column = "Elapsed" if ":" in elapsed else "ElapsedRaw"
+    data = (f"JobID|Start|{column}|AllocTRES\n"
+            f"1|2024-01-01T00:00:00|{elapsed}|gres/gpu:a100=8\n").encode()
+    result = parse_job_history(io.BytesIO(data), "slurm", now_epoch_s=NOW)
+    assert result.history is None
+    assert [(error.line, error.field) for error in result.errors] == [(2, "End")]
+
+
+def test_a_file_of_only_a_byte_order_mark_is_empty() -> None:
+    with pytest.raises(ValueError, match="the file is empty"):
+        parse_job_history(io.BytesIO(b"\xff\xfe"), "generic", now_epoch_s=NOW)  # UTF-16 BOM
