@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-TOKEN_PREFIX = "gpt_"
+# A public marker that tells tokens apart from passwords (not a secret).
+TOKEN_PREFIX = "gpt_"  # nosec B105
 NAME_MAX_LENGTH = 100
 # last_used_at is written at most this often per token (every request would be a write).
 LAST_USED_RESOLUTION = timedelta(minutes=1)
