@@ -27,6 +27,8 @@ from planner.purchase_mix.core.upload.parse_values import (
 )
 
 Column: TypeAlias = np.ndarray | pa.Array
+# More GPUs in use at once than any fleet has (and than float32 holds exactly).
+MAX_GPUS_IN_USE = 10_000_000
 
 
 @dataclass
@@ -253,7 +255,8 @@ def convert_usage(
     _drop_blank_rows(get, columns, checks)
     when = _times(get("timestamp"), checks, columns["timestamp"], time_spec, bounds)
     gpus, is_bad = to_float(get("gpus_in_use"))
-    checks.flag(is_bad | (gpus < 0), columns["gpus_in_use"], "not a number >= 0")
+    is_bad |= (gpus < 0) | (gpus > MAX_GPUS_IN_USE)
+    checks.flag(is_bad, columns["gpus_in_use"], f"not a number from 0 to {MAX_GPUS_IN_USE:,}")
     gpu_type = _gpu_type(
         _optional_text(get, columns, "gpu_type"),
         checks,

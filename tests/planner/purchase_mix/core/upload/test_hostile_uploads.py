@@ -146,3 +146,11 @@ def test_a_slurm_elapsed_time_too_large_for_any_clock_is_a_row_error(elapsed: st
 def test_a_file_of_only_a_byte_order_mark_is_empty() -> None:
     with pytest.raises(ValueError, match="the file is empty"):
         parse_job_history(io.BytesIO(b"\xff\xfe"), "generic", now_epoch_s=NOW)  # UTF-16 BOM
+
+
+def test_a_usage_sample_beyond_any_fleet_is_a_row_error() -> None:
+    data = b"timestamp,gpu_type,gpus_in_use\n2024-01-01T00:00:00Z,A100,1e308\n"
+    result = parse_job_history(io.BytesIO(data), "usage", now_epoch_s=NOW)
+    assert result.history is None
+    assert [(e.line, e.field) for e in result.errors] == [(2, "gpus_in_use")]
+    assert "from 0 to 10,000,000" in result.errors[0].message
