@@ -2,6 +2,7 @@
 signed in with an API token who owns a plan, a simulation and a job history: no operation
 answers 5xx, and every response conforms to the schema it documents."""
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from simulator.models import SimulationRun
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", application)
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 # Bounded: examples per operation (SCHEMATHESIS_EXAMPLES for a longer hunt).
-EXAMPLES = 25
+EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "25"))
 
 
 @pytest.fixture
