@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-postgres test-all bench lint install migrate catalog worker clean pdf-libs
+.PHONY: run test test-postgres test-all bench lint install migrate catalog worker clean pdf-libs bandit audit
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -54,7 +54,7 @@ worker: install .secret_key
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
 CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/reports/core pricing/importers pricing/canonical.py
 
-test: install
+test: install bandit audit
 	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml
 	$(BIN)/mypy --strict --ignore-missing-imports $(CORES)
 	SECRET_KEY=test-only-secret $(BIN)/python -m pytest -m "" -q
@@ -64,6 +64,15 @@ test: install
 # free port. Skips with a message without PostgreSQL; REQUIRE_POSTGRES=1 (CI) makes it fail.
 test-postgres: install
 	.ci/postgres
+
+# Security lint of the code; each skipped check has its reason in pyproject.toml [tool.bandit].
+bandit: install
+	$(BIN)/bandit -c pyproject.toml -r planner pricing simulator -q
+
+# Known vulnerabilities in requirements.txt and what it pulls in (needs network to PyPI);
+# fails on any finding.
+audit: install
+	$(BIN)/python scripts/audit_dependencies.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -1,9 +1,14 @@
-"""Accounts: sign-up (log-in and log-out are Django's own views under /accounts/)."""
+"""Accounts: sign-up and the API tokens page (log-in and log-out are Django's own views under
+/accounts/)."""
 
 from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from planner import tokens
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -13,3 +18,32 @@ def signup(request: HttpRequest) -> HttpResponse:
         login(request, user, backend="planner.security.ThrottledModelBackend")
         return redirect("planner:history_list")
     return render(request, "registration/signup.html", {"form": form})
+
+
+@login_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """List, and on POST make, the user's API tokens.
+
+    A new token is rendered in the POST's own response (not redirected) so that it is never
+    stored anywhere, not even in the session; the page is not cached."""
+    context: dict[str, object] = {"name_max_length": tokens.NAME_MAX_LENGTH}
+    status = 200
+    if request.method == "POST":
+        try:
+            context["created"] = tokens.token_create(owner_id=request.user.pk,
+                                                     name=request.POST.get("name", ""))
+        except ValueError as exc:
+            context["error"], status = str(exc), 400
+    context["tokens"] = tokens.token_list(owner_id=request.user.pk)
+    response = render(request, "registration/api_tokens.html", context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    if not tokens.token_revoke(owner_id=request.user.pk, token_id=token_id):
+        return HttpResponse("No such active token of yours.", status=404,
+                            content_type="text/plain; charset=utf-8")
+    return redirect("planner:api_tokens")

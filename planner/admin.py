@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from planner.models import AnalysisRun, History, PlanScenario, PlanSweepChunk, Report
+from planner.models import AnalysisRun, ApiToken, History, PlanScenario, PlanSweepChunk, Report
 from planner.security import LOCKED_MESSAGE, login_is_locked
 
 
@@ -62,3 +62,13 @@ class ReportAdmin(admin.ModelAdmin):
     search_fields = ["title", "owner__username"]
     list_select_related = ["owner"]
     exclude = ["document", "result"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Staff can see and revoke (set revoked_at) tokens; the token itself is never stored."""
+
+    list_display = ["id", "name", "owner", "prefix", "created_at", "last_used_at", "revoked_at"]
+    search_fields = ["name", "owner__username"]
+    list_select_related = ["owner"]
+    readonly_fields = ["owner", "digest", "prefix", "created_at", "last_used_at"]

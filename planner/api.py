@@ -11,7 +11,7 @@ from django.shortcuts import render
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
-from planner.api_auth import API_AUTH
+from planner.api_auth import API_AUTH, challenge
 from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
 from planner.runs import QueueUnavailableError
@@ -30,10 +30,9 @@ api = NinjaAPI(
 @api.exception_handler(AuthenticationError)
 def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     """401 with the challenge clients need (RFC 7235), and what to do about it."""
-    response = api.create_response(
-        request, {"detail": "Sign in (session) or send HTTP basic credentials over HTTPS."},
-        status=401)
-    response["WWW-Authenticate"] = 'Basic realm="GPU Planner API", charset="UTF-8"'
+    header, detail = challenge(request)
+    response = api.create_response(request, {"detail": detail}, status=401)
+    response["WWW-Authenticate"] = header
     return response
 
 

@@ -3,5 +3,6 @@
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
+from planner.tokens import ApiToken
 
-__all__ = ["AnalysisRun", "History", "PlanScenario", "PlanSweepChunk", "Report"]
+__all__ = ["AnalysisRun", "ApiToken", "History", "PlanScenario", "PlanSweepChunk", "Report"]

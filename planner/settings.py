@@ -19,7 +19,8 @@ SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when DEBUG is off")
-    SECRET_KEY = "insecure-development-key-only-under-runserver"
+    # Only reached with DEBUG on (runserver); production refuses to start without a key.
+    SECRET_KEY = "insecure-development-key-only-under-runserver"  # nosec B105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")

@@ -12,6 +12,9 @@ from planner.security import ThrottledAuthenticationForm
 
 planner_urls = [
     path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/tokens/", accounts.api_tokens, name="api_tokens"),
+    path("accounts/tokens/<int:token_id>/revoke", accounts.api_token_revoke,
+         name="api_token_revoke"),
     *purchase_mix_urls,
     *plan_urls,
 ]

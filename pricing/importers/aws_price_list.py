@@ -9,26 +9,31 @@ AWS's `gpu` attribute is a count; the model comes from the instance family.
 
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from planner.core.cloud import HOURS_PER_YEAR
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
+    MAX_SPEC,
     MAX_UPFRONT_USD,
     MAX_USD_PER_HOUR,
     ParsedPrices,
     RowChecker,
     base_row,
+    check_text,
     to_frame,
 )
 from pricing.importers.jsonfile import (
     count,
     first_per_key,
+    guarded,
     iso_date,
     load_json,
     object_key_lines,
     require_as_of_or,
+    require_container,
     require_keys,
 )
 
@@ -122,15 +127,20 @@ def _instance(ctx: _Context, sku: str, attributes: dict[str, Any]) -> dict[str, 
         "provider": "aws", "instance_type": name, "accelerator": slug,
         "provider_accelerator_name": gpu_name, "gpu_count": gpus,
         "vcpus": ctx.checker.number(attributes.get("vcpu"), line, "attributes.vcpu"),
-        "memory_gib": _memory_gib(attributes.get("memory", "")), "region": region,
+        "memory_gib": _memory_gib(ctx, attributes.get("memory", ""), line), "region": region,
     }
 
 
-def _memory_gib(text: str) -> float:
+def _memory_gib(ctx: _Context, text: str, line: int | None) -> float:
+    """GiB from "1,152 GiB"; NaN when the file gives no number."""
     try:
-        return float(str(text).split()[0].replace(",", ""))
+        gib = float(str(text).split()[0].replace(",", ""))
     except (ValueError, IndexError):
         return float("nan")
+    if not 0 <= gib <= MAX_SPEC:  # also false for NaN
+        ctx.checker.error(line, "attributes.memory", f"{text!r} is not 0 to {MAX_SPEC:g} GiB")
+        return float("nan")
+    return gib
 
 
 def _term_fees(ctx: _Context, term: Any, where: str) -> tuple[float, float] | None:
@@ -229,10 +239,13 @@ def parse(
     published = document.get("publicationDate")
     day = as_of or (iso_date(checker, published, 1, "publicationDate") if published else None)
     day = require_as_of_or(checker, day, "publicationDate")
+    require_container(checker, document, "products", dict)
+    require_container(checker, document, "terms", dict)
     ctx = _Context(checker, object_key_lines(text), {})
-    rows = [
-        row for sku, product in document["products"].items()
-        for row in _product_rows(ctx, sku, product, document["terms"], day)
-    ]
+    rows: list[dict[str, Any]] = []
+    for sku, product in document["products"].items():
+        build = partial(_product_rows, ctx, sku, product, document["terms"], day)
+        rows += guarded(checker, ctx.lines.get(sku), f"product {sku}", build) or []
     checker.raise_if_any()
+    check_text(checker, rows)
     return ParsedPrices(to_frame(first_per_key(rows, ctx.skipped)), ctx.skipped)

@@ -8,6 +8,7 @@ GPU nor its count, so both come from a table of Azure GPU sizes.
 """
 
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -19,14 +20,17 @@ from pricing.importers.common import (
     ParsedPrices,
     RowChecker,
     base_row,
+    check_text,
     to_frame,
 )
 from pricing.importers.jsonfile import (
     array_item_lines,
     count,
     first_per_key,
+    guarded,
     iso_date,
     load_json,
+    require_container,
     require_keys,
 )
 
@@ -163,12 +167,15 @@ def parse(
     document, text = load_json(checker, path)
     require_keys(checker, document, ("Items",), 1, "price list")
     checker.raise_if_any()
+    require_container(checker, document, "Items", list)
     items = document["Items"]
     lines = array_item_lines(text, "Items", len(items))
     skipped: dict[str, int] = {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for index, item in enumerate(items):
         line = lines[index] if lines else index
-        rows += _item_rows(checker, item, line, f"item {index}", as_of, skipped)
+        build = partial(_item_rows, checker, item, line, f"item {index}", as_of, skipped)
+        rows += guarded(checker, line, f"item {index}", build) or []
     checker.raise_if_any()
+    check_text(checker, rows)
     return ParsedPrices(to_frame(first_per_key(rows, skipped)), skipped)

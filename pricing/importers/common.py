@@ -62,6 +62,8 @@ PAYMENT_OPTIONS = ("", "no_upfront", "partial_upfront", "all_upfront")
 MAX_USD_PER_HOUR = 100_000.0
 MAX_UPFRONT_USD = 1e9
 OFFERING_CLASSES = ("", "standard", "convertible")
+# Bound of a host spec cell (vCPUs, GiB of memory, GPUs): no instance has ten million.
+MAX_SPEC = 1e7
 
 PURCHASE_OPTIONS = (
     "on_demand",
@@ -145,14 +147,19 @@ class RowChecker:
         return number
 
     def number(self, value: Any, line: int | None, field_name: str) -> float:
-        """An optional numeric spec cell; NaN when empty."""
+        """An optional numeric spec cell; NaN when empty; an error when not a finite number
+        from 0 to MAX_SPEC."""
         if value is None or str(value).strip() in ("", "nan", "NaN"):
             return math.nan
         try:
-            return float(value)
-        except ValueError:
+            number = float(value)
+        except (ValueError, TypeError):
             self.error(line, field_name, f"{value!r} is not a number")
             return math.nan
+        if not math.isfinite(number) or number < 0 or number > MAX_SPEC:
+            self.error(line, field_name, f"{value!r} is not a number from 0 to {MAX_SPEC:g}")
+            return math.nan
+        return number
 
     def raise_if_any(self) -> None:
         if self.errors:
@@ -191,6 +198,30 @@ def require_as_of(checker: RowChecker, as_of: date | None, fmt: str) -> date:
         checker.raise_if_any()
         raise AssertionError("unreachable")
     return as_of
+
+
+# Text columns and the longest value the database keeps (pricing/models.py).
+TEXT_LIMITS = {
+    "provider": 32, "instance_type": 96, "provider_accelerator_name": 64,
+    "host_machine_type": 64, "region": 64, "zone": 64, "derivation_basis": 2000,
+}
+
+
+def check_text(checker: RowChecker, rows: list[dict[str, Any]]) -> None:
+    """Every text cell a row carries is a string a database column can store: no NUL (which
+    PostgreSQL refuses), no longer than its column; errors name the row's line and the field."""
+    for row in rows:
+        for name, limit in TEXT_LIMITS.items():
+            value = row.get(name)
+            if value is None or value == "":
+                continue
+            if not isinstance(value, str):
+                checker.error(row.get("line"), name, f"{value!r} is not text")
+            elif "\x00" in value:
+                checker.error(row.get("line"), name, "contains a NUL character")
+            elif len(value) > limit:
+                checker.error(row.get("line"), name, f"longer than {limit} characters")
+    checker.raise_if_any()
 
 
 def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from pricing.importers.common import (
     RowChecker,
     base_row,
     check_columns,
+    check_text,
     read_csv_text,
     require_as_of,
     to_frame,
@@ -92,4 +93,5 @@ def parse(
                 )
             )
     checker.raise_if_any()
+    check_text(checker, rows)
     return ParsedPrices(to_frame(rows), skipped)

@@ -9,18 +9,28 @@ included. A price is units + nanos / 1e9 USD per usage unit (h or GiBy.h).
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pricing.canonical import canonical_accelerator
-from pricing.importers.common import ParsedPrices, RowChecker, base_row, to_frame
+from pricing.importers.common import (
+    MAX_USD_PER_HOUR,
+    ParsedPrices,
+    RowChecker,
+    base_row,
+    check_text,
+    to_frame,
+)
 from pricing.importers.jsonfile import (
     array_item_lines,
     count,
     first_per_key,
+    guarded,
     iso_date,
     load_json,
     require_as_of_or,
+    require_container,
     require_keys,
 )
 
@@ -151,7 +161,7 @@ def _add_sku(checker: RowChecker, prices: _Prices, sku: Any, line: int, index: i
             prices.by_key.setdefault(key, (priced[0], line))
 
 
-def _machine_rows(prices: _Prices, day: date) -> list[dict[str, Any]]:
+def _machine_rows(checker: RowChecker, prices: _Prices, day: date) -> list[dict[str, Any]]:
     rows = []
     gpu_keys = [key for key in prices.by_key if key[0].part == "GPU"]
     for machine, spec in MACHINES.items():
@@ -163,6 +173,10 @@ def _machine_rows(prices: _Prices, day: date) -> list[dict[str, Any]]:
                 continue
             gpu_price, line = prices.by_key[(gpu, option, region)]
             total = spec.vcpus * core[0] + spec.memory_gib * ram[0] + spec.gpu_count * gpu_price
+            if total > MAX_USD_PER_HOUR:
+                checker.error(line, "unitPrice", f"{machine} in {region} would cost "
+                              f"{total:,.0f} USD/h, above the {MAX_USD_PER_HOUR:,.0f} bound")
+                continue
             rows.append(base_row(
                 provider="gcp", instance_type=machine, accelerator=slug,
                 provider_accelerator_name=spec.gpu, gpu_count=spec.gpu_count,
@@ -181,12 +195,18 @@ def parse(
     document, text = load_json(checker, path)
     require_keys(checker, document, ("skus",), 1, "SKU list")
     checker.raise_if_any()
+    require_container(checker, document, "skus", list)
     skus = document["skus"]
     lines = array_item_lines(text, "skus", len(skus))
     prices = _Prices()
     for index, sku in enumerate(skus):
-        _add_sku(checker, prices, sku, lines[index] if lines else index, index)
+        line = lines[index] if lines else index
+        build = partial(_add_sku, checker, prices, sku, line, index)
+        guarded(checker, line, f"item {index}", build)
     checker.raise_if_any()
     day = require_as_of_or(checker, as_of or max(prices.days, default=None), "effectiveTime")
     skipped = prices.skipped
-    return ParsedPrices(to_frame(first_per_key(_machine_rows(prices, day), skipped)), skipped)
+    rows = _machine_rows(checker, prices, day)
+    checker.raise_if_any()
+    check_text(checker, rows)
+    return ParsedPrices(to_frame(first_per_key(rows, skipped)), skipped)

@@ -2,12 +2,17 @@
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pricing.importers.common import RowChecker
+from pricing.importers.common import PriceFileErrors, RowChecker
+
+T = TypeVar("T")
+# What walking an item of the wrong shape raises: a list or null where an object belongs, a
+# number too large for an integer, a string where a number belongs.
+SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, OverflowError, ValueError)
 
 _WHITESPACE = re.compile(r"\s*")
 _OBJECT_KEY = re.compile(r'"([^"\\]{1,200})"\s*:\s*\{')
@@ -40,6 +45,28 @@ def require_keys(
     for key in missing:
         checker.error(line, key, f"{where}: required key is missing")
     return not missing
+
+
+def require_container(checker: RowChecker, document: Mapping[str, Any], key: str,
+                      kind: type[list[Any]] | type[dict[str, Any]]) -> None:
+    """The document's `key` must hold a JSON array (list) or object (dict)."""
+    if not isinstance(document[key], kind):
+        name = "array" if kind is list else "object"
+        checker.error(1, key, f"is not a JSON {name}")
+    checker.raise_if_any()
+
+
+def guarded(checker: RowChecker, line: int | None, where: str, build: Callable[[], T]
+            ) -> T | None:
+    """`build()` for one item; an item of an unexpected shape is one error at its line (and
+    None) instead of a crash."""
+    try:
+        return build()
+    except PriceFileErrors:
+        raise
+    except SHAPE_ERRORS as exc:
+        checker.error(line, where, f"not in the documented shape ({type(exc).__name__}: {exc})")
+        return None
 
 
 def object_key_lines(text: str) -> dict[str, int]:

@@ -30,6 +30,7 @@ from pricing.importers.common import (
     RowChecker,
     base_row,
     check_columns,
+    check_text,
     read_csv_text,
     to_frame,
 )
@@ -120,4 +121,5 @@ def parse(
         if row is not None and (provider is None or row["provider"] == provider):
             rows.append(row)
     checker.raise_if_any()
+    check_text(checker, rows)
     return ParsedPrices(to_frame(rows), skipped)

@@ -19,6 +19,7 @@ from pricing.importers.common import (
     RowChecker,
     base_row,
     check_columns,
+    check_text,
     read_csv_text,
     require_as_of,
     to_frame,
@@ -193,6 +194,8 @@ def _gcp_rows(frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, int]
     """Join each host row with its zone's accelerator row; attach T4/V100 to N1 hosts."""
     hosts = frame[frame["InstanceType"] != ""]
     gpus = frame[(frame["InstanceType"] == "") & ~frame["AcceleratorName"].str.startswith("tpu")]
+    uncounted = int(gpus["count"].isna().sum())
+    gpus = gpus[gpus["count"].notna()]  # an accelerator row without a count prices nothing
     gpu_by_key = {
         (r["AvailabilityZone"], r["AcceleratorName"], int(r["count"])): r
         for r in cast(list[dict[str, Any]], gpus.to_dict("records"))
@@ -215,7 +218,10 @@ def _gcp_rows(frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, int]
             if host is not None:
                 combos.append(_gcp_combo(host, gpu, f"{host['InstanceType']}+{count}x{name}"))
     combined = pd.DataFrame(combos) if combos else frame.iloc[0:0].assign(host="")
-    return _plain_rows(combined, "gcp")
+    records, skipped = _plain_rows(combined, "gcp")
+    if uncounted:
+        skipped["accelerator row without AcceleratorCount"] = uncounted
+    return records, skipped
 
 
 def _sum(a: float | None, b: float | None) -> float | None:
@@ -254,4 +260,5 @@ def parse(
     else:
         records, skipped = _plain_rows(priced, cloud)
     rows = [r for record in records for r in _option_rows(record, day, skipped)]
+    check_text(checker, rows)
     return ParsedPrices(to_frame(_lowest_per_region(rows)), skipped)

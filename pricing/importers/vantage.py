@@ -16,6 +16,7 @@ from pricing.importers.common import (
     RowChecker,
     base_row,
     check_columns,
+    check_text,
     read_csv_text,
     require_as_of,
     to_frame,
@@ -36,9 +37,10 @@ _OPTIONS = (("on_demand_usd_hr", "on_demand"), ("reserved_1y_std_noupfront_usd_h
 _SIZE = re.compile(r"([\d.]+)\s*(GiB|GB)")
 
 
-def _size_gib(text: str) -> float:
+def _size_gib(checker: RowChecker, text: str, line: int, field_name: str) -> float:
+    """GiB from "16 GB GDDR6"; NaN when there is no size; an error when it is no number."""
     match = _SIZE.search(text)
-    return float(match.group(1)) if match else math.nan
+    return checker.number(match.group(1), line, field_name) if match else math.nan
 
 
 def _instance(
@@ -50,7 +52,7 @@ def _instance(
             skipped.get("fractional or missing GPU count", 0) + 1
         )
         return None
-    mib = _size_gib(row.get("gpu_memory", "")) * 1024 / count
+    mib = _size_gib(checker, row.get("gpu_memory", ""), line, "gpu_memory") * 1024 / count
     slug = canonical_accelerator(row["gpu"], row["instance_type"], None if math.isnan(mib) else mib)
     if slug is None:
         key = f"accelerator not in catalog: {row['gpu']}"
@@ -63,7 +65,7 @@ def _instance(
         "provider_accelerator_name": row["gpu"],
         "gpu_count": int(count),
         "vcpus": checker.number(row["vcpu"], line, "vcpu"),
-        "memory_gib": _size_gib(row["memory"]),
+        "memory_gib": _size_gib(checker, row["memory"], line, "memory"),
         "region": row["region"],
     }
 
@@ -102,4 +104,5 @@ def parse(
                     )
                 )
     checker.raise_if_any()
+    check_text(checker, rows)
     return ParsedPrices(to_frame(rows), skipped)

@@ -100,6 +100,17 @@ ENUM_COLUMNS: dict[str, tuple[str, ...]] = {
     "derived": ("yes", "no"),
 }
 POSITIVE_COLUMNS = frozenset({"params_billion", "value", "gpu_count"})
+# Upper bounds far above any real run (the largest shipped model is 1.8T parameters, the
+# largest cluster 16k GPUs), so that absurd numbers are named instead of overflowing the
+# simulator's arithmetic when the run is predicted.
+MAXIMA: dict[str, float] = {
+    "params_billion": 100_000.0,
+    "active_params_billion": 100_000.0,
+    "tokens_or_samples_total": 1e16,
+    "inter_node_gbps_per_node": 1e6,
+    "value": 1e12,
+}
+MAX_INT = 100_000_000
 MAX_REPORTED_ERRORS = 50
 RUN_ID_MAX_CHARS = 200
 
@@ -134,11 +145,14 @@ def _parse_number(column: str, text: str) -> tuple[Any, str]:
         return None, f"{text!r} is not a finite number"
     if column in POSITIVE_COLUMNS and number <= 0:
         return None, f"{text} must be greater than 0"
+    if number < 0:
+        return None, f"{text} must not be negative"
+    maximum = MAXIMA.get(column, MAX_INT)
+    if number > maximum:
+        return None, f"{text} is above the {maximum:g} bound"
     if column in INT_COLUMNS:
         if not number.is_integer():
             return None, f"{text!r} is not a whole number"
-        if number < 0:
-            return None, f"{text} must not be negative"
         return int(number), ""
     return number, ""
 
@@ -148,6 +162,8 @@ def _parse_cell(column: str, text: str) -> tuple[Any, str]:
     text = text.strip()
     if not text:
         return None, "is required" if column in REQUIRED_COLUMNS else ""
+    if "\x00" in text:  # no database text column stores it (PostgreSQL refuses it)
+        return None, "contains a NUL character"
     if column in INT_COLUMNS or column in FLOAT_COLUMNS:
         return _parse_number(column, text)
     allowed = ENUM_COLUMNS.get(column)
@@ -159,10 +175,14 @@ def _parse_cell(column: str, text: str) -> tuple[Any, str]:
 
 
 def _header_errors(header: list[str]) -> list[RowError]:
-    errors = [RowError(1, name, "unknown column") for name in header if name not in COLUMNS]
+    errors = [
+        RowError(1, name, "unknown column") if name else RowError(1, f"column {i}", "has no name")
+        for i, name in enumerate(header, start=1)
+        if name not in COLUMNS
+    ]
     errors += [
         RowError(1, name, "duplicate column")
-        for name in sorted({n for n in header if header.count(n) > 1})
+        for name in sorted({n for n in header if n and header.count(n) > 1})
     ]
     errors += [
         RowError(1, name, "required column is missing")

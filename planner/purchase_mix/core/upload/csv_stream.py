@@ -137,6 +137,17 @@ def _unique_names(names: list[str]) -> tuple[str, ...]:
     return tuple(unique)
 
 
+def _header_names(header_line: str, delimiter: str) -> tuple[str, ...]:
+    """The header's column names; an unreadable header is a ValueError naming line 1."""
+    if "\r" in header_line:
+        raise ValueError("line 1 (the header) holds a bare carriage return (\\r): save the file "
+                         "with \\n or \\r\\n line ends")
+    try:
+        return _unique_names(next(csv.reader([header_line], delimiter=delimiter), []))
+    except csv.Error as error:
+        raise ValueError(f"line 1 (the header) is not readable CSV: {error}") from None
+
+
 def _split_header(first_chunk: bytes, delimiter: str | None) -> tuple[str, bytes, str]:
     text = first_chunk[:SAMPLE_BYTES].decode("utf-8", errors="replace")
     chosen = delimiter or detect_delimiter(text)
@@ -208,9 +219,11 @@ def read_csv_chunks(
     encoding = detect_encoding(first)
     stream_encoding = "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
     chunks = _line_chunks(_utf8_blocks(first, source, stream_encoding))
-    first_chunk = next(chunks).removeprefix(codecs.BOM_UTF8)
+    first_chunk = next(chunks, b"").removeprefix(codecs.BOM_UTF8)
+    if not first_chunk.strip():  # e.g. only a byte-order mark
+        raise ValueError("the file is empty")
     header_text, rest, chosen = _split_header(first_chunk, delimiter)
-    header = _unique_names(next(csv.reader([header_text], delimiter=chosen)))
+    header = _header_names(header_text, chosen)
     layout = CsvLayout(encoding=encoding, delimiter=chosen, header=header)
     quote_char: str | bool = '"' if is_quoted else False
     return layout, _iter_chunks(rest, chunks, layout, quote_char)
@@ -223,11 +236,23 @@ def _iter_chunks(
     for chunk in itertools.chain((rest,), chunks):
         if not chunk:
             continue
+        _check_utf8(chunk, next_line)
         try:
             yield _parse_chunk(chunk, next_line, layout, quote_char)
         except pa.ArrowInvalid as error:
             raise ValueError(f"unreadable CSV near line {next_line}: {error}") from error
         next_line += _chunk_line_count(chunk)
+
+
+def _check_utf8(chunk: bytes, first_line: int) -> None:
+    """Bytes that are not UTF-8 past the sniffed sample: a ValueError naming their line
+    (pyarrow would fail inside its row callback, far from the line)."""
+    try:
+        chunk.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = first_line + chunk.count(b"\n", 0, error.start)
+        raise ValueError(f"line {line} is not UTF-8 text (byte {chunk[error.start]:#04x}); "
+                         "save the whole file in one encoding, preferably UTF-8") from None
 
 
 def read_header(stream: BinaryIO) -> CsvLayout:
@@ -239,5 +264,5 @@ def read_header(stream: BinaryIO) -> CsvLayout:
     text = first.decode(encoding, errors="replace").removeprefix("\ufeff")
     delimiter = detect_delimiter(text)
     header_line = text.splitlines()[0] if text.splitlines() else ""
-    names = _unique_names(next(csv.reader([header_line], delimiter=delimiter), []))
+    names = _header_names(header_line, delimiter)
     return CsvLayout(encoding=encoding, delimiter=delimiter, header=names)

@@ -23,9 +23,12 @@ from planner.purchase_mix.core.upload.parse_values import (
     to_float,
     to_gpu_count,
     trimmed,
+    whole_seconds,
 )
 
 Column: TypeAlias = np.ndarray | pa.Array
+# More GPUs in use at once than any fleet has (and than float32 holds exactly).
+MAX_GPUS_IN_USE = 10_000_000
 
 
 @dataclass
@@ -252,7 +255,8 @@ def convert_usage(
     _drop_blank_rows(get, columns, checks)
     when = _times(get("timestamp"), checks, columns["timestamp"], time_spec, bounds)
     gpus, is_bad = to_float(get("gpus_in_use"))
-    checks.flag(is_bad | (gpus < 0), columns["gpus_in_use"], "not a number >= 0")
+    is_bad |= (gpus < 0) | (gpus > MAX_GPUS_IN_USE)
+    checks.flag(is_bad, columns["gpus_in_use"], f"not a number from 0 to {MAX_GPUS_IN_USE:,}")
     gpu_type = _gpu_type(
         _optional_text(get, columns, "gpu_type"),
         checks,
@@ -326,9 +330,9 @@ def _slurm_end(
     for name in ("ElapsedRaw", "Elapsed"):
         if name in columns:
             parse = to_float if name == "ElapsedRaw" else to_elapsed_s
-            elapsed, is_bad = parse(get(name))
+            elapsed, is_bad = whole_seconds(*parse(get(name)), np.rint)
             use = ~is_known & ~is_bad
-            end = np.where(use, start + np.nan_to_num(elapsed).astype(np.int64), end)
+            end = np.where(use, start + elapsed, end)
             is_known |= use
     checks.ignore(~is_known & is_running, "still running")
     checks.flag(~is_known, columns.get("End", "End"), "no end time or elapsed time")

@@ -87,20 +87,33 @@ def _iso_to_epoch_s(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return seconds, is_bad
 
 
+# Seconds beyond this are no time a history holds (about 31 million years): bad values, and
+# safe to cast to int64.
+MAX_ABS_SECONDS = 1e15
+
+
+def whole_seconds(seconds: np.ndarray, is_bad: np.ndarray, rounding: np.ufunc
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    is_bad = is_bad | ~(np.abs(seconds) <= MAX_ABS_SECONDS)  # also NaN and inf
+    return rounding(np.where(is_bad, 0.0, seconds)).astype(np.int64), is_bad
+
+
 def to_epoch_s(values: pa.Array, spec: TimeSpec) -> tuple[np.ndarray, np.ndarray]:
     """Times as int64 epoch seconds (UTC); naive timestamps are taken as UTC."""
     if spec.origin_epoch_s is None:
         return _iso_to_epoch_s(values)
     offsets, is_bad = to_float(values)
-    seconds = np.where(is_bad, 0.0, offsets) * spec.unit_seconds + spec.origin_epoch_s
-    return np.floor(seconds).astype(np.int64), is_bad
+    with np.errstate(over="ignore"):  # an overflow gives inf, which whole_seconds refuses
+        seconds = np.where(is_bad, 0.0, offsets) * spec.unit_seconds + spec.origin_epoch_s
+    return whole_seconds(seconds, is_bad, np.floor)
 
 
 def to_duration_s(values: pa.Array, spec: TimeSpec) -> tuple[np.ndarray, np.ndarray]:
     amounts, is_bad = to_float(values)
     is_bad |= amounts < 0
-    seconds = np.where(is_bad, 0.0, amounts) * spec.unit_seconds
-    return np.round(seconds).astype(np.int64), is_bad
+    with np.errstate(over="ignore"):
+        seconds = np.where(is_bad, 0.0, amounts) * spec.unit_seconds
+    return whole_seconds(seconds, is_bad, np.rint)
 
 
 def to_gpu_count(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -117,13 +130,14 @@ def to_bool(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def to_elapsed_s(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Slurm `[DD-]HH:MM:SS` elapsed times as seconds."""
+    """Slurm `[DD-]HH:MM:SS` elapsed times as seconds (float; see whole_seconds)."""
     pattern = r"^(?:(?P<d>\d+)-)?(?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)$"
     parts = pc.extract_regex(values, pattern)
     is_bad = ~np.asarray(parts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    total = np.zeros(len(values), dtype=np.int64)
+    total = np.zeros(len(values), dtype=np.float64)  # float: a huge day count must not wrap
     for name, scale in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         field = pc.struct_field(parts, name).fill_null("")
         numbers = pd.to_numeric(field.to_pandas(), errors="coerce").fillna(0)
-        total += numbers.to_numpy(dtype=np.int64) * scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            total += numbers.to_numpy(dtype=np.float64) * scale
     return total, is_bad
