@@ -22,6 +22,15 @@ from pricing.models import Accelerator, InstanceType, Price, Provider, PurchaseO
 router = Router(tags=["catalog"])
 
 PAGE_SIZE = 50
+MAX_PAGE = 1_000_000  # beyond it the offset overflows the database's integer (a 500)
+
+
+class BoundedPageNumberPagination(PageNumberPagination):
+    """ninja's page-number pagination with documented bounds on both query fields."""
+
+    class Input(Schema):
+        page: int = Field(1, ge=1, le=MAX_PAGE)
+        page_size: int | None = Field(None, ge=1, le=MAX_PAGE)
 Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
 
 
@@ -184,7 +193,7 @@ def _provider_filter(provider: str | None) -> str:
 
 
 @router.get("/gpus", response=list[GpuOut], summary="List GPUs")
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(BoundedPageNumberPagination, page_size=PAGE_SIZE)
 def gpu_list(request: HttpRequest, filters: Query[GpuFilters]) -> QuerySet[Accelerator]:
     """GPUs with specs; filter by vendor, minimum memory (GB) and supported precision."""
     vendor = _require("vendor", filters.vendor, filters.vendor in selectors.vendor_choices())
@@ -204,7 +213,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> Accelerator:
 
 
 @router.get("/instance-types", response=list[InstanceTypeOut], summary="List instance types")
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(BoundedPageNumberPagination, page_size=PAGE_SIZE)
 def instance_type_list(
     request: HttpRequest, filters: Query[InstanceTypeFilters]
 ) -> QuerySet[InstanceType]:
@@ -216,7 +225,7 @@ def instance_type_list(
 
 
 @router.get("/prices", response=list[PriceOut], summary="List prices")
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(BoundedPageNumberPagination, page_size=PAGE_SIZE)
 def price_list(request: HttpRequest, filters: Query[PriceFilters]) -> QuerySet[Price]:
     """Prices in USD per hour, each with its source, as-of date and staleness."""
     region = _require("region", filters.region, Region.objects.filter(code=filters.region).exists())
@@ -228,7 +237,7 @@ def price_list(request: HttpRequest, filters: Query[PriceFilters]) -> QuerySet[P
 
 
 @router.get("/prices/cheapest", response=list[PriceOut], summary="Cheapest offers")
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(BoundedPageNumberPagination, page_size=PAGE_SIZE)
 def cheapest_price_list(request: HttpRequest, filters: Query[CheapestFilters]) -> QuerySet[Price]:
     """Current prices of one purchase option sorted by USD per GPU-hour, cheapest first."""
     return selectors.cheapest_offers(

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
@@ -19,10 +20,13 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from planner.models import PlanScenario
-from planner.tokens import token_create
-from planner.wsgi import application
-from simulator.models import SimulationRun
+# Whitenoise, loaded with the WSGI handler at import, warns (an error here) without STATIC_ROOT.
+Path(django_settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+
+from planner.models import PlanScenario  # noqa: E402
+from planner.tokens import token_create  # noqa: E402
+from planner.wsgi import application  # noqa: E402
+from simulator.models import SimulationRun  # noqa: E402
 
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", application)
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]

@@ -55,6 +55,7 @@ def test_gpu_list_filters(client: Client, catalog: date, params: dict, check: ob
         ({"min_memory_gb": -1}, "min_memory_gb"),
         ({"vendor": "Cerebras"}, "vendor"),
         ({"page": 0}, "page"),
+        ({"page": 181331749991081148416}, "page"),
     ],
 )
 def test_gpu_list_rejects_bad_filters_naming_the_field(
