@@ -13,7 +13,7 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.core.formatting import count, duration, label, usd
+from planner.core.formatting import LABELS, count, duration, label, usd
 from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField, number_text
 from planner.plans.models import PlanScenario
 from pricing.models import PurchaseOption
@@ -53,14 +53,16 @@ def _input_text(field: ScenarioField, value: Any) -> str:
     if field.name == "workload":
         return PRESETS[value].name if value in PRESETS else str(value)
     if field.kind in ("number", "integer"):
-        unit = f" {field.unit}" if field.unit else ""
-        return f"{number_text(float(value))}{unit}"
+        unit = field.unit
+        if float(value) == 1 and unit.endswith("s") and unit.isalpha():
+            unit = unit[:-1]  # 1 month, 1 node
+        return f"{number_text(float(value))}{f' {unit}' if unit else ''}"
     if field.kind == "flag":
         return "yes" if value else "no"
     if isinstance(value, dict):
         return ", ".join(f"{k}={v:g}" for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(CODE_LABELS.get(str(v), str(v)) for v in value)
+        return ", ".join(LABELS.get(str(v)) or CODE_LABELS.get(str(v), str(v)) for v in value)
     return str(value)
 
 
