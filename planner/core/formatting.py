@@ -66,6 +66,15 @@ def number(value: float | int | None, max_decimals: int = 2) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def typed_number(value: float) -> str:
+    """A bound as people write it: 3,650 or 0.5 or 1e16 (never 1e+16 or 3650.0)."""
+    if abs(value) >= 1e7 and value == float(f"{value:.0e}"):
+        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
 def count(value: float | int | None) -> str:
     """A whole count with separators: 128.0 -> '128', 20783 -> '20,783' (rounded, no '.0')."""
     if _missing(value):

@@ -13,8 +13,8 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.core.formatting import LABELS, count, duration, label, usd
-from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField, number_text
+from planner.core.formatting import LABELS, count, duration, label, typed_number, usd
+from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
 from pricing.models import PurchaseOption
 from simulator.core import PRESETS
@@ -56,7 +56,7 @@ def _input_text(field: ScenarioField, value: Any) -> str:
         unit = field.unit
         if float(value) == 1 and unit.endswith("s") and unit.isalpha():
             unit = unit[:-1]  # 1 month, 1 node
-        return f"{number_text(float(value))}{f' {unit}' if unit else ''}"
+        return f"{typed_number(float(value))}{f' {unit}' if unit else ''}"
     if field.kind == "flag":
         return "yes" if value else "no"
     if isinstance(value, dict):
@@ -148,7 +148,7 @@ def plan_list_rows(scenarios: Iterable[PlanScenario]) -> list[dict[str, Any]]:
     for scenario in scenarios:
         inputs = scenario.inputs
         model = inputs.get("workload")
-        goal = next((f"{number_text(inputs[k])} {k}" for k in ("tokens", "samples", "epochs")
+        goal = next((f"{typed_number(inputs[k])} {k}" for k in ("tokens", "samples", "epochs")
                      if inputs.get(k)), BLANK)
         rows.append({"scenario": scenario, "goal": goal,
                      "model": PRESETS[model].name if model in PRESETS else "custom model"})

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.core.formatting import typed_number
+
 # kinds: "text", "number", "integer", "choice" (one of `choices_from`), "choices" (a list of
 # names), "date" (YYYY-MM-DD), "bands" (provider -> % per month).
 # "flag" (yes/no, off when absent).
@@ -31,15 +33,6 @@ PAYMENT_CHOICES: tuple[tuple[str, str], ...] = (
     ("all_upfront", "All upfront"))
 PRECISION_CHOICES: tuple[tuple[str, str], ...] = (
     ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32"))
-
-
-def number_text(value: float) -> str:
-    """A bound as people write it: 3,650 or 0.5 or 1e16 (never 1e+16 or 3650.0)."""
-    if abs(value) >= 1e7 and value == float(f"{value:.0e}"):
-        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
-    if float(value).is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.6g}"
 
 
 @dataclass(frozen=True)
@@ -85,14 +78,14 @@ class ScenarioField:
         if low is None and high is None:
             return ""
         if low is None:
-            return f"up to {number_text(high or 0)}{unit}"
+            return f"up to {typed_number(high or 0)}{unit}"
         if high is None:
             word = "more than" if self.is_min_exclusive else "at least"
-            return f"{word} {number_text(low)}{unit}"
+            return f"{word} {typed_number(low)}{unit}"
         if self.is_min_exclusive:
-            start = "above 0" if low == 0 else f"more than {number_text(low)}"
-            return f"{start} and up to {number_text(high)}{unit}"
-        return f"from {number_text(low)} to {number_text(high)}{unit}"
+            start = "above 0" if low == 0 else f"more than {typed_number(low)}"
+            return f"{start} and up to {typed_number(high)}{unit}"
+        return f"from {typed_number(low)} to {typed_number(high)}{unit}"
 
     @property
     def rule_text(self) -> str:
@@ -101,7 +94,7 @@ class ScenarioField:
         what = "a whole number" if self.kind == "integer" else "a number"
         if self.minimum == 0 and self.is_min_exclusive:
             what = "a positive whole number" if self.kind == "integer" else "a positive number"
-            span = "" if self.maximum is None else f" up to {number_text(self.maximum)}"
+            span = "" if self.maximum is None else f" up to {typed_number(self.maximum)}"
             rule = f"{what}{span}{' ' + self.unit if self.unit and span else ''}"
         else:
             rule = f"{what} {self.range_text}".strip()
@@ -114,7 +107,8 @@ class ScenarioField:
             value <= self.minimum if self.is_min_exclusive else value < self.minimum)
         too_high = self.maximum is not None and value > self.maximum
         if too_low or too_high:
-            raise ValueError(f"{self.name}: {self.rule_text[:-1]} (you gave {number_text(value)}).")
+            given = typed_number(value)
+            raise ValueError(f"{self.name}: {self.rule_text[:-1]} (you gave {given}).")
 
 
 def _f(name: str, kind: str, label: str, group: str, **extra: object) -> ScenarioField:

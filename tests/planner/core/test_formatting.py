@@ -107,3 +107,11 @@ def test_palette_has_at_least_eighteen_clearly_different_colours() -> None:
     assert len(f.PALETTE) >= 18
     # No two of the first 18 closer than 50 apart in RGB space.
     assert min(math.dist(a, b) for a, b in itertools.combinations(rgb, 2)) > 50
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3650, "3,650"), (0.5, "0.5"), (1e16, "1e16"), (2e12, "2e12"), (4096.0, "4,096")],
+)
+def test_a_bound_reads_as_people_type_it(value: float, text: str) -> None:
+    assert f.typed_number(value) == text
