@@ -11,10 +11,12 @@ from django.db.models import (
     Count,
     ExpressionWrapper,
     FloatField,
+    Max,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
+    Sum,
 )
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
@@ -449,3 +451,13 @@ def gpu_peaks(rows: Iterable[CatalogRow]) -> list[GpuPeaks]:
         GpuPeaks(r.gpu.name, {key: r.gpu.peak_tflops(key) for key in PRECISION_FIELDS})
         for r in rows
     ]
+
+
+def catalog_version() -> str:
+    """A token that changes whenever prices, instance types or GPUs are imported or changed
+    in number or value (one aggregate query each): the key of cached catalog pages."""
+    prices = Price.objects.aggregate(n=Count("id"), last=Max("id"), total=Sum("usd_per_hour"),
+                                     newest=Max("as_of"))
+    gpus = Accelerator.objects.aggregate(n=Count("id"), last=Max("id"))
+    types = InstanceType.objects.aggregate(n=Count("id"), last=Max("id"))
+    return ":".join(str(v) for part in (prices, gpus, types) for v in part.values())

@@ -1,10 +1,13 @@
 """Catalog, compare, price explorer and instance pages: forms in, one selector call, render."""
 
 import csv
+import hashlib
 from datetime import date
+from typing import Any
 
 import plotly.graph_objects as go
 from django.conf import settings
+from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -18,6 +21,7 @@ from pricing import charts, selectors
 from pricing.forms import CatalogFilterForm, CompareForm, PriceFilterForm
 
 PRICES_PER_PAGE = 100
+CATALOG_CACHE_SECONDS = 600
 
 
 def _today() -> date:
@@ -32,20 +36,37 @@ def _figure_script(figure: go.Figure, element_id: str) -> SafeString:
 def catalog(request: HttpRequest) -> HttpResponse:
     form = CatalogFilterForm(request.GET)
     filters = form.filters()
-    rows = selectors.catalog_rows(today=_today(), **filters)
-    points = selectors.gpu_points(rows)
     context = {
         "form": form,
-        "rows": rows,
         "sort": filters["sort"],
         "precisions": list(selectors.PRECISION_FIELDS),
         "active_precision": filters["precision"] or selectors.DEFAULT_PRECISION,
-        "peak_title": charts.peak_title(points),
         "stale_days": settings.PRICE_STALE_DAYS,
-        "scatter_json": _figure_script(charts.price_performance_scatter(points), "chart-scatter"),
-        "per_dollar_json": _figure_script(charts.tflops_per_dollar_bar(points), "chart-per-dollar"),
+        **_catalog_content(filters),
     }
     return render(request, "pricing/catalog.html", context, status=200 if form.is_valid() else 400)
+
+
+def _catalog_content(filters: dict[str, Any]) -> dict[str, Any]:
+    """The catalog's rows and charts, cached per filters, day and catalog version (building
+    the rows and encoding the charts is most of the page's time)."""
+    today = _today()
+    state = f"{today}:{selectors.catalog_version()}:{sorted(filters.items())}"
+    key = f"catalog:{hashlib.sha256(state.encode()).hexdigest()}"
+    content: dict[str, Any] | None = cache.get(key)
+    if content is None:
+        rows = selectors.catalog_rows(today=today, **filters)
+        points = selectors.gpu_points(rows)
+        content = {
+            "rows": rows,
+            "peak_title": charts.peak_title(points),
+            "scatter_json": _figure_script(charts.price_performance_scatter(points),
+                                           "chart-scatter"),
+            "per_dollar_json": _figure_script(charts.tflops_per_dollar_bar(points),
+                                              "chart-per-dollar"),
+        }
+        cache.set(key, content, CATALOG_CACHE_SECONDS)
+    return content
 
 
 def compare(request: HttpRequest) -> HttpResponse:

@@ -351,3 +351,16 @@ def test_a_region_of_another_provider_is_refused_with_a_message(
     response = client.get(reverse("pricing:prices"), {"provider": "gcp", "region": "us-east-1"})
     assert response.status_code == 400
     assert "us-east-1 is not a region of the chosen provider" in _html(response)
+
+
+def test_catalog_served_from_cache_shows_a_changed_price_at_once(
+    client: Client, catalog: date
+) -> None:
+    first = client.get(reverse("pricing:catalog"))
+    offer = next(r for r in first.context["rows"] if r.gpu.slug == "h100-sxm5-80gb").cheapest
+    again = client.get(reverse("pricing:catalog"))
+    assert _row(_html(again), "gpu-h100-sxm5-80gb") == _row(_html(first), "gpu-h100-sxm5-80gb")
+    Price.objects.filter(pk=offer.pk).update(usd_per_hour=offer.usd_per_hour / 2)
+    changed = client.get(reverse("pricing:catalog"))
+    row = next(r for r in changed.context["rows"] if r.gpu.slug == "h100-sxm5-80gb")
+    assert row.cheapest.usd_per_hour == offer.usd_per_hour / 2
