@@ -30,7 +30,7 @@ class PlannerUser(HttpUser):
 
     @task(4)
     def catalog(self) -> None:
-        self.client.get("/", name="/ (catalog)")
+        self.client.get("/gpus/", name="/gpus/ (catalog)")
 
     @task(3)
     def prices(self) -> None:
