@@ -5,7 +5,6 @@ import json
 from datetime import date
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandParser
 from django.test import Client
@@ -20,13 +19,6 @@ pytestmark = pytest.mark.django_db
 TODAY = date(2026, 11, 30)
 LLAMA = {"workload": "llama2-7b", "tokens": 1e12, "providers": ["aws"],
          "purchase_options": ["on_demand", "spot"]}
-
-
-@pytest.fixture
-def client_ana(loaded_catalog: None) -> Client:
-    client = Client()
-    client.force_login(User.objects.create_user("ana", password="pw-ana-123"))
-    return client
 
 
 def test_the_form_has_every_field_of_the_table(loaded_catalog: None) -> None:

@@ -15,18 +15,6 @@ SMALL = {"workload": "llama2-7b", "tokens": 1e11, "providers": ["aws"],
          "purchase_options": ["on_demand"]}
 
 
-@pytest.fixture
-def user(loaded_catalog: None) -> User:
-    return User.objects.create_user("ana", password="pw-ana-123")
-
-
-@pytest.fixture
-def client_ana(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _done_plan(user: User, capture: Any, **changes: Any) -> PlanScenario:
     with capture(execute=True):
         stored = services.scenario_create(owner_id=user.id, raw={**SMALL, **changes})

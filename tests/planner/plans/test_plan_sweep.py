@@ -18,11 +18,6 @@ LLAMA = {"workload": "llama2-7b", "tokens": 1e12, "providers": ["aws", "gcp"],
          "purchase_options": ["on_demand", "spot"]}
 
 
-@pytest.fixture
-def user(loaded_catalog: None) -> User:
-    return User.objects.create_user("ana", password="pw-ana-123")
-
-
 def _as_stored(document: dict[str, Any]) -> Any:
     return json.loads(json.dumps(document))
 

@@ -20,18 +20,6 @@ LLAMA = {"workload": "llama2-7b", "tokens": 1e12, "providers": ["aws", "gcp"],
          "purchase_options": ["on_demand", "spot"]}
 
 
-@pytest.fixture
-def user(loaded_catalog: None) -> User:
-    return User.objects.create_user("ana", password="pw-ana-123")
-
-
-@pytest.fixture
-def client_ana(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _document(raw: dict[str, Any]) -> dict[str, Any]:
     return services.plan_compute(scenario=scenario_from_input(raw, today=TODAY), owner_id=None)
 
