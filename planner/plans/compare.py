@@ -105,8 +105,8 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
     return [
         f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
         f" × {count(pick['nodes'])} ({purchase})",
-        usd(pick["total_usd"]),
-        duration(pick["time_to_train_hours"]),
+        f"{usd(pick['total_usd'])} ({pick['basis']} price, as of {pick['as_of']})",
+        f"{duration(pick['time_to_train_hours'])} ({pick['calibration_status']})",
         f"{count(pick['gpus'])} × {pick['gpu']}",
     ]
 
