@@ -75,13 +75,19 @@ class SimulationForm(forms.Form):
                                   label="Activation recomputation")
     precision = forms.ChoiceField(required=False, choices=PRECISION)
     micro_batch = _number("Micro-batch", "samples per GPU", 1, 4096, "2", is_integer=True)
+    tp_comm_overlap = forms.BooleanField(
+        required=False, label="Overlap tensor-parallel communication",
+        help_text="Megatron-Core --tp-comm-overlap or PyTorch async TP: part of the TP traffic "
+                  "runs under the GEMMs (the hidden share is fitted on the published "
+                  "Megatron-Core and torchtitan async-TP runs).")
 
     GROUPS: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = (
         ("Workload and goal", ("kind", "preset", "params_billion", "seq_len", "tokens",
                                "samples", "global_batch_samples")),
         ("Hardware", ("instance_type", "nodes")),
         ("Parallel layout (blank: the simulator searches)",
-         ("tp", "pp", "zero_stage", "recompute", "precision", "micro_batch")),
+         ("tp", "pp", "zero_stage", "recompute", "precision", "micro_batch",
+          "tp_comm_overlap")),
     )
 
     @property
@@ -112,6 +118,8 @@ class SimulationForm(forms.Form):
             for k in ("tp", "pp", "zero_stage", "recompute", "precision", "micro_batch")
             if d.get(k) not in (None, "")
         }
+        if d.get("tp_comm_overlap"):
+            layout["tp_comm_overlap"] = True
         instance = d.get("instance_type")
         return {
             "workload": workload,

@@ -14,7 +14,8 @@ from simulator.core import (
     moe_llm,
 )
 
-LAYOUT_FIELDS = ("tp", "pp", "dp", "cp", "zero_stage", "recompute", "precision", "micro_batch")
+LAYOUT_FIELDS = ("tp", "pp", "dp", "cp", "zero_stage", "recompute", "precision", "micro_batch",
+                 "tp_comm_overlap")
 _INT_LAYOUT = {"tp", "pp", "dp", "cp", "zero_stage", "micro_batch"}
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
 
@@ -112,8 +113,22 @@ def constraints_from_spec(spec: dict[str, Any]) -> LayoutConstraints:
         value = spec.get(name)
         if value in (None, ""):
             continue
+        if name == "tp_comm_overlap":
+            values[name] = _flag(f"layout.{name}", value)
+            continue
         values[name] = int(value) if name in _INT_LAYOUT else str(value)
     return LayoutConstraints(**values)
+
+
+def _flag(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("yes", "true", "1", "on"):
+        return True
+    if text in ("no", "false", "0", "off"):
+        return False
+    raise ValueError(f"{name}: {value!r} is not yes or no")
 
 
 def inputs_from_request(request: dict[str, Any]) -> SimulationInputs:

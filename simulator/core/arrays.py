@@ -70,6 +70,7 @@ class ConfigArrays:
     grad_accum: FloatArray
     virtual_stages: FloatArray
     is_flash_attention: FloatArray
+    tp_comm_overlap: FloatArray  # 0/1, TP collectives chunked under the GEMMs
     activation_value_bytes: FloatArray
     weight_bytes: FloatArray
     grad_bytes: FloatArray
@@ -161,6 +162,7 @@ def layout_columns(layout: Layout) -> dict[str, float]:
         "micro_batch": layout.micro_batch, "grad_accum": layout.grad_accum,
         "virtual_stages": layout.virtual_stages,
         "is_flash_attention": float(layout.is_flash_attention),
+        "tp_comm_overlap": float(layout.tp_comm_overlap),
         "activation_value_bytes": act, "weight_bytes": weight, "grad_bytes": grad,
         "optimizer_bytes": optimizer,
     }

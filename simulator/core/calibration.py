@@ -49,6 +49,9 @@ class Calibration:
     - input_images_per_second_per_gpu: ceiling of the host input pipeline of vision models
       (fixed prior: DALI-class pipelines feed several thousand images/s per GPU).
     - network_efficiency: achieved bus-bandwidth fraction of link bandwidth in collectives.
+    - tp_overlap_fraction: share of the tensor-parallel collectives hidden under the GEMMs
+      when a run overlaps them (Megatron-Core --tp-comm-overlap, PyTorch async TP); runs
+      without it expose all of their TP traffic.
     - overlap_fraction: share of compute time that hides data-parallel / ZeRO traffic;
       encoder_overlap_fraction the same for BERT-style encoders (fixed: the NVIDIA BERT
       pretraining and MLPerf BERT code all-reduce gradients once after accumulation, before
@@ -82,6 +85,7 @@ class Calibration:
     input_images_per_second_per_gpu: float = 6000.0
     network_efficiency: float = 0.7
     overlap_fraction: float = 0.8
+    tp_overlap_fraction: float = 0.6
     encoder_overlap_fraction: float = 0.0
     hop_latency_us: float = 5.0
     step_overhead_seconds: float = 0.01

@@ -17,6 +17,8 @@ class Layout:
     GPUs used = tp·pp·dp·cp. The global batch in samples is micro_batch·dp·grad_accum;
     with pipeline parallelism grad_accum is the number of pipeline micro-batches.
     Tensor parallelism is assumed to use sequence parallelism (Megatron-LM, Korthikanti 2022).
+    tp_comm_overlap: the tensor-parallel collectives are split into chunks that run under the
+    neighbouring GEMMs (Megatron-Core --tp-comm-overlap, PyTorch async TP).
     """
 
     tp: int = 1
@@ -30,6 +32,7 @@ class Layout:
     grad_accum: int = 1
     virtual_stages: int = 1
     is_flash_attention: bool = True
+    tp_comm_overlap: bool = False
 
     def __post_init__(self) -> None:
         degrees = (self.tp, self.pp, self.dp, self.cp, self.micro_batch, self.grad_accum,
@@ -64,6 +67,7 @@ class LayoutConstraints:
     recompute: str | None = None
     precision: str | None = None
     micro_batch: int | None = None
+    tp_comm_overlap: bool | None = None
 
 
 def bytes_per_value(precision: str) -> tuple[float, float, float, float]:

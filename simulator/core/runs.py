@@ -49,7 +49,7 @@ class RunInputs:
 
 
 def load_reference_runs(*paths: str) -> pd.DataFrame:
-    """Read one or more reference-runs CSVs (same 34 columns) into one frame, in order."""
+    """Read one or more reference-runs CSVs (same 35 columns) into one frame, in order."""
     if not paths:
         raise ValueError("give at least one reference-runs file")
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
@@ -185,7 +185,8 @@ def row_constraints(row: Mapping[str, Any],
         tp=_int_or_none(row, "tp"), pp=_int_or_none(row, "pp"), dp=_int_or_none(row, "dp"),
         cp=_int_or_none(row, "cp"), zero_stage=_int_or_none(row, "zero_stage"),
         recompute=_str_or_none(row, "activation_recompute"), precision=precision,
-        micro_batch=_int_or_none(row, "micro_batch"))
+        micro_batch=_int_or_none(row, "micro_batch"),
+        tp_comm_overlap=_str_or_none(row, "tp_comm_overlap") == "yes")
     return constraints, notes
 
 

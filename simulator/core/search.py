@@ -121,7 +121,8 @@ def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, prec
         accum = max(1, math.ceil(per_replica / micro))
         if (dp == 1 and zero > 0 and k.zero_stage is None) or (v > 1 and accum % pp):
             continue
-        out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro, accum, v))
+        out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro, accum, v,
+                          tp_comm_overlap=bool(k.tp_comm_overlap)))
     return out
 
 

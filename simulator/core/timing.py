@@ -86,12 +86,16 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
 
 
 def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Tensor-parallel all-reduces (or RS+AG): 4 per layer, 6 with full recompute."""
+    """Exposed tensor-parallel all-reduces (or RS+AG): 4 per layer, 6 with full recompute.
+
+    Runs that overlap TP communication with the GEMMs hide tp_overlap_fraction of it.
+    """
     message = c.micro_batch * c.seq_len / c.cp * c.hidden_size * c.activation_value_bytes
     count = (4.0 + 2.0 * (c.recompute == 2)) * np.ceil(c.n_layers / c.pp)
     bandwidth = np.where(c.tp <= c.gpus_per_node, c.intra_gbytes_per_s, c.inter_gbytes_per_s)
     seconds = count * 2.0 * (c.tp - 1.0) / c.tp * message
-    return cast(FloatArray, seconds / (bandwidth * 1e9 * cal.network_efficiency))
+    exposed = 1.0 - c.tp_comm_overlap * cal.tp_overlap_fraction
+    return cast(FloatArray, exposed * seconds / (bandwidth * 1e9 * cal.network_efficiency))
 
 
 def pp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:

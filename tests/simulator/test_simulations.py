@@ -60,11 +60,26 @@ def test_more_gpus_train_faster(user: User, p4de: InstanceType) -> None:
     assert times[1] < times[0] / 2.5
 
 
+def test_overlapping_tp_traffic_makes_a_tp8_run_faster(user: User, p4de: InstanceType) -> None:
+    steps = {}
+    for overlap in (False, True):
+        request = {**_request(p4de), "workload": {"preset": "llama2-70b"},
+                   "layout": {"tp": 8, "tp_comm_overlap": overlap}}
+        run = services.simulation_create(owner_id=user.id, kind="single", request=request)
+        services.simulation_execute(run_id=run.id, attempt=Attempt("another-delivery"))
+        run.refresh_from_db()
+        sim = run.result["simulation"]
+        assert sim["layout"]["tp"] == 8 and sim["layout"]["tp_comm_overlap"] is overlap
+        steps[overlap] = sim["time"]["step_seconds"]
+    assert steps[True] < 0.97 * steps[False]
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ({"workload": {"preset": "gpt-9"}}, "workload.preset"),
     ({"goal": {"tokens": 0}}, "goal"),
     ({"nodes": 0}, "nodes"),
     ({"instance_type_id": 10**9}, "instance_type_id"),
+    ({"layout": {"tp_comm_overlap": "sometimes"}}, "layout.tp_comm_overlap"),
 ])
 def test_bad_requests_are_refused_and_nothing_is_stored(
     user: User, p4de: InstanceType, change: dict, field: str

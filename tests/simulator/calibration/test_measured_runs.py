@@ -244,3 +244,13 @@ def test_template_csv_has_the_schema_header_and_a_valid_example(client_ana: Clie
     assert parsed.errors == [] and len(parsed.rows) == 1
     header = response.content.decode().splitlines()[0].split(",")
     assert tuple(header) == runs_services.COLUMNS
+
+
+def test_tp_comm_overlap_is_read_and_checked() -> None:
+    rows = _mine(_reference_rows(kind="llm", n_rows=2))
+    assert "tp_comm_overlap" in rows[0]  # the shipped schema carries the column
+    data = _csv_bytes([{**rows[0], "tp_comm_overlap": "yes"}, {**rows[1], "tp_comm_overlap": "on"}])
+    parsed = runs_services.measured_runs_parse(data)
+    assert parsed.rows[0]["tp_comm_overlap"] == "yes"
+    assert [str(e) for e in parsed.errors] == [
+        "line 3, tp_comm_overlap: 'on' is not one of yes, no"]

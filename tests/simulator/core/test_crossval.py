@@ -57,11 +57,20 @@ def test_mlperf_resnet_times_are_no_longer_overestimated(by_family):
     assert len(rows) >= 15 and abs(rows["signed_pct_error"].median()) <= 15.0
 
 
-def test_the_simulator_beats_the_rule_of_thumb_in_most_families(by_family):
+def test_the_simulator_beats_the_rule_of_thumb_in_every_family(by_family):
     families = summarize_errors(by_family).query("group_by == 'family'")
-    beaten = families[(families["median_ape"] < families["baseline_median_ape"])
-                      & (families["p90_ape"] < families["baseline_p90_ape"])]
-    assert len(beaten) >= len(families) - 2
+    lost = families[(families["median_ape"] >= families["baseline_median_ape"])
+                    | (families["p90_ape"] >= families["baseline_p90_ape"])]
+    assert lost.empty, lost[["group", "median_ape", "baseline_median_ape", "p90_ape",
+                             "baseline_p90_ape"]].to_string()
+
+
+def test_tp_comm_overlap_runs_are_predicted_from_the_other_family(by_family):
+    """The Megatron-Core README rows overlap TP traffic; left out, the overlap share comes
+    from the torchtitan async-TP rows (and back), and both stay close."""
+    for prefix in ("MEGCORE-README", "TTITAN-2506"):
+        rows = by_family[by_family["run_id"].str.startswith(prefix)]
+        assert len(rows) >= 11 and rows["abs_pct_error"].quantile(0.9) <= 30.0
 
 
 def test_band_coverage_is_between_70_and_90_percent(by_family):

@@ -119,6 +119,21 @@ def test_interleaved_pipeline_shrinks_the_bubble(gpu_specs, calibration):
     assert bubbles[1] < 0.6 * bubbles[0]  # half the idle stages, a little more p2p traffic
 
 
+def test_overlapped_tensor_parallel_traffic_is_partly_hidden(gpu_specs, calibration):
+    def run(tp: int, overlap: bool):
+        layout = Layout(tp=tp, dp=64 // tp, recompute="selective", micro_batch=1,
+                        grad_accum=16, tp_comm_overlap=overlap)
+        return simulate(PRESETS["llama2-70b"], _a100_cluster(gpu_specs, 8), layout,
+                        TrainingGoal(tokens=1e9, global_batch_samples=1024 // tp), calibration)
+
+    plain, overlapped = run(8, False).time, run(8, True).time
+    hidden = 1.0 - calibration.tp_overlap_fraction
+    assert overlapped.tp_comm_seconds == pytest.approx(hidden * plain.tp_comm_seconds)
+    assert overlapped.step_seconds < plain.step_seconds
+    # Without tensor parallelism there is nothing to overlap.
+    assert run(1, True).time.step_seconds == pytest.approx(run(1, False).time.step_seconds)
+
+
 def test_zero_runs_are_searched_without_pipelining(gpu_specs, calibration):
     choice = best_layout(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 50), GPT3_GOAL,
                          calibration, LayoutConstraints(zero_stage=3))
