@@ -11,6 +11,7 @@ from django.db import transaction
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import InstanceType
+from simulator.accuracy import ACCURACY_FILE, write_accuracy
 from simulator.core import (
     Calibration,
     best_layout,
@@ -23,7 +24,7 @@ from simulator.core import (
     sweep,
     validate,
 )
-from simulator.core.crossval import calibrate, cross_validate
+from simulator.core.crossval import calibrate_and_validate, cross_validate
 from simulator.core.hardware import GpuSpec
 from simulator.core.layout import RECOMPUTE_MODES
 from simulator.hardware_adapter import hardware, is_simulatable
@@ -262,7 +263,10 @@ def simulator_validate_file(
 
 def simulator_calibration_refit(*, paths: list[Path], out_path: Path) -> Calibration:
     """Refit the shipped calibration on reference-runs CSVs, with out-of-family bands, and
-    write it to `out_path` (simulator/data/calibration.json)."""
-    fitted = calibrate(load_reference_runs(*[str(p) for p in paths]), catalog_gpu_specs())
+    write it to `out_path` (simulator/data/calibration.json), with the leave-one-family-out
+    predictions it was banded on beside it (accuracy.ACCURACY_FILE, the accuracy page)."""
+    runs = load_reference_runs(*[str(p) for p in paths])
+    fitted, predictions = calibrate_and_validate(runs, catalog_gpu_specs())
     save_calibration(fitted, str(out_path))
+    write_accuracy(predictions, out_path.with_name(ACCURACY_FILE))
     return fitted

@@ -1,4 +1,7 @@
-"""Simulation pages: form, result with breakdown charts, and a JSON status for polling."""
+"""Simulation pages: form, result with breakdown charts, a JSON status for polling, and the
+simulator's out-of-family accuracy."""
+
+import csv
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -6,8 +9,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import json_script
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.core.spreadsheet import inert
 from planner.runs import run_status
 from simulator import charts, services
+from simulator.accuracy import ACCURACY_COLUMNS, SECTIONS, accuracy_figure, accuracy_report
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
 
@@ -60,3 +65,28 @@ def simulation_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 def simulation_status(request: HttpRequest, run_id: int) -> JsonResponse:
     run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
     return JsonResponse(run_status(run))
+
+
+def simulation_accuracy(request: HttpRequest) -> HttpResponse:
+    """How far the shipped simulator is from published runs it never saw (public)."""
+    report = accuracy_report()
+    figure = json_script(accuracy_figure(report).to_plotly_json(), "figure-accuracy",
+                         encoder=PlotlyJSONEncoder)
+    beaten, families = report.families_beaten()
+    sections = [(group_by, title, report.table(group_by)) for group_by, title in SECTIONS]
+    return render(request, "simulator/accuracy.html", {
+        "overall": report.table("overall") + report.table("metric_class"),
+        "sections": sections, "beaten": beaten, "families": families, "figure": figure,
+        "n_rows": len(report.rows)})
+
+
+def simulation_accuracy_csv(request: HttpRequest) -> HttpResponse:
+    """The per-run out-of-family predictions behind the accuracy page, as CSV."""
+    rows = accuracy_report().rows
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="simulator-accuracy.csv"'
+    writer = csv.writer(response)
+    writer.writerow(ACCURACY_COLUMNS)
+    for record in rows[ACCURACY_COLUMNS].itertuples(index=False):
+        writer.writerow(["" if inert(v) is None else inert(v) for v in record])
+    return response

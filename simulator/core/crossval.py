@@ -136,12 +136,21 @@ def leave_one_source_out(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str
     return cross_validate(runs_df, gpus, group_by="source", initial=initial)
 
 
-def calibrate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
-              initial: Calibration | None = None) -> Calibration:
-    """The shipped calibration: a fit on every row, with band quantiles from the
-    leave-one-family-out residuals (split-conformal)."""
+def calibrate_and_validate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
+                           initial: Calibration | None = None
+                           ) -> tuple[Calibration, pd.DataFrame]:
+    """The shipped calibration (a fit on every row, band quantiles from the leave-one-family-out
+    residuals: split-conformal) and the leave-one-family-out predictions it was banded on."""
     start = initial or Calibration()
     prepared = prepare_runs(runs_df, as_gpu_specs(gpus), start)
-    residuals = cross_validate_prepared(prepared, "family", start).normalised_residuals
+    validation = cross_validate_prepared(prepared, "family", start)
+    residuals = validation.normalised_residuals
     use = np.ones(len(residuals), dtype=bool)
-    return with_bands(fit_prepared(prepared, start), residuals, _band_groups(prepared), use)
+    fitted = with_bands(fit_prepared(prepared, start), residuals, _band_groups(prepared), use)
+    return fitted, validation.predictions
+
+
+def calibrate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
+              initial: Calibration | None = None) -> Calibration:
+    """The shipped calibration (see calibrate_and_validate)."""
+    return calibrate_and_validate(runs_df, gpus, initial)[0]

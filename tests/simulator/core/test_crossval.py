@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from simulator.accuracy import accuracy_report
 from simulator.core import Calibration
 from simulator.core.crossval import band_quantiles, cross_validate, with_bands
 from simulator.core.prediction import THROUGHPUT_METRICS
@@ -96,3 +97,14 @@ def test_each_band_group_gets_its_own_quantiles_and_pools_when_short():
     assert cal.band_quantiles("llm") == pytest.approx((-0.08, 0.08))
     assert cal.band_quantiles("vision") == pytest.approx((-0.4, 0.4))
     assert cal.band_quantiles("encoder") == pytest.approx(band_quantiles(residuals))
+
+
+def test_the_shipped_accuracy_file_is_this_cross_validation(by_family):
+    """The accuracy page reads simulator/data/validation_family.csv, written with the
+    calibration; it must be what the code and data give today (regenerate with
+    `validate_simulator ... --write-calibration simulator/data/calibration.json`)."""
+    shipped = accuracy_report().rows.set_index("run_id")
+    fresh = by_family.set_index("run_id")
+    assert sorted(shipped.index) == sorted(fresh.index)
+    for column in ("predicted", "predicted_p10", "predicted_p90"):
+        np.testing.assert_allclose(shipped.loc[fresh.index, column], fresh[column], rtol=1e-4)

@@ -1,0 +1,99 @@
+"""The simulator's out-of-family accuracy, as shipped: leave-one-family-out predictions of the
+reference runs (written by `validate_simulator --write-calibration`) and their summaries.
+
+The file is regenerated with the calibration, so the accuracy page always describes the
+shipped model; tests/simulator/core/test_crossval.py checks it against a fresh
+cross-validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from planner.core.formatting import PALETTE
+from simulator.core.validation import summarize_errors
+
+ACCURACY_FILE = "validation_family.csv"
+ACCURACY_PATH = Path(__file__).resolve().parent / "data" / ACCURACY_FILE
+ACCURACY_COLUMNS = ["run_id", "family", "source", "metric", "gpu", "precision", "workload_kind",
+                    "scale_band", "calibration_status", "n_gpus", "reported", "predicted",
+                    "predicted_p10", "predicted_p90", "abs_pct_error", "signed_pct_error",
+                    "is_covered", "baseline", "baseline_abs_pct_error", "is_answerable", "note"]
+# Tables of the page, in order: (group_by of summarize_errors, heading).
+SECTIONS = (("family", "By family (the unit left out)"), ("gpu", "By GPU"),
+            ("precision", "By precision"), ("scale_band", "By scale"),
+            ("metric", "By metric"), ("workload_kind", "By model type"),
+            ("calibration_status", "By calibration status"))
+
+
+def write_accuracy(predictions: pd.DataFrame, path: Path) -> None:
+    """Write the ACCURACY_COLUMNS of cross-validation predictions (is_covered as 1/0/blank)."""
+    frame = predictions.reindex(columns=ACCURACY_COLUMNS).copy()
+    frame["is_covered"] = pd.to_numeric(frame["is_covered"], errors="coerce")
+    frame.to_csv(path, index=False, float_format="%.6g")
+
+
+@dataclass(frozen=True)
+class AccuracyReport:
+    """Per-row predictions and their summaries (summarize_errors rows as records)."""
+
+    rows: pd.DataFrame
+    summary: pd.DataFrame
+
+    def table(self, group_by: str) -> list[dict[str, Any]]:
+        part = self.summary[self.summary["group_by"] == group_by].copy()
+        part["beats_rule"] = ((part["median_ape"] < part["baseline_median_ape"])
+                              & (part["p90_ape"] < part["baseline_p90_ape"]))
+        return list(part.to_dict("records"))
+
+    def families_beaten(self) -> tuple[int, int]:
+        families = self.table("family")
+        return sum(bool(f["beats_rule"]) for f in families), len(families)
+
+
+def accuracy_report(path: Path = ACCURACY_PATH) -> AccuracyReport:
+    """The report of the file at `path`, re-read when the file changes."""
+    return _report(str(path), path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=4)
+def _report(path: str, _mtime_ns: int) -> AccuracyReport:
+    rows = pd.read_csv(path)
+    rows["is_covered"] = rows["is_covered"].astype(float)
+    rows["is_answerable"] = rows["is_answerable"].astype(bool)
+    rows["note"] = rows["note"].fillna("")
+    return AccuracyReport(rows, summarize_errors(rows))
+
+
+def accuracy_figure(report: AccuracyReport) -> go.Figure:
+    """Predicted ÷ published per run (log axis) with its P10-P90 band, one colour per family."""
+    rows = report.rows[report.rows["predicted"].notna()]
+    figure = go.Figure()
+    for i, (family, part) in enumerate(rows.groupby("family", sort=True)):
+        ratio = part["predicted"] / part["reported"]
+        low = part["predicted_p10"] / part["reported"]
+        high = part["predicted_p90"] / part["reported"]
+        # A time metric's band is inverted: p10 is the longer time.
+        low, high = np.minimum(low, high), np.maximum(low, high)
+        figure.add_trace(go.Scatter(
+            x=[str(family)[:40]] * len(part), y=ratio, mode="markers", name=str(family)[:60],
+            marker={"color": PALETTE[i % len(PALETTE)], "size": 7},
+            error_y={"type": "data", "symmetric": False, "array": high - ratio,
+                     "arrayminus": ratio - low, "thickness": 1, "width": 0},
+            text=part["run_id"],
+            hovertemplate="%{text}<br>predicted ÷ published %{y:.2f}<extra></extra>"))
+    figure.add_hline(y=1.0, line_dash="dash", line_color="#555")
+    figure.update_layout(
+        title="Out-of-family prediction ÷ published value, with the P10–P90 band",
+        template="plotly_white", height=520, showlegend=False,
+        margin={"l": 70, "r": 20, "t": 50, "b": 160},
+        yaxis={"type": "log", "title": "Predicted ÷ published (ratio, log scale)"},
+        xaxis={"title": "", "tickangle": 35})
+    return figure
