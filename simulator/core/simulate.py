@@ -10,7 +10,7 @@ from simulator.core.arrays import ConfigArrays, config_arrays
 from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import DomainPoint, assess
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
-from simulator.core.hardware import Hardware
+from simulator.core.hardware import Hardware, rate_precision
 from simulator.core.layout import Layout
 from simulator.core.memory import GIB, MemoryArrays, memory_breakdown
 from simulator.core.timing import TimeArrays, step_time
@@ -161,7 +161,8 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
     seconds = steady / fraction + calibration.run_overhead_seconds
     hours = seconds / SECONDS_PER_HOUR
     verdict = assess(calibration.domain, DomainPoint(
-        hardware.gpu.name, hardware.gpu.architecture, layout.precision, n_gpus,
+        hardware.gpu.name, hardware.gpu.architecture,
+        rate_precision(hardware.gpu, layout.precision), n_gpus,
         workload.tokens_per_sample, band_group(workload.kind)))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
     return SimulationResult(
