@@ -83,3 +83,30 @@ def test_a_plan_without_a10g_has_no_rate_note() -> None:
     document = services.plan_compute(
         scenario=scenario_from_input(raw, today=date(2026, 12, 1)), owner_id=None)
     assert document["options"] and all(o["rate_note"] == "" for o in document["options"])
+
+
+def test_the_report_names_the_fp32_lower_bound(plan_json: dict[str, Any]) -> None:
+    from planner.reports.core.plan import report_from_plan
+
+    report = report_from_plan(plan_json["result"], inputs=plan_json["inputs"], name="g5",
+                              subject_id=0, generated_at="2026-12-01T00:00:00")
+    assert any(NOTE in caveat for caveat in report.caveats)
+    options = next(t for t in report.tables if t.key == "options")
+    column = [c.key for c in options.columns].index("rate_note")
+    assert options.rows and all(NOTE in str(row[column]) for row in options.rows)
+
+
+def test_the_compare_page_names_the_fp32_lower_bound(client: Any, django_user_model: Any,
+                                                      plan_json: dict[str, Any]) -> None:
+    from planner.models import PlanScenario
+
+    user = django_user_model.objects.create_user("ana", password="pw-ana-123")
+    client.force_login(user)
+    ids = [PlanScenario.objects.create(owner=user, name=f"g5 {i}", inputs=plan_json["inputs"],
+                                       status="done", result=plan_json["result"]).id
+           for i in range(2)]
+    response = client.get(f"/plans/compare?id={ids[0]}&id={ids[1]}")
+    assert response.status_code == 200
+    times = next(row for row in response.context["table"].outcomes
+                 if "uncalibrated" in row.values[0]).values
+    assert all(f"uncalibrated; {NOTE}" in value for value in times)
