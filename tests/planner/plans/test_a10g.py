@@ -110,3 +110,27 @@ def test_the_compare_page_names_the_fp32_lower_bound(client: Any, django_user_mo
     times = next(row for row in response.context["table"].outcomes
                  if "uncalibrated" in row.values[0]).values
     assert all(f"uncalibrated; {NOTE}" in value for value in times)
+
+
+def test_bf16_on_a10g_names_the_missing_rate_not_memory() -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="precision: no allowed GPU has a published bf16 rate "
+                                           r"\(A10G PCIe-24GB\)"):
+        call_command("plan", *ARGS, "--precision", "bf16")
+
+
+def test_a_stored_bf16_a10g_plan_points_at_the_precision_field() -> None:
+    from planner.plans import services
+    from planner.plans.scenario import scenario_from_input
+
+    raw = {"workload": "mpt-125m", "tokens": 2.5e9, "providers": ["aws"],
+           "gpus": ["a10g-pcie-24gb"], "layout": {"precision": "bf16"}}
+    scenario = scenario_from_input(raw, today=date(2026, 12, 1))
+    found = services.plan_configurations(scenario=scenario, owner_id=None)
+    no_fit = services.plan_document(scenario=scenario, owner_id=None, found=found)["no_fit"]
+    assert no_fit["field"] == "precision" and "bf16" in no_fit["message"]
+    # at fp32 the same GPUs plan
+    raw["layout"] = {"precision": "fp32"}
+    assert services.plan_compute(scenario=scenario_from_input(raw, today=date(2026, 12, 1)),
+                                 owner_id=None)["options"]
