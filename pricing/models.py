@@ -49,6 +49,12 @@ class Accelerator(models.Model):
     def form_factor(self) -> str:
         return self.variant.split("-")[0]
 
+    @property
+    def has_tensor_rates(self) -> bool:
+        """Whether any tensor-core peak (TF32, FP16 or BF16) is published."""
+        peaks = (self.tf32_tflops_dense, self.fp16_tflops_dense, self.bf16_tflops_dense)
+        return any(p is not None for p in peaks)
+
     def peak_tflops(self, precision: str) -> float | None:
         """Dense peak for a precision key: fp32, tf32, fp16, bf16, fp8 or int8."""
         field = {

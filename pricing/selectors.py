@@ -22,6 +22,7 @@ from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
 from planner.core.cloud import offer_facts
+from planner.core.formatting import number
 from pricing.models import (
     Accelerator,
     InstanceType,
@@ -304,6 +305,15 @@ class CatalogRow:
     def tflops_per_usd_per_gpu_hour(self) -> float | None:
         usd = self.usd_per_gpu_hour
         return self.peak_tflops / usd if self.peak_tflops and usd else None
+
+    @property
+    def blank_peaks_note(self) -> str:
+        """Why the tensor-core cells are blank when only the CUDA-core FP32 rate is published
+        (the A10G: gpus.SOURCES.md); "" otherwise."""
+        if self.gpu.has_tensor_rates or self.gpu.fp32_tflops is None:
+            return ""
+        return ("tensor-core rates (TF32, FP16, BF16, INT8) not published; "
+                f"FP32 {number(self.gpu.fp32_tflops)} TFLOPS is the CUDA-core rate")
 
 
 def peak_for(gpu: Accelerator, precision: str) -> tuple[str, float | None]:

@@ -106,7 +106,8 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
         f" × {count(pick['nodes'])} ({purchase})",
         f"{usd(pick['total_usd'])} ({pick['basis']} price, as of {pick['as_of']})",
-        f"{duration(pick['time_to_train_hours'])} ({pick['calibration_status']})",
+        f"{duration(pick['time_to_train_hours'])} ({pick['calibration_status']}"
+        + (f"; {pick['rate_note']})" if pick.get("rate_note") else ")"),
         f"{count(pick['gpus'])} × {pick['gpu']}",
     ]
 

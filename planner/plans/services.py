@@ -49,6 +49,7 @@ from simulator.hardware_adapter import hardware
 from simulator.requests import inputs_from_request
 from simulator.services import (
     calibration_for,
+    catalog_gpu_specs,
     catalog_instances_frame,
     catalog_sweep,
     constrained_grid,
@@ -203,6 +204,7 @@ def plan_from_configurations(
 ) -> dict[str, Any]:
     """Price and rank swept configurations (whole or merged from parts): the plan document."""
     if found.configs.empty:
+        _refuse_unpublished_precision(scenario)
         raise NoConfigurationFitsError(
             "gpus: no allowed GPU configuration fits the model in memory "
             f"(checked {found.n_instance_types} instance types up to "
@@ -225,6 +227,19 @@ def plan_from_configurations(
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
     return document
+
+
+def _refuse_unpublished_precision(scenario: Scenario) -> None:
+    """When a fixed precision has no published rate on any allowed GPU (bf16 on the A10G),
+    that, not memory, is why nothing fits: say so on the precision field."""
+    precision = (scenario.data.get("layout") or {}).get("precision")
+    names = sorted(set(plan_instances(scenario)["gpu"])) if precision else []
+    specs = catalog_gpu_specs()
+    if names and not any(specs[name].supports(precision) for name in names):
+        raise NoConfigurationFitsError(
+            f"precision: no allowed GPU has a published {precision} rate "
+            f"({', '.join(names)}); leave precision blank to plan each GPU at its best "
+            "published rate")
 
 
 def plan_document(*, scenario: Scenario, owner_id: int | None, found: PlanInputs

@@ -7,7 +7,6 @@ vectorized catalog sweep (millions of entries).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from simulator.core.hardware import EFFICIENCY_CLASSES, Hardware, efficiency_class
+from simulator.core.hardware import (
+    EFFICIENCY_CLASSES,
+    Hardware,
+    efficiency_class,
+    rate_precision,
+)
 from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value
 from simulator.core.workloads import Workload
 
@@ -137,7 +141,7 @@ def hardware_columns(hardware: Hardware, precision: str) -> dict[str, float]:
     gpu = hardware.gpu
     peak = gpu.peak_tflops(precision)
     peak16 = gpu.peak_tflops("bf16") if gpu.supports("bf16") else gpu.peak_tflops("fp16")
-    is_simt = precision == "fp32" or (precision == "tf32" and math.isnan(gpu.tf32_tflops))
+    is_simt = rate_precision(gpu, precision) == "fp32"
     return {
         "peak_tflops": peak, "gemm_peak_tflops": peak,
         "peak_16bit_tflops": peak if is_simt else peak16,

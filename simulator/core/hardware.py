@@ -112,6 +112,36 @@ def _float(value: Any) -> float:
     return math.nan if value is None or pd.isna(value) else float(value)
 
 
+# Tensor-core precisions: a GPU with none of them published runs only on its CUDA cores here.
+TENSOR_PRECISIONS: tuple[str, ...] = ("tf32", "fp16", "bf16")
+
+
+def rate_precision(gpu: GpuSpec, precision: str) -> str:
+    """The precision whose peak `gpu` runs `precision` math at: "fp32" for TF32 on a GPU
+    without a TF32 rate (CUDA cores, as GpuSpec.peak_tflops falls back), else `precision`.
+    Calibration status is judged on this one (a CUDA-core run says nothing of tensor cores)."""
+    if precision == "tf32" and math.isnan(gpu.tf32_tflops):
+        return "fp32"
+    return precision
+
+
+def has_tensor_rates(gpu: GpuSpec) -> bool:
+    """Whether any tensor-core peak (TF32, FP16 or BF16) of `gpu` is published."""
+    return any(not math.isnan(float(getattr(gpu, f"{p}_tflops"))) for p in TENSOR_PRECISIONS)
+
+
+def cuda_core_rate_note(gpu: GpuSpec, precision: str) -> str:
+    """What a plan of `gpu` at `precision` must say when its speed comes from the FP32
+    CUDA-core rate because no tensor-core rate is published (the A10G); "" otherwise.
+
+    The speed is then a lower bound: the GPU has tensor cores, only their rates are unknown.
+    """
+    if precision not in ("fp32", "tf32") or has_tensor_rates(gpu) or math.isnan(gpu.fp32_tflops):
+        return ""
+    return (f"planned at the FP32 CUDA-core rate ({gpu.fp32_tflops:g} TFLOPS) because its "
+            "tensor-core rates (TF32, FP16, BF16) are unpublished: a lower bound on speed")
+
+
 def gpu_spec_from_row(row: pd.Series) -> GpuSpec:
     """Build a GpuSpec from one gpus.csv row (columns as in pricing/data/gpus.csv)."""
     pcie = _float(row.get("pcie_gen"))

@@ -10,7 +10,7 @@ from simulator.core.arrays import ConfigArrays, config_arrays
 from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import DomainPoint, assess
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
-from simulator.core.hardware import Hardware
+from simulator.core.hardware import Hardware, cuda_core_rate_note, rate_precision
 from simulator.core.layout import Layout
 from simulator.core.memory import GIB, MemoryArrays, memory_breakdown
 from simulator.core.timing import TimeArrays, step_time
@@ -57,6 +57,8 @@ class SimulationResult:
     time_to_train_* are whole-run: steady_state_hours / goodput_fraction plus the run overhead.
     calibration_status is "calibrated", "extrapolated" or "uncalibrated" (see domain), with
     calibration_note saying why; *_p10/*_p90 are the band around the point prediction.
+    rate_note says when the speed rests on the FP32 CUDA-core rate of a GPU whose tensor-core
+    rates are unpublished (hardware.cuda_core_rate_note), else "".
     """
 
     workload_name: str
@@ -84,6 +86,7 @@ class SimulationResult:
     goodput_assumptions: GoodputAssumptions
     calibration_status: str
     calibration_note: str
+    rate_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (floats, ints, bools, strings)."""
@@ -161,7 +164,8 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
     seconds = steady / fraction + calibration.run_overhead_seconds
     hours = seconds / SECONDS_PER_HOUR
     verdict = assess(calibration.domain, DomainPoint(
-        hardware.gpu.name, hardware.gpu.architecture, layout.precision, n_gpus,
+        hardware.gpu.name, hardware.gpu.architecture,
+        rate_precision(hardware.gpu, layout.precision), n_gpus,
         workload.tokens_per_sample, band_group(workload.kind)))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
     return SimulationResult(
@@ -172,5 +176,5 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
         seconds, hours, hours / 24.0, hours / fast, hours / slow,
         hours * n_gpus, hours * n_gpus * hardware.gpu.tdp_watts / 1000.0,
         tokens_s * slow, tokens_s * fast, steady / SECONDS_PER_HOUR, fraction, assumptions,
-        verdict.status, verdict.reason,
+        verdict.status, verdict.reason, cuda_core_rate_note(hardware.gpu, layout.precision),
     )

@@ -23,7 +23,13 @@ from simulator.core.arrays import ConfigArrays, hardware_columns, workload_colum
 from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import assess_gpu_counts
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction
-from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu
+from simulator.core.hardware import (
+    GpuSpec,
+    Hardware,
+    cuda_core_rate_note,
+    lookup_gpu,
+    rate_precision,
+)
 from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value
 from simulator.core.memory import GIB, memory_breakdown
 from simulator.core.timing import step_time
@@ -36,7 +42,7 @@ OUTPUT_COLUMNS = [
     "micro_batch", "grad_accum", "precision", "step_seconds", "samples_per_second",
     "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
     "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu",
-    "steady_state_hours", "goodput_fraction", "calibration_status"]
+    "steady_state_hours", "goodput_fraction", "calibration_status", "rate_note"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +119,9 @@ def _hardware_table(instances: pd.DataFrame, gpus: Mapping[str, GpuSpec],
                             float(record["intra_node_gbytes_per_s"]),
                             float(record["inter_node_gbits_per_s"]))
         rows.append({**record, **hardware_columns(hardware, chosen), "precision": chosen,
-                     "architecture": gpu.architecture, "gpu_name": gpu.name})
+                     "architecture": gpu.architecture, "gpu_name": gpu.name,
+                     "assessed_precision": rate_precision(gpu, chosen),
+                     "rate_note": cuda_core_rate_note(gpu, chosen)})
     return pd.DataFrame(rows)
 
 
@@ -165,18 +173,21 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
                          c.take(rows), times.step[rows], memory[rows], precision, goodput)
 
 
-def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray, precision: str,
+def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
                  seq_len: float, group: str) -> tuple[np.ndarray, np.ndarray]:
-    """(calibration status, band scale) per output row, vectorized per GPU model."""
+    """(calibration status, band scale) per output row, vectorized per GPU model, judged at
+    the precision each GPU runs at (a CUDA-core fallback is judged as fp32)."""
     names = instances["gpu_name"].to_numpy()
     archs = instances["architecture"].to_numpy()
+    assessed = instances["assessed_precision"].to_numpy()
     status = np.empty(len(names), dtype=object)
     scale = np.empty(len(names), dtype=float)
     for name in pd.unique(names):
         rows = names == name
-        arch = str(archs[np.argmax(rows)])
-        status[rows], scale[rows] = assess_gpu_counts(cal.domain, str(name), arch, precision,
-                                                      gpus[rows], seq_len, group)
+        first = np.argmax(rows)
+        status[rows], scale[rows] = assess_gpu_counts(
+            cal.domain, str(name), str(archs[first]), str(assessed[first]), gpus[rows], seq_len,
+            group)
     return status, scale
 
 
@@ -189,8 +200,7 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     group = band_group(workload.kind)
-    status, scale = _assessments(cal, instances, gpus, precision, workload.tokens_per_sample,
-                                 group)
+    status, scale = _assessments(cal, instances, gpus, workload.tokens_per_sample, group)
     low, high = cal.band_quantiles(group)
     slow, fast = np.exp(low * scale), np.exp(high * scale)
     return pd.DataFrame({
@@ -207,7 +217,7 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         "memory_per_gpu_gib": memory / GIB,
         "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12),
         "steady_state_hours": steady / 3600.0, "goodput_fraction": fraction,
-        "calibration_status": status})
+        "calibration_status": status, "rate_note": instances["rate_note"].to_numpy()})
 
 
 def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,

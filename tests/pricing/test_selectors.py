@@ -139,7 +139,7 @@ def test_gpu_points_keep_only_gpus_with_peak_and_price(catalog: date) -> None:
     names = {p.name for p in points}
     assert "H100 SXM5-80GB" in names
     assert "Gaudi2 OAM-96GB" not in names  # no current price loaded
-    assert "A10G PCIe-24GB" not in names  # no peak published
+    assert "A10G PCIe-24GB" not in names  # no 16-bit (tensor-core) peak published
 
 
 def test_catalog_rows_for_keeps_the_requested_order(catalog: date) -> None:

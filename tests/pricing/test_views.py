@@ -43,6 +43,25 @@ def test_catalog_lists_every_gpu_with_specs(client: Client, catalog: date) -> No
     assert "NVLink 4" in h100
 
 
+def test_catalog_shows_the_a10g_published_specs_and_why_its_tensor_cells_are_blank(
+    client: Client, catalog: date
+) -> None:
+    html = _html(client.get(reverse("pricing:catalog")))
+    a10g = _row(html, "gpu-a10g-pcie-24gb")
+    for shown in ("24 GB", "GDDR6", "600 GB/s", "31.52", "Gen 4", "300 W"):
+        assert shown in a10g
+    assert "Tensor-core rates (TF32, FP16, BF16, INT8) not published" in a10g
+    assert "FP32 31.52 TFLOPS is the CUDA-core rate" in a10g
+    assert a10g.count('title="not published by the vendor, or not verified">—') == 5
+    assert "no FP16 peak published" in a10g
+    # a GPU with published tensor rates gets no such note
+    assert "not published;" not in _row(html, "gpu-a10-pcie-24gb")
+    side_by_side = _html(client.get(reverse("pricing:compare"),
+                                    {"gpu": ["a10g-pcie-24gb", "a10-pcie-24gb"]}))
+    assert side_by_side.count("Tensor-core rates (TF32, FP16, BF16, INT8) not published") == 1
+    assert "600 GB/s" in side_by_side and "31.52 TFLOPS" in side_by_side
+
+
 def test_catalog_shows_cheapest_on_demand_with_provider_source_and_as_of(
     client: Client, catalog: date
 ) -> None:

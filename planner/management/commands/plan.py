@@ -97,6 +97,8 @@ class Command(BaseCommand):
             row = {**row, "time_to_train_days": row["time_to_train_hours"] / 24}
             cells = [_cell(row.get(key)) for key in TABLE_COLUMNS]
             extra = f"  also in {len(row['other_regions'])} regions" if row["other_regions"] else ""
+            if row.get("rate_note"):
+                extra += f"  ({row['rate_note']})"
             self.stdout.write("  ".join(f"{cell:>14}" for cell in cells) + extra)
 
 

@@ -35,8 +35,10 @@ PRICE_DEFAULTS: dict[str, Any] = {
     "payment_option": "", "upfront_usd": np.nan, "basis": "", "offer_kind": "cloud_instance",
     "max_nodes": np.inf, "spot_node_limit": np.inf, "age_days": np.nan,
 }
-# Optional configuration columns (the simulator's calibration status of each prediction).
-CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown"}
+# Optional configuration columns: the simulator's calibration status of each prediction, and
+# what its speed must say when it rests on a fallback rate ("" when nothing; see
+# simulator.core.hardware.cuda_core_rate_note).
+CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown", "rate_note": ""}
 
 
 def with_defaults(frame: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:

@@ -206,7 +206,7 @@ OUTPUT_COLUMNS = (
     "instance_key", "provider", "region", "instance_type", "gpu", "gpus", "nodes",
     *LAYOUT_COLUMNS, "purchase_option", "payment_option", "usd_per_hour", "upfront_usd",
     "as_of", "age_days", "source", "is_derived", "basis", "offer_kind", "max_nodes",
-    "spot_node_limit", "is_capacity_unlikely", "calibration_status",
+    "spot_node_limit", "is_capacity_unlikely", "calibration_status", "rate_note",
     "is_spot", "time_to_train_hours", "time_p10_hours", "time_p50_hours", "time_p90_hours",
     "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "compute_usd",
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",

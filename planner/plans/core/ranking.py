@@ -56,7 +56,8 @@ def _option_label(row: pd.Series) -> str:
 
 def caveats(row: pd.Series) -> str:
     """What a reader must know before acting on an option: price basis and age, the
-    simulator's calibration status for its GPU, spot capacity, a single marketplace machine."""
+    simulator's calibration status for its GPU, a speed that is only a lower bound (its
+    rate_note), spot capacity, a single marketplace machine."""
     notes = []
     age = row.get("age_days")
     basis = row.get("basis") or ("derived" if row.get("is_derived") else "listed")
@@ -69,6 +70,8 @@ def caveats(row: pd.Series) -> str:
         notes.append(f"throughput {status}: no published run of this GPU and precision was "
                      "fitted, so the band is wider" if status == "uncalibrated"
                      else f"throughput {status} from runs of the same GPU family")
+    if row.get("rate_note"):
+        notes.append(str(row["rate_note"]))
     if row.get("is_capacity_unlikely"):
         notes.append(f"spot capacity for {row['nodes']:g} nodes is unlikely")
     if row.get("offer_kind") == "marketplace_machine":

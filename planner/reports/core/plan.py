@@ -40,6 +40,7 @@ OPTION_COLUMNS = (
     Column("mfu", "MFU", "%", is_printed=False, digits=1),
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
     Column("calibration_status", "Simulator calibration"),
+    Column("rate_note", "Speed note", is_printed=False),
     Column("basis", "Price basis"),
     Column("as_of", "Price as of"),
     Column("age_days", "Price age", "days", is_printed=False),
@@ -252,6 +253,8 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append(f"The recommended option's throughput is {best.get('calibration_status')}: "
                        "no measured run of that GPU and precision at a similar scale, so its "
                        "P10-P90 band is widened.")
+    if best is not None and best.get("rate_note"):
+        caveats.append(f"The recommended option's GPU is {best['rate_note']}.")
     left_out = {k: v for k, v in (document.get("infeasible") or {}).items() if v}
     if left_out:
         caveats.append("Left out: " + "; ".join(f"{v} {k}" for k, v in left_out.items()) + ".")

@@ -215,3 +215,16 @@ def test_encoders_expose_their_gradient_all_reduce(gpu_specs, calibration):
     result = simulate(PRESETS["bert-large"], hardware, layout,
                       TrainingGoal(samples=1e6, global_batch_samples=2048), calibration)
     assert result.time.dp_comm_seconds == pytest.approx(result.time.dp_comm_total_seconds)
+
+
+def test_a10g_is_searched_at_fp32_and_says_its_speed_is_a_lower_bound(gpu_specs, calibration):
+    hardware = make_hardware(gpu_specs["A10G PCIe-24GB"], gpus_per_node=4, n_nodes=1,
+                             intra_node="pcie")
+    choice = best_layout(PRESETS["mpt-125m"], hardware,
+                         TrainingGoal(tokens=2.5e9, global_batch_samples=256), calibration)
+    result = choice.result
+    assert choice.is_fit and result.layout.precision == "fp32"
+    assert result.calibration_status == "uncalibrated"
+    assert result.rate_note.startswith("planned at the FP32 CUDA-core rate (31.52 TFLOPS)")
+    h100 = _llama_band(gpu_specs, calibration, "H100 SXM5-80GB")[0]
+    assert h100.rate_note == ""

@@ -73,3 +73,34 @@ def test_sweep_rows_carry_calibration_status_and_goodput(gpu_specs, calibration)
     assert (frame["goodput_fraction"] < 1.0).all()
     assert (frame["time_to_train_p10_hours"] <= frame["time_to_train_hours"]).all()
     assert (frame["time_to_train_hours"] <= frame["time_to_train_p90_hours"]).all()
+
+
+A10G_INSTANCE = pd.DataFrame([{"instance_key": "g5.12xlarge", "gpu": "A10G PCIe-24GB",
+                               "gpus_per_node": 4, "intra_node_gbytes_per_s": 32.0,
+                               "inter_node_gbits_per_s": 40.0}])
+
+
+def test_a10g_is_swept_at_its_fp32_cuda_core_rate_with_its_note(gpu_specs, calibration):
+    result = sweep(PRESETS["mpt-125m"], TrainingGoal(tokens=2.5e9, global_batch_samples=256),
+                   A10G_INSTANCE, [1, 2], calibration, gpu_specs)
+    frame = result.configurations
+    assert len(frame) == 2 and set(frame["precision"]) == {"fp32"}
+    assert set(frame["calibration_status"]) == {"uncalibrated"}
+    assert all("FP32 CUDA-core rate (31.52 TFLOPS)" in note and "lower bound" in note
+               for note in frame["rate_note"])
+    # MFU is against the FP32 peak: at most the CUDA-core GEMM ceiling
+    assert (frame["mfu"] > 0.3).all() and (frame["mfu"] <= 0.85).all()
+
+
+def test_a10g_tf32_is_judged_as_the_cuda_core_run_it_is(gpu_specs, calibration):
+    # Ampere TF32 encoder runs exist (A100 tensor cores); they do not calibrate A10G CUDA cores.
+    frame = sweep(PRESETS["bert-large"], TrainingGoal(samples=1e6, global_batch_samples=256),
+                  A10G_INSTANCE, [1], calibration, gpu_specs, precision="tf32").configurations
+    assert len(frame) == 1
+    assert frame["calibration_status"].iloc[0] == "uncalibrated"
+    assert frame["rate_note"].iloc[0].startswith("planned at the FP32 CUDA-core rate")
+
+
+def test_gpus_with_tensor_rates_carry_no_rate_note(gpu_specs, calibration):
+    result = sweep(PRESETS["llama2-7b"], GOAL, _instances().head(3), [1], calibration, gpu_specs)
+    assert len(result.configurations) and (result.configurations["rate_note"] == "").all()
