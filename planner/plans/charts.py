@@ -5,6 +5,11 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, count, duration, label, log_axis, usd
+from planner.plans.core.ranking import collapse_regions
+
+# Up to this many points the time-cost cloud is drawn as SVG, which every browser shows;
+# beyond it WebGL keeps the page responsive (a browser without WebGL shows Plotly's notice).
+SVG_POINT_LIMIT = 5000
 
 _COLORS = {
     "on_demand": "#3465a4",
@@ -31,8 +36,12 @@ def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
 
 
 def _hover(row: dict[str, Any]) -> str:
+    others = len(row.get("other_regions") or ())
+    also = f" (also in {count(others)} more regions)" if others > 1 else (
+        " (also in 1 more region)" if others else "")
     return (
-        f"{label(row['provider'])} {row['region']} {row['instance_type']} × {count(row['nodes'])}"
+        f"{label(row['provider'])} {row['region']}{also} {row['instance_type']} × "
+        f"{count(row['nodes'])}"
         f"<br>{count(row['gpus'])} × {row['gpu']} · {label(row['purchase_option'])}"
         f"<br>TP{count(row['tp'])} PP{count(row['pp'])} DP{count(row['dp'])} "
         f"ZeRO{count(row['zero_stage'])}"
@@ -41,13 +50,17 @@ def _hover(row: dict[str, Any]) -> str:
 
 
 def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
-    """Every feasible option as time (days) vs total cost (USD); the Pareto front as a line."""
+    """Every feasible offer as time (days) vs total cost (USD), in its cheapest region (the
+    others differ only in price); the Pareto front as a line."""
     figure = go.Figure()
     feasible = [o for o in options if not o["infeasible_reason"]]
-    for option in sorted({o["purchase_option"] for o in feasible}):
-        rows = [o for o in feasible if o["purchase_option"] == option]
+    cheapest_first = sorted(feasible, key=lambda o: o["total_usd"])
+    points = collapse_regions(cheapest_first)
+    trace = go.Scatter if len(points) <= SVG_POINT_LIMIT else go.Scattergl
+    for option in sorted({o["purchase_option"] for o in points}):
+        rows = [o for o in points if o["purchase_option"] == option]
         figure.add_trace(
-            go.Scattergl(
+            trace(
                 x=[r["time_to_train_hours"] / 24 for r in rows],
                 y=[r["total_usd"] for r in rows],
                 mode="markers",

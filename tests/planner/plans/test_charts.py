@@ -36,3 +36,13 @@ def test_cost_breakdown_labels_are_short_ranks_with_the_option_on_hover() -> Non
     figure = charts.cost_breakdown_figure([_option(1, "on_demand", 240.0, 100_000.0)])
     assert list(figure.data[0].x) == ["#1"]
     assert "p5.48xlarge" in figure.data[0].customdata[0]
+
+
+def test_pareto_draws_each_offer_once_in_its_cheapest_region_as_svg() -> None:
+    options = [{**_option(i + 1, "on_demand", 240.0, 100_000.0 + i), "region": region}
+               for i, region in enumerate(("us-east-1", "us-west-2", "eu-west-1"))]
+    figure = charts.pareto_figure(options)
+    cloud = figure.data[0]
+    assert cloud.type == "scatter"  # SVG: shown without WebGL
+    assert list(cloud.y) == [100_000.0]  # the cheapest region stands for the others
+    assert "us-east-1 (also in 2 more regions)" in cloud.text[0]
