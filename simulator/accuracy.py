@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from planner.core.formatting import PALETTE
+from planner.core.formatting import PALETTE, log_axis
 from simulator.core.validation import summarize_errors
 
 ACCURACY_FILE = "validation_family.csv"
@@ -76,12 +76,14 @@ def accuracy_figure(report: AccuracyReport) -> go.Figure:
     """Predicted ÷ published per run (log axis) with its P10-P90 band, one colour per family."""
     rows = report.rows[report.rows["predicted"].notna()]
     figure = go.Figure()
+    extent: list[float] = []
     for i, (family, part) in enumerate(rows.groupby("family", sort=True)):
         ratio = part["predicted"] / part["reported"]
         low = part["predicted_p10"] / part["reported"]
         high = part["predicted_p90"] / part["reported"]
         # A time metric's band is inverted: p10 is the longer time.
         low, high = np.minimum(low, high), np.maximum(low, high)
+        extent += [float(low.min()), float(high.max())]
         figure.add_trace(go.Scatter(
             x=[str(family)[:40]] * len(part), y=ratio, mode="markers", name=str(family)[:60],
             marker={"color": PALETTE[i % len(PALETTE)], "size": 7},
@@ -94,6 +96,6 @@ def accuracy_figure(report: AccuracyReport) -> go.Figure:
         title="Out-of-family prediction ÷ published value, with the P10–P90 band",
         template="plotly_white", height=520, showlegend=False,
         margin={"l": 70, "r": 20, "t": 50, "b": 160},
-        yaxis={"type": "log", "title": "Predicted ÷ published (ratio, log scale)"},
+        yaxis=log_axis(extent or [1.0], "Predicted ÷ published (ratio, log scale)"),
         xaxis={"title": "", "tickangle": 35})
     return figure
