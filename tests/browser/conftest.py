@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.core.management import call_command
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from tests.conftest import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -34,7 +35,7 @@ def vendored_plotly() -> str:
     return str(settings.PLOTLY_JS)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
     if not Path(path).exists():
@@ -51,19 +52,63 @@ def browser_catalog(live_server: Any) -> None:
     live_server forces transactional_db, which empties every table after the test, so the
     session-wide `loaded_catalog` must not be used here.
     """
-    call_command("load_catalog", verbosity=0)
+    load_catalog()
+
+
+class SharedChromium:
+    """One headless Chromium for the browser tests; each test opens browser contexts of its own
+    (cookies, storage and cache apart, as in a new browser). Relaunched if it ever crashed."""
+
+    def __init__(self, playwright: Playwright, path: str) -> None:
+        self._playwright, self._path = playwright, path
+        self._browser = self._launch()
+
+    def _launch(self) -> Browser:
+        return self._playwright.chromium.launch(executable_path=self._path, args=CHROMIUM_ARGS)
+
+    def new_context(self, width: int, height: int) -> BrowserContext:
+        if not self._browser.is_connected():
+            self._browser = self._launch()
+        return self._browser.new_context(viewport={"width": width, "height": height})
+
+    def close(self) -> None:
+        if self._browser.is_connected():
+            self._browser.close()
+
+
+@pytest.fixture(scope="package")
+def shared_chromium(chromium_path: str) -> Iterator[SharedChromium]:
+    """Chromium started once for tests/browser (a launch per test cost seconds).
+
+    While Playwright's sync API is alive its event loop counts as running in this thread, so
+    Django's async-safety check would refuse the ORM calls between tests too (the flush of each
+    transactional test): allowed here, for this package's lifetime only.
+    """
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = SharedChromium(playwright, chromium_path)
+            try:
+                yield chromium
+            finally:
+                chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture
 def chromium_page(
-    chromium_path: str, vendored_plotly: str, browser_catalog: None
+    shared_chromium: SharedChromium, vendored_plotly: str, browser_catalog: None
 ) -> Iterator[Page]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = shared_chromium.new_context(1400, 1000)
+    try:
         yield context.new_page()
+    finally:
         context.close()
-        browser.close()
 
 
 @pytest.fixture
@@ -119,7 +164,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture
 def page_factory(
-    request: pytest.FixtureRequest, chromium_path: str, vendored_plotly: str,
+    request: pytest.FixtureRequest, shared_chromium: SharedChromium, vendored_plotly: str,
     browser_catalog: None,
 ) -> Iterator[Any]:
     """page_factory(width) -> a Page in a viewport `width` px wide (height 900).
@@ -128,15 +173,13 @@ def page_factory(
     var/screenshots/failures/ (the test's artefacts).
     """
     pages: list[Page] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
 
-        def make(width: int) -> Page:
-            context = browser.new_context(viewport={"width": width, "height": 900})
-            page = context.new_page()
-            pages.append(page)
-            return page
+    def make(width: int) -> Page:
+        page = shared_chromium.new_context(width, 900).new_page()
+        pages.append(page)
+        return page
 
+    try:
         yield make
         report = getattr(request.node, "report_call", None)
         if report is not None and report.failed:
@@ -145,7 +188,9 @@ def page_factory(
             for i, page in enumerate(pages):
                 name = f"{request.node.name}-{i}.png".replace("/", "_")
                 page.screenshot(path=str(failures / name), full_page=True)
-        browser.close()
+    finally:
+        for page in pages:
+            page.context.close()
 
 
 def screenshot(page: Page, name: str) -> Path:

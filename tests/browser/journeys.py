@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from tests.browser.conftest import CHROMIUM_ARGS, ROOT
+from tests.browser.conftest import ROOT, SharedChromium
 
 SCREENSHOTS = ROOT / "var" / "screenshots"
 WIDTHS = (390, 1366)
@@ -22,27 +22,24 @@ def _slug(text: str) -> str:
 
 @pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
 def sized_page(
-    request: pytest.FixtureRequest, chromium_path: str, vendored_plotly: str,
+    request: pytest.FixtureRequest, shared_chromium: SharedChromium, vendored_plotly: str,
     browser_catalog: None,
 ) -> Iterator[Page]:
     """Headless Chromium at the parametrized width; a failing test leaves a full-page
     screenshot named after it in var/screenshots/failures/."""
     failed_before = request.session.testsfailed
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": request.param, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        try:
-            yield page
-        finally:
-            if request.session.testsfailed > failed_before:
-                folder = SCREENSHOTS / "failures"
-                folder.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(folder / f"{_slug(request.node.name)}.png"),
-                                full_page=True)
-            context.close()
-            browser.close()
+    context = shared_chromium.new_context(request.param, 900)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        if request.session.testsfailed > failed_before:
+            folder = SCREENSHOTS / "failures"
+            folder.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(folder / f"{_slug(request.node.name)}.png"),
+                            full_page=True)
+        context.close()
 
 
 def screenshot(page: Page, journey: str, *, is_full_page: bool = True) -> Path:

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.test import Client
 
 from planner.plans.models import PlanScenario
-from tests.conftest import app_on_redis, start_worker, stop_worker
+from tests.conftest import app_on_redis, load_catalog, start_worker, stop_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 PLAN = {"workload": "llama2-7b", "tokens": 1e11, "providers": ["aws"],
@@ -54,7 +53,7 @@ def private_redis_port(redis_url: str) -> Iterator[int]:
 def test_broker_down_gives_503_and_the_plan_runs_once_the_broker_is_back(
     private_redis_port: int, tmp_path: Path
 ) -> None:
-    call_command("load_catalog", verbosity=0)
+    load_catalog()
     url = f"redis://127.0.0.1:{private_redis_port}/0"
     client = Client()
     client.force_login(User.objects.create_user("ana", password="pw-ana-123"))

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.utils import timezone
 
 from planner.plans import services
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.plans.scenario import scenario_from_input
-from tests.conftest import app_on_redis, start_worker, stop_worker, wait_ready
+from tests.conftest import app_on_redis, load_catalog, start_worker, stop_worker, wait_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 LARGE = {"workload": "llama2-70b", "tokens": 2e12,
@@ -37,7 +36,7 @@ def _wait_done(scenario_id: int, timeout_s: float) -> PlanScenario:
 def test_two_workers_finish_a_split_plan_with_the_one_task_result(
     redis_url: str, tmp_path: Path
 ) -> None:
-    call_command("load_catalog", verbosity=0)
+    load_catalog()
     owner = User.objects.create_user("ana", password="pw-ana-123")
     logs = [tmp_path / "worker1.log", tmp_path / "worker2.log"]
     with app_on_redis(redis_url) as app:

@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.db import connection
 
 from planner.plans import services
 from planner.plans.models import PlanScenario
-from tests.conftest import app_on_redis, start_worker, stop_worker, wait_ready
+from tests.conftest import app_on_redis, load_catalog, start_worker, stop_worker, wait_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 # A heavy plan (every provider, 70B model), so that it is still running when the test acts.
@@ -53,7 +52,7 @@ def _submit(app: Any) -> int:
 
 
 def test_a_worker_killed_mid_plan_leaves_it_to_finish_once(redis_url: str, tmp_path: Path) -> None:
-    call_command("load_catalog", verbosity=0)
+    load_catalog()
     log = tmp_path / "worker.log"
     with app_on_redis(redis_url) as app:
         first = start_worker(redis_url, log, **FAST_RECOVERY)
@@ -103,7 +102,7 @@ def _break_the_database_under(scenario_id: int, log: Path) -> tuple[str, str]:
 def test_a_database_error_under_a_running_plan_is_retried_to_success(
     redis_url: str, tmp_path: Path
 ) -> None:
-    call_command("load_catalog", verbosity=0)
+    load_catalog()
     log = tmp_path / "worker.log"
     with app_on_redis(redis_url) as app:
         worker = start_worker(redis_url, log, loglevel="INFO", **FAST_RECOVERY)
