@@ -18,7 +18,18 @@ import pytest
 from django.core.management import call_command
 from django.core.management.color import no_style
 
+from tests import background
+
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.config.option.collectonly:
+        background.start(session.items)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    background.stop()
 
 
 @pytest.fixture(autouse=True)

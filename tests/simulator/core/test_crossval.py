@@ -1,6 +1,7 @@
 """Leave-one-family-out validation on both reference files: the out-of-family figures.
 
-The fixture refits once per family (about 20 fits), so this module takes about a minute.
+The fixture refits once per family (about 20 fits, about a minute of CPU), in the background
+process that tests/background.py starts with the session.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ import pytest
 
 from simulator.accuracy import accuracy_report
 from simulator.core import Calibration
-from simulator.core.crossval import band_quantiles, cross_validate, with_bands
+from simulator.core.crossval import band_quantiles, with_bands
 from simulator.core.prediction import THROUGHPUT_METRICS
 from simulator.core.validation import summarize_errors
+from tests import background
 
 
 @pytest.fixture(scope="module")
-def by_family(all_runs, gpu_specs) -> pd.DataFrame:
-    return cross_validate(all_runs, gpu_specs, group_by="family")
+def by_family() -> pd.DataFrame:
+    """cross_validate(all_runs, gpu_specs, group_by="family"): fits.family_cross_validation."""
+    return background.result("tests.simulator.core.fits:family_cross_validation")
 
 
 def _overall(frame: pd.DataFrame) -> pd.Series:
