@@ -81,7 +81,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and IMMEDIATE transactions let the web server and the worker write without lock errors.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {
-        "timeout": 30,
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT_SECONDS", 30),  # a write waits this for a lock
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }

@@ -2,6 +2,7 @@
 
 import os
 import runpy
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.conftest import load_catalog
+from tests.conftest import app_on_redis, load_catalog, start_worker, stop_worker, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -111,15 +112,18 @@ def chromium_page(
         context.close()
 
 
-@pytest.fixture
-def app_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="package")
+def app_server(
+    redis_url: str, django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """`manage.py runserver` in its own process on the test database and Redis, as in production.
 
     Unlike live_server (a thread of the test process), it publishes tasks exactly as a real
-    deployment does; pair it with `celery_worker_process`.
+    deployment does; pair it with `celery_worker_process`. Started once for tests/browser: it
+    keeps no state of its own between requests (sessions and rows are in the database, its
+    cache in Redis).
     """
     import socket
-    import subprocess
     import sys
     import time
     import urllib.request
@@ -131,7 +135,7 @@ def app_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
         port = probe.getsockname()[1]
     env = dict(os.environ, REDIS_URL=redis_url, SECRET_KEY="test-only-secret", DEBUG="1",
                DATABASE_URL=worker_database_url())
-    log = (tmp_path / "server.log").open("wb")
+    log = (tmp_path_factory.mktemp("app_server") / "server.log").open("wb")
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -149,6 +153,32 @@ def app_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
         server.terminate()
         server.wait(timeout=20)
         log.close()
+
+
+@pytest.fixture(scope="package")
+def browser_worker(
+    redis_url: str, django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """The real `celery worker` of the browser tests, started once for tests/browser (a worker
+    keeps no state between tasks); its log file."""
+    log = tmp_path_factory.mktemp("browser_worker") / "worker.log"
+    worker = start_worker(redis_url, log)
+    try:
+        yield worker, log
+    finally:
+        stop_worker(worker)
+
+
+@pytest.fixture
+def celery_worker_process(
+    redis_url: str, browser_worker: tuple[subprocess.Popen[bytes], Path]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """tests/conftest.py's fixture on the package's worker: the app points at it, and it
+    answers a ping before the test starts."""
+    worker, log = browser_worker
+    with app_on_redis(redis_url) as app:
+        wait_ready(app, worker, log)
+        yield worker
 
 
 SCREENSHOTS = ROOT / "var" / "screenshots"

@@ -118,9 +118,12 @@ def test_the_daily_schedule_is_off_by_default_and_one_setting_turns_it_on() -> N
             "print(sorted(settings.CELERY_BEAT_SCHEDULE))")
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "SECRET_KEY": "t"}
-    off = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
-                         text=True, check=True).stdout.strip()
-    on = subprocess.run([sys.executable, "-c", code], cwd=root,
-                        env={**env, "PRICE_REFRESH_DAILY": "1"}, capture_output=True, text=True,
-                        check=True).stdout.strip()
+    # Both processes at once: each spends seconds importing Django.
+    runs = [subprocess.Popen([sys.executable, "-c", code], cwd=root, env=run_env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for run_env in (env, {**env, "PRICE_REFRESH_DAILY": "1"})]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    for run, (_, stderr) in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, stderr
+    off, on = (stdout.strip() for stdout, _ in outputs)
     assert (off, on) == ("['sweep-runs']", "['refresh-prices-daily', 'sweep-runs']")
