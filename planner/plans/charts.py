@@ -1,4 +1,8 @@
-"""Plotly figures of a plan: time vs cost with the Pareto front, cost parts, scaling, memory."""
+"""Plotly figures of a plan: time vs cost with the Pareto front, cost parts, scaling, memory.
+
+The figures carry no template of their own: the page ships plotly_white once for all of them
+(presenters.figure_template_script); setting it on each figure took most of a page's build.
+"""
 
 from typing import Any
 
@@ -21,7 +25,6 @@ _COLORS = {
 def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
     figure.update_layout(
         title=title,
-        template="plotly_white",
         height=420,
         margin={"l": 70, "r": 20, "t": 50, "b": 60},
         colorway=list(PALETTE),
@@ -40,6 +43,12 @@ def _hover(row: dict[str, Any]) -> str:
     )
 
 
+def _position(value: float) -> float:
+    # A marker's position to 5 significant digits (sub-pixel on a log axis): the hover text
+    # gives the exact figures, and 17-digit floats were a third of the page's chart data.
+    return float(f"{value:.5g}")
+
+
 def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
     """Every feasible option as time (days) vs total cost (USD); the Pareto front as a line."""
     figure = go.Figure()
@@ -48,8 +57,8 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
         rows = [o for o in feasible if o["purchase_option"] == option]
         figure.add_trace(
             go.Scattergl(
-                x=[r["time_to_train_hours"] / 24 for r in rows],
-                y=[r["total_usd"] for r in rows],
+                x=[_position(r["time_to_train_hours"] / 24) for r in rows],
+                y=[_position(r["total_usd"]) for r in rows],
                 mode="markers",
                 name=label(option),
                 marker={"color": _COLORS.get(option), "size": 6, "opacity": 0.6},
@@ -60,8 +69,8 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
     front = sorted((o for o in feasible if o["is_pareto"]), key=lambda o: o["time_to_train_hours"])
     figure.add_trace(
         go.Scatter(
-            x=[r["time_to_train_hours"] / 24 for r in front],
-            y=[r["total_usd"] for r in front],
+            x=[_position(r["time_to_train_hours"] / 24) for r in front],
+            y=[_position(r["total_usd"]) for r in front],
             mode="lines+markers",
             name="Pareto front",
             line={"color": "#cc0000"},
