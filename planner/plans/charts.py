@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, count, duration, label, log_axis, usd
+from planner.plans.core.ranking import SAME_OFFER_KEYS
 
 _COLORS = {
     "on_demand": "#3465a4",
@@ -49,12 +50,32 @@ def _position(value: float) -> float:
     return float(f"{value:.5g}")
 
 
+def _markers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One marker per position: options that differ only by region at the same time and cost
+    (a marker hid the others under it) as the first, its hover text naming the other regions."""
+    kept: dict[tuple[Any, ...], tuple[dict[str, Any], list[str]]] = {}
+    for row in rows:
+        key = (*(row.get(k) for k in SAME_OFFER_KEYS), row["time_to_train_hours"],
+               row["total_usd"])
+        if key in kept:
+            kept[key][1].append(row["region"])
+        else:
+            kept[key] = (row, [])
+    return [{**row, "hover": _hover(row) + _also_in(others)} for row, others in kept.values()]
+
+
+def _also_in(regions: list[str], per_line: int = 4) -> str:
+    lines = [", ".join(regions[i:i + per_line]) for i in range(0, len(regions), per_line)]
+    return "<br>also in " + ",<br>".join(lines) if regions else ""
+
+
 def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
-    """Every feasible option as time (days) vs total cost (USD); the Pareto front as a line."""
+    """Every feasible option as time (days) vs total cost (USD); the Pareto front as a line.
+    Options that differ only by region at the same time and cost share one marker."""
     figure = go.Figure()
     feasible = [o for o in options if not o["infeasible_reason"]]
     for option in sorted({o["purchase_option"] for o in feasible}):
-        rows = [o for o in feasible if o["purchase_option"] == option]
+        rows = _markers([o for o in feasible if o["purchase_option"] == option])
         figure.add_trace(
             go.Scattergl(
                 x=[_position(r["time_to_train_hours"] / 24) for r in rows],
@@ -62,11 +83,12 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
                 mode="markers",
                 name=label(option),
                 marker={"color": _COLORS.get(option), "size": 6, "opacity": 0.6},
-                text=[_hover(r) for r in rows],
+                text=[r["hover"] for r in rows],
                 hoverinfo="text",
             )
         )
-    front = sorted((o for o in feasible if o["is_pareto"]), key=lambda o: o["time_to_train_hours"])
+    front = _markers(sorted((o for o in feasible if o["is_pareto"]),
+                            key=lambda o: o["time_to_train_hours"]))
     figure.add_trace(
         go.Scatter(
             x=[_position(r["time_to_train_hours"] / 24) for r in front],
@@ -74,7 +96,7 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
             mode="lines+markers",
             name="Pareto front",
             line={"color": "#cc0000"},
-            text=[_hover(r) for r in front],
+            text=[r["hover"] for r in front],
             hoverinfo="text",
         )
     )

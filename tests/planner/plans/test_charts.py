@@ -36,3 +36,17 @@ def test_cost_breakdown_labels_are_short_ranks_with_the_option_on_hover() -> Non
     figure = charts.cost_breakdown_figure([_option(1, "on_demand", 240.0, 100_000.0)])
     assert list(figure.data[0].x) == ["#1"]
     assert "p5.48xlarge" in figure.data[0].customdata[0]
+
+
+def test_options_differing_only_by_region_at_one_time_and_cost_share_a_marker() -> None:
+    east = _option(1, "on_demand", 240.0, 100_000.0)
+    regions = ["us-west-2", "eu-west-1", "eu-central-1", "ap-south-1", "sa-east-1"]
+    others = [{**east, "rank": 2 + i, "region": r, "is_pareto": False}
+              for i, r in enumerate(regions)]
+    dearer = {**east, "rank": 9, "region": "ap-east-1", "total_usd": 120_000.0}
+    figure = charts.pareto_figure([east, *others, dearer])
+    markers = figure.data[0]
+    assert list(markers.y) == [100_000.0, 120_000.0]
+    assert markers.text[0].endswith("also in us-west-2, eu-west-1, eu-central-1, ap-south-1,"
+                                    "<br>sa-east-1")
+    assert "also in" not in markers.text[1]
