@@ -122,6 +122,11 @@ class PlanView:
         return self._load()
 
     @cached_property
+    def has_options(self) -> bool:
+        """A plan to show (a done plan without one, e.g. nothing stored, shows no result)."""
+        return "options" in self._document
+
+    @cached_property
     def no_fit(self) -> dict[str, Any] | None:
         """A stored plan nothing fits: {field, message}; None for a plan."""
         found: dict[str, Any] | None = self._document.get("no_fit")

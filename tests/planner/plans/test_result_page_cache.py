@@ -135,3 +135,11 @@ def test_figures_share_one_template(client_ana: Client, plan: PlanScenario) -> N
     assert json.loads(scripts["plotly-template"])["layout"]["plot_bgcolor"] == "white"
     figures = [json.loads(v) for k, v in scripts.items() if k.startswith("plan-figure-")]
     assert len(figures) == 4 and all("template" not in f["layout"] for f in figures)
+
+
+def test_a_done_plan_without_a_stored_result_shows_no_result(
+    client_ana: Client, user: User
+) -> None:
+    bare = PlanScenario.objects.create(owner=user, name="bare", inputs=SMALL, status="done")
+    html = _page(client_ana, bare)
+    assert "<h1>bare</h1>" in html and 'id="plan-table"' not in html and "data-card" not in html
