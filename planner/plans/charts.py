@@ -1,4 +1,8 @@
-"""Plotly figures of a plan: time vs cost with the Pareto front, cost parts, scaling, memory."""
+"""Plotly figures of a plan: time vs cost with the Pareto front, cost parts, scaling, memory.
+
+The figures carry no template of their own: the page ships plotly_white once for all of them
+(presenters.figure_template_script); setting it on each figure took most of a page's build.
+"""
 
 from typing import Any
 
@@ -26,7 +30,6 @@ _COLORS = {
 def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
     figure.update_layout(
         title=title,
-        template="plotly_white",
         height=420,
         margin={"l": 70, "r": 20, "t": 50, "b": 60},
         colorway=list(PALETTE),
@@ -36,11 +39,8 @@ def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
 
 
 def _hover(row: dict[str, Any]) -> str:
-    others = len(row.get("other_regions") or ())
-    also = f" (also in {count(others)} more regions)" if others > 1 else (
-        " (also in 1 more region)" if others else "")
     return (
-        f"{label(row['provider'])} {row['region']}{also} {row['instance_type']} × "
+        f"{label(row['provider'])} {row['region']} {row['instance_type']} × "
         f"{count(row['nodes'])}"
         f"<br>{count(row['gpus'])} × {row['gpu']} · {label(row['purchase_option'])}"
         f"<br>TP{count(row['tp'])} PP{count(row['pp'])} DP{count(row['dp'])} "
@@ -49,36 +49,55 @@ def _hover(row: dict[str, Any]) -> str:
     )
 
 
+def _position(value: float) -> float:
+    # A marker's position to 5 significant digits (sub-pixel on a log axis): the hover text
+    # gives the exact figures, and 17-digit floats were a third of the page's chart data.
+    return float(f"{value:.5g}")
+
+
+def _markers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One marker per offer, in its cheapest region (the others differ only in price and would
+    sit on or next to it), its hover text naming the other regions, cheapest first."""
+    points = collapse_regions(sorted(rows, key=lambda o: o["total_usd"]))
+    return [{**row, "hover": _hover(row) + _also_in([r for r, _ in row["other_regions"]])}
+            for row in points]
+
+
+def _also_in(regions: list[str], per_line: int = 4) -> str:
+    lines = [", ".join(regions[i:i + per_line]) for i in range(0, len(regions), per_line)]
+    return "<br>also in " + ",<br>".join(lines) if regions else ""
+
+
 def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
-    """Every feasible offer as time (days) vs total cost (USD), in its cheapest region (the
-    others differ only in price); the Pareto front as a line."""
+    """Every feasible offer as time (days) vs total cost (USD), in its cheapest region; the
+    Pareto front as a line. SVG up to SVG_POINT_LIMIT markers, WebGL beyond."""
     figure = go.Figure()
     feasible = [o for o in options if not o["infeasible_reason"]]
-    cheapest_first = sorted(feasible, key=lambda o: o["total_usd"])
-    points = collapse_regions(cheapest_first)
+    points = _markers(feasible)
     trace = go.Scatter if len(points) <= SVG_POINT_LIMIT else go.Scattergl
     for option in sorted({o["purchase_option"] for o in points}):
         rows = [o for o in points if o["purchase_option"] == option]
         figure.add_trace(
             trace(
-                x=[r["time_to_train_hours"] / 24 for r in rows],
-                y=[r["total_usd"] for r in rows],
+                x=[_position(r["time_to_train_hours"] / 24) for r in rows],
+                y=[_position(r["total_usd"]) for r in rows],
                 mode="markers",
                 name=label(option),
                 marker={"color": _COLORS.get(option), "size": 6, "opacity": 0.6},
-                text=[_hover(r) for r in rows],
+                text=[r["hover"] for r in rows],
                 hoverinfo="text",
             )
         )
-    front = sorted((o for o in feasible if o["is_pareto"]), key=lambda o: o["time_to_train_hours"])
+    front = sorted(_markers([o for o in feasible if o["is_pareto"]]),
+                   key=lambda o: o["time_to_train_hours"])
     figure.add_trace(
         go.Scatter(
-            x=[r["time_to_train_hours"] / 24 for r in front],
-            y=[r["total_usd"] for r in front],
+            x=[_position(r["time_to_train_hours"] / 24) for r in front],
+            y=[_position(r["total_usd"]) for r in front],
             mode="lines+markers",
             name="Pareto front",
             line={"color": "#cc0000"},
-            text=[_hover(r) for r in front],
+            text=[r["hover"] for r in front],
             hoverinfo="text",
         )
     )

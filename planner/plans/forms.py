@@ -5,6 +5,8 @@ the table's plain-words rule, so the form, the API and the command refuse the sa
 the same words.
 """
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -32,13 +34,22 @@ def _choices(source: str) -> list[tuple[str, str]]:
     if source == "providers":
         return list(Provider.objects.values_list("slug", "name"))
     if source == "gpus":
-        return [(a.slug, a.name) for a in Accelerator.objects.all()]
+        gpus = Accelerator.objects.values_list("slug", "model", "variant")
+        return [(slug, f"{model} {variant}") for slug, model, variant in gpus]  # Accelerator.name
     if source == "purchase_options":
         return list(PurchaseOption.choices)
     if source == "payment_options":
         return list(PAYMENT_CHOICES)
     blank = [("", "search")]
     return blank + list(RECOMPUTE_CHOICES if source == "recompute" else PRECISION_CHOICES)
+
+
+def form_version(inputs: dict[str, Any]) -> str:
+    """A token that changes with what a plan's form shows: its inputs and the catalog's
+    choices (providers, GPUs); the key of the cached form (two small queries)."""
+    state = json.dumps([inputs, _choices("providers"), _choices("gpus")], sort_keys=True,
+                       default=str)
+    return hashlib.sha256(state.encode()).hexdigest()
 
 
 def number_value(value: Any) -> Any:

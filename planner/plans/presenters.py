@@ -1,13 +1,15 @@
 """Turn a stored plan document into what the result page shows (no requests, no ORM)."""
 
-import json
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+import plotly.io as pio
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
+from plotly.utils import PlotlyJSONEncoder
 
 from planner.core.cloud import HOURS_PER_MONTH
 from planner.plans import charts
@@ -49,8 +51,6 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-
-
 def assumption_rows(assumptions: dict[str, Any]) -> list[dict[str, Any]]:
     """Per provider: storage $/GB-month, egress $/GB, spot interruptions % per month."""
     hazards = assumptions.get("spot_hazard_per_instance_hour", {})
@@ -64,80 +64,130 @@ def assumption_rows(assumptions: dict[str, Any]) -> list[dict[str, Any]]:
     } for provider in providers]
 
 
-@dataclass(frozen=True)
-class PlanView:
-    cards: list[dict[str, Any]]
-    rows: list[dict[str, Any]]
-    infeasible: dict[str, int]
-    figures: list[SafeString]
-    n_options: int
-    n_feasible: int
-    assumptions: dict[str, Any]
-    assumption_rows: list[dict[str, Any]]
-    prices: dict[str, Any]
-    size_defaults: dict[str, str]
-    what_would_work: dict[str, Any] | None
-    columns: tuple[tuple[str, str, bool], ...] = TABLE_COLUMNS
+def sort_order(raw: str) -> str:
+    """The table's sort from the query: a known key, "-" first for descending, else "rank"
+    (one spelling per order, so each order is cached once)."""
+    key = raw.lstrip("-")
+    if key not in SORT_KEYS:
+        return "rank"
+    return f"-{key}" if raw.startswith("-") else key
+
+
+@functools.cache
+def figure_template_script() -> SafeString:
+    """The figures' Plotly template (plotly_white), once per page: figures.js applies it to
+    every figure that has none, instead of repeating ~7 KB in each."""
+    template = pio.templates["plotly_white"].to_plotly_json()
+    return json_script(template, "plotly-template", encoder=PlotlyJSONEncoder)
 
 
 def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The plan's Plotly figures as plain JSON, built from the stored result when a page is
-    shown (the rendered fragment is cached, so once per plan and page)."""
+    """The plan's Plotly figures as plain JSON without a template (the page ships one for
+    all), built from the stored result when a page is shown (the rendered fragment is cached,
+    so once per plan and page)."""
     options = document["options"]
     figures = [charts.pareto_figure(options), charts.cost_breakdown_figure(options),
                charts.scaling_figure(document["scaling"])]
     if document.get("chosen_memory"):
         figures.append(charts.memory_figure(document["chosen_memory"], "per GPU"))
-    return [json.loads(figure.to_json()) for figure in figures]
-
-
-def _figure_scripts(document: dict[str, Any]) -> list[SafeString]:
-    figures = figures_json(document)
-    return [json_script(figure, f"plan-figure-{i}") for i, figure in enumerate(figures)]
+    encoded = [figure.to_plotly_json() for figure in figures]
+    for figure in encoded:
+        figure["layout"].pop("template", None)
+    return encoded
 
 
 def _sorted_rows(options: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
     feasible = [o for o in options if not o["infeasible_reason"]]
+    sort = sort_order(sort)
     key = sort.lstrip("-")
-    if key not in SORT_KEYS:
-        key = "rank"
     rows = sorted(
         feasible, key=lambda o: (o.get(key) is None, o.get(key) or 0), reverse=sort.startswith("-")
     )
     return collapse_regions(rows)[:TABLE_ROWS]
 
 
+class PlanView:
+    """What the result page shows of a plan document. Each part is built when the template
+    first asks for it, so a cached page fragment loads and builds nothing: the figures don't
+    depend on the sort order, the table does."""
+
+    columns = TABLE_COLUMNS
+
+    def __init__(self, load_document: Callable[[], dict[str, Any]], *, sort: str = "rank"
+                 ) -> None:
+        self._load, self.sort = load_document, sort
+
+    @cached_property
+    def _document(self) -> dict[str, Any]:
+        return self._load()
+
+    @cached_property
+    def has_options(self) -> bool:
+        """A plan to show (a done plan without one, e.g. nothing stored, shows no result)."""
+        return "options" in self._document
+
+    @cached_property
+    def no_fit(self) -> dict[str, Any] | None:
+        """A stored plan nothing fits: {field, message}; None for a plan."""
+        found: dict[str, Any] | None = self._document.get("no_fit")
+        return found
+
+    @cached_property
+    def cards(self) -> list[dict[str, Any]]:
+        by_index = {o["row_index"]: o for o in self._document["options"]}
+        return [{**card, "option": by_index[card["row_index"]]}
+                for card in self._document["recommendations"]]
+
+    @cached_property
+    def rows(self) -> list[dict[str, Any]]:
+        return _sorted_rows(self._document["options"], self.sort)
+
+    @cached_property
+    def infeasible(self) -> dict[str, int]:
+        return {k: v for k, v in self._document.get("infeasible", {}).items() if v}
+
+    @cached_property
+    def figures(self) -> list[SafeString]:
+        return [json_script(figure, f"plan-figure-{i}", encoder=PlotlyJSONEncoder)
+                for i, figure in enumerate(figures_json(self._document))]
+
+    @property
+    def figure_template(self) -> SafeString:
+        return figure_template_script()
+
+    @cached_property
+    def n_options(self) -> int:
+        return int(self._document["n_options"])
+
+    @cached_property
+    def n_feasible(self) -> int:
+        return int(self._document["n_feasible"])
+
+    @cached_property
+    def assumptions(self) -> dict[str, Any]:
+        found: dict[str, Any] = self._document.get("assumptions", {})
+        return found
+
+    @cached_property
+    def assumption_rows(self) -> list[dict[str, Any]]:
+        return assumption_rows(self.assumptions)
+
+    @cached_property
+    def prices(self) -> dict[str, Any]:
+        found: dict[str, Any] = self._document.get("prices", {})
+        return found
+
+    @cached_property
+    def size_defaults(self) -> dict[str, str]:
+        found: dict[str, str] = self._document.get("size_defaults", {})
+        return found
+
+    @cached_property
+    def what_would_work(self) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._document.get("what_would_work")
+        return found
+
+
 def plan_view(document: dict[str, Any], *, sort: str = "rank") -> PlanView:
-    options = document["options"]
-    by_index = {o["row_index"]: o for o in options}
-    cards = [
-        {**card, "option": by_index[card["row_index"]]} for card in document["recommendations"]
-    ]
-    return PlanView(
-        cards,
-        _sorted_rows(options, sort),
-        {k: v for k, v in document.get("infeasible", {}).items() if v},
-        _figure_scripts(document),
-        document["n_options"],
-        document["n_feasible"],
-        document.get("assumptions", {}),
-        assumption_rows(document.get("assumptions", {})),
-        document.get("prices", {}),
-        document.get("size_defaults", {}),
-        document.get("what_would_work"),
-    )
-
-
-class LazyPlanView:
-    """Builds the PlanView only when the template asks (a cached page fragment never does)."""
-
-    def __init__(self, load_document: Callable[[], dict[str, Any]], sort: str) -> None:
-        self._load, self._sort = load_document, sort
-        self._view: PlanView | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if self._view is None:
-            self._view = plan_view(self._load(), sort=self._sort)
-        return getattr(self._view, name)
+    """The page's view of a plan document at hand (a what-if)."""
+    return PlanView(lambda: document, sort=sort_order(sort))

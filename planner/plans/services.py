@@ -1,6 +1,8 @@
 """Plan services: sweep the catalog for a scenario, price every option, rank and store it."""
 
 import contextlib
+import hashlib
+import json
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -344,16 +346,21 @@ def scenario_execute(*, scenario_id: int, attempt: Attempt) -> None:
     )
 
 
-def scenario_no_fit(scenario: PlanScenario) -> dict[str, Any] | None:
-    """The "no configuration fits" answer of a finished plan, else None (without loading a
-    plan's whole result when it is deferred)."""
-    if scenario.status != PlanScenario.Status.DONE:
-        return None
-    if "result" not in scenario.get_deferred_fields():
-        return (scenario.result or {}).get("no_fit")
-    found = PlanScenario.objects.filter(pk=scenario.pk, result__has_key="no_fit").values_list(
-        "result__no_fit", flat=True).first()
-    return found
+def scenario_page_version(scenario: PlanScenario) -> str:
+    """A token that changes whenever what a plan's page shows of it changes: its status and
+    result (every stored result sets finished_at; a re-run also counts an attempt) and its
+    inputs. The key of its cached page fragments, read without loading the result."""
+    inputs = json.dumps(scenario.inputs, sort_keys=True, default=str)
+    finished = scenario.finished_at.isoformat() if scenario.finished_at else ""
+    state = f"{scenario.pk}:{scenario.status}:{finished}:{scenario.attempts}:{inputs}"
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+def scenario_result(scenario_id: int) -> dict[str, Any]:
+    """A plan's stored result document (loaded on its own: ~1 MB of JSON)."""
+    result: dict[str, Any] = PlanScenario.objects.values_list("result", flat=True).get(
+        pk=scenario_id) or {}
+    return result
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:

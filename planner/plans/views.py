@@ -11,14 +11,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_POST
 
 from planner.plans import compare, services
 from planner.plans import reports as plan_reports
 from planner.plans.core.fields import split_field_message
-from planner.plans.forms import PlanForm, initial_from_scenario, number_value
+from planner.plans.forms import PlanForm, form_version, initial_from_scenario, number_value
 from planner.plans.models import PlanScenario
-from planner.plans.presenters import LazyPlanView, plan_view
+from planner.plans.presenters import PlanView, plan_view, sort_order
 from planner.plans.scenario import scenario_from_input
 from planner.reports import services as report_services
 from planner.reports import views as report_views
@@ -57,18 +58,21 @@ def plan_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    # The result document is loaded only if its rendered fragment is not cached yet.
+    # The result document is loaded only if a rendered fragment of it is not cached yet.
     scenario = get_object_or_404(
         PlanScenario.objects.defer("result"), pk=scenario_id, owner_id=request.user.pk
     )
-    sort = request.GET.get("sort", "rank")
-    view, no_fit = None, services.scenario_no_fit(scenario)
-    if scenario.status == PlanScenario.Status.DONE and no_fit is None:
-        view = LazyPlanView(lambda: scenario.result, sort)
+    sort = sort_order(request.GET.get("sort", "rank"))
+    view = None
+    if scenario.status == PlanScenario.Status.DONE:
+        view = PlanView(lambda: services.scenario_result(scenario_id), sort=sort)
+    inputs = scenario.inputs
     context = {
-        "scenario": scenario, "view": view, "sort": sort, "no_fit": no_fit,
-        "form": PlanForm(initial=initial_from_scenario(scenario.inputs)),
-        "share_query": urlencode(_query(scenario.inputs), doseq=True),
+        "scenario": scenario, "view": view, "sort": sort,
+        "result_key": services.scenario_page_version(scenario),
+        "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
+        "form_key": form_version(inputs),
+        "share_query": urlencode(_query(inputs), doseq=True),
         **_staleness(),
     }
     return render(request, "planner/plans/detail.html", context)

@@ -2,11 +2,15 @@
 (function () {
   "use strict";
   var NARROW_PX = 600;
+  // A page may ship one template for all its figures (<script id="plotly-template">).
+  var shared = document.getElementById("plotly-template");
+  var template = shared ? JSON.parse(shared.textContent) : null;
   document.querySelectorAll("[data-figure]").forEach(function (div) {
     var source = document.getElementById(div.dataset.figure);
     if (!source || typeof Plotly === "undefined") return;
     var figure = JSON.parse(source.textContent);
     var layout = figure.layout || {};
+    if (template && !layout.template) layout.template = template;
     if (div.clientWidth < NARROW_PX) {
       // On a phone the legend goes under the plot, so the plot keeps the width.
       layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, y: -0.3 });

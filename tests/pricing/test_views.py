@@ -383,3 +383,48 @@ def test_catalog_served_from_cache_shows_a_changed_price_at_once(
     changed = client.get(reverse("pricing:catalog"))
     row = next(r for r in changed.context["rows"] if r.gpu.slug == "h100-sxm5-80gb")
     assert row.cheapest.usd_per_hour == offer.usd_per_hour / 2
+
+
+def _price_row(html: str, price: Price) -> str:
+    start = html.index(f'href="/instances/{price.instance_type.provider.slug}/'
+                       f'{price.instance_type.name}/"')
+    return html[html.rindex("<tr", 0, start):html.index("</tr>", start)]
+
+
+def test_prices_served_from_cache_show_a_changed_price_at_once(
+    client: Client, catalog: date
+) -> None:
+    query = {"gpu": "h100-sxm5-80gb", "provider": "aws", "purchase_option": "on_demand"}
+    first = client.get(reverse("pricing:prices"), query)
+    price = first.context["rows"][0].price
+    assert "$98.32/h" not in _row_html(first, price)
+    again = client.get(reverse("pricing:prices"), query)
+    assert _html(again) == _html(first)  # the cached page is the page a fresh render gives
+    Price.objects.filter(pk=price.pk).update(usd_per_hour=98.32)
+    assert "$98.32/h" in _row_html(client.get(reverse("pricing:prices"), query), price)
+
+
+def test_a_new_price_shows_in_the_cached_explorer_at_once(client: Client, catalog: date) -> None:
+    query = {"gpu": "h100-sxm5-80gb", "provider": "aws", "purchase_option": "on_demand"}
+    count = client.get(reverse("pricing:prices"), query).context["page"].paginator.count
+    price = Price.objects.filter(is_current=True, instance_type__provider__slug="aws",
+                                 instance_type__accelerator__slug="h100-sxm5-80gb",
+                                 purchase_option="on_demand").first()
+    region = Region.objects.filter(provider__slug="aws").exclude(
+        prices__instance_type=price.instance_type).first()
+    Price.objects.create(instance_type=price.instance_type, region=region,
+                         purchase_option="on_demand", usd_per_hour=77.77, as_of=price.as_of,
+                         source=price.source)
+    html = _html(client.get(reverse("pricing:prices"), query))
+    assert f"{count + 1} prices" in html and "$77.77/h" in html
+
+
+def test_a_cached_refused_filter_is_still_refused(client: Client, catalog: date) -> None:
+    for _ in range(2):
+        response = client.get(reverse("pricing:prices"), {"purchase_option": "forever"})
+        assert response.status_code == 400
+        assert "Purchase option: Select a valid choice." in _html(response)
+
+
+def _row_html(response: object, price: Price) -> str:
+    return _price_row(_html(response), price)

@@ -39,10 +39,16 @@ def test_cost_breakdown_labels_are_short_ranks_with_the_option_on_hover() -> Non
 
 
 def test_pareto_draws_each_offer_once_in_its_cheapest_region_as_svg() -> None:
-    options = [{**_option(i + 1, "on_demand", 240.0, 100_000.0 + i), "region": region}
-               for i, region in enumerate(("us-east-1", "us-west-2", "eu-west-1"))]
-    figure = charts.pareto_figure(options)
-    cloud = figure.data[0]
-    assert cloud.type == "scatter"  # SVG: shown without WebGL
-    assert list(cloud.y) == [100_000.0]  # the cheapest region stands for the others
-    assert "us-east-1 (also in 2 more regions)" in cloud.text[0]
+    east = _option(1, "on_demand", 240.0, 100_000.0)
+    regions = ["us-west-2", "eu-west-1", "eu-central-1", "ap-south-1", "sa-east-1"]
+    others = [{**east, "rank": 2 + i, "region": r, "is_pareto": False, "total_usd": 100_001.0 + i}
+              for i, r in enumerate(regions)]
+    other_layout = {**east, "rank": 9, "tp": 2.0, "dp": 8.0, "total_usd": 120_000.0}
+    figure = charts.pareto_figure([*reversed(others), east, other_layout])
+    markers = figure.data[0]
+    assert markers.type == "scatter"  # SVG: shown without WebGL
+    assert list(markers.y) == [100_000.0, 120_000.0]  # the cheapest region stands for the rest
+    assert markers.text[0].startswith("AWS us-east-1 ")
+    assert markers.text[0].endswith("also in us-west-2, eu-west-1, eu-central-1, ap-south-1,"
+                                     "<br>sa-east-1")
+    assert "also in" not in markers.text[1]
