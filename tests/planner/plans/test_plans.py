@@ -213,3 +213,20 @@ def test_result_page_shows_the_assumptions(client_ana: Client, eager_celery: Non
 def test_an_unnamed_scenario_is_named_with_a_readable_token_count(user: User) -> None:
     stored = services.scenario_create(owner_id=user.id, raw={**LLAMA, "tokens": 2e12})
     assert stored.name == "llama2-7b on 2.0 T tokens"  # not "2e+12 tokens"
+
+
+def test_a_plan_document_is_sent_compressed_to_clients_that_accept_gzip(
+    user: User, client_ana: Client
+) -> None:
+    import gzip
+
+    scenario = scenario_from_input(LLAMA, today=TODAY)
+    plan = PlanScenario.objects.create(owner=user, name="gzip", inputs=scenario.data,
+                                       status="done", result=_document(LLAMA))
+    plain = client_ana.get(f"/api/plans/{plan.id}")
+    packed = client_ana.get(f"/api/plans/{plan.id}", HTTP_ACCEPT_ENCODING="gzip")
+    assert "Content-Encoding" not in plain and packed["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(packed.content)) == plain.json()
+    assert len(packed.content) < 0.2 * len(plain.content)
+    page = client_ana.get(f"/plans/{plan.id}", HTTP_ACCEPT_ENCODING="gzip")
+    assert page["Content-Encoding"] == "gzip" and b"data-card" in gzip.decompress(page.content)
