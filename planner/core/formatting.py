@@ -151,22 +151,28 @@ def percent(fraction: float | int | None, decimals: int = 1) -> str:
 
 def duration(hours: float | int | None) -> str:
     """A duration from hours: in days from two days on ('125.3 days'), in hours below
-    ('36 h', '5.5 h', '0.25 h')."""
+    ('36 h', '5.5 h'), in minutes under an hour ('15 min', '2.0 min')."""
     if _missing(hours):
         return MISSING
     value = float(hours)  # type: ignore[arg-type]
     if value >= DAYS_FROM_HOURS:
         return f"{value / HOURS_PER_DAY:,.1f} days"
+    if value < 1.0:
+        minutes = value * 60.0
+        return f"{_significant(minutes, 2) if minutes < 10 else f'{minutes:,.0f}'} min"
     return f"{_significant(value, 2) if value < 10 else f'{value:,.0f}'} h"
 
 
 def duration_band(low_hours: float | None, high_hours: float | None) -> str:
-    """A range in one unit, chosen by its upper end: '108.1–152.5 days', '5.2–9.8 h'."""
+    """A range in one unit, chosen by its upper end: '108.1–152.5 days', '5.2–9.8 h',
+    '2.0–2.6 min'."""
     if _missing(low_hours) or _missing(high_hours):
         return MISSING
     low, high = float(low_hours), float(high_hours)  # type: ignore[arg-type]
     if high >= DAYS_FROM_HOURS:
         return f"{low / HOURS_PER_DAY:,.1f}–{high / HOURS_PER_DAY:,.1f} days"
+    if high < 1.0:
+        return f"{_significant(low * 60.0, 2)}–{_significant(high * 60.0, 2)} min"
     return f"{_significant(low, 2)}–{_significant(high, 2)} h"
 
 

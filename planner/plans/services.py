@@ -285,13 +285,16 @@ def _chosen_memory(
         precision=str(row["precision"]),
         micro_batch=int(row["micro_batch"]),
     )
-    choice = best_layout(
-        inputs.workload,
-        hardware(instance, int(row["nodes"])),
-        inputs.goal,
-        calibration_for(owner_id),
-        fixed,
-    )
+    try:
+        choice = best_layout(
+            inputs.workload,
+            hardware(instance, int(row["nodes"])),
+            inputs.goal,
+            calibration_for(owner_id),
+            fixed,
+        )
+    except ValueError:  # the catalog's GPU row lacks the rate (run load_catalog): no chart
+        return None
     memory: dict[str, Any] = choice.result.to_dict()["memory"]
     return memory
 

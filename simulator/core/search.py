@@ -172,7 +172,11 @@ def best_layout(workload: Workload, hardware: Hardware, goal: TrainingGoal,
     fits = _prefer_no_pipeline(memory.total <= memory.capacity, layouts,
                                constraints or LayoutConstraints())
     if fits.any():
-        i = pick_index(step_time(c, calibration).samples_per_second, fits, layouts)
+        speed = step_time(c, calibration).samples_per_second
+        if not np.isfinite(speed[fits]).any():
+            raise ValueError(f"{hardware.gpu.name} has no published {layouts[0].precision} "
+                             "rate to predict a speed from")
+        i = pick_index(speed, fits & np.isfinite(speed), layouts)
     else:
         i = int(np.argmin(memory.total - memory.capacity))
     result = result_from_arrays(c, i, workload, hardware, layouts[i], goal, calibration)

@@ -21,10 +21,11 @@ def test_usd_per_names_the_unit() -> None:
 
 
 @pytest.mark.parametrize(("hours", "text"), [
-    (3007.2, "125.3 days"), (48, "2.0 days"), (36, "36 h"), (5.5, "5.5 h"), (0.25, "0.25 h"),
+    (3007.2, "125.3 days"), (48, "2.0 days"), (36, "36 h"), (5.5, "5.5 h"), (0.25, "15 min"),
+    (0.034, "2.0 min"),
     (None, "—"),
 ])
-def test_duration_reads_in_days_and_in_hours_under_two_days(hours: float, text: str) -> None:
+def test_duration_reads_in_days_hours_under_two_days_and_minutes_under_one_hour(hours: float, text: str) -> None:
     assert f.duration(hours) == text
 
 
@@ -33,6 +34,7 @@ def test_duration_band_uses_one_unit() -> None:
     assert f.duration_band(2594, 3660) == "108.1–152.5 days"
     assert f.duration_band(5.2, 9.8) == "5.2–9.8 h"
     assert f.duration_band(20, 50) == "0.8–2.1 days"
+    assert f.duration_band(0.034, 0.043) == "2.0–2.6 min"
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -98,6 +98,15 @@ def test_best_layout_reports_when_nothing_fits(gpu_specs, calibration):
     assert "does not fit" in choice.result.memory.overflow_message
 
 
+def test_a_gpu_without_the_rate_is_refused_by_name_not_with_a_crash(gpu_specs, calibration):
+    # e.g. a database catalog row older than gpus.csv: the GPU lacks the precision's rate.
+    blank = replace(gpu_specs["A100 SXM4-80GB"], fp32_tflops=math.nan, tf32_tflops=math.nan)
+    hardware = make_hardware(blank, gpus_per_node=8, n_nodes=1)
+    with pytest.raises(ValueError, match="no published fp32 rate"):
+        best_layout(PRESETS["llama2-7b"], hardware, TrainingGoal(tokens=1e9), calibration,
+                    LayoutConstraints(precision="fp32"))
+
+
 def test_sharded_rings_lose_nic_parallelism_over_many_nodes(gpu_specs, calibration):
     workload, goal = PRESETS["llama2-13b"], TrainingGoal(tokens=1e9)
 
