@@ -25,7 +25,7 @@ def test_usd_per_names_the_unit() -> None:
     (0.034, "2.0 min"),
     (None, "—"),
 ])
-def test_duration_reads_in_days_hours_under_two_days_and_minutes_under_one_hour(hours: float, text: str) -> None:
+def test_duration_reads_in_days_hours_and_minutes(hours: float, text: str) -> None:
     assert f.duration(hours) == text
 
 
