@@ -204,6 +204,8 @@ def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
             grid = grid[grid[name] == value]
     if fixed.recompute is not None:
         grid = grid[grid["recompute"] == RECOMPUTE_MODES.index(fixed.recompute)]
+    if fixed.tp_comm_overlap:
+        grid = grid.assign(tp_comm_overlap=1)
     return grid.reset_index(drop=True)
 
 

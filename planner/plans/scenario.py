@@ -97,6 +97,10 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
         if value in (None, ""):
             continue
         field = FIELDS_BY_NAME[name]
+        if field.kind == "flag":
+            if _flag(name, value):
+                layout[name] = True
+            continue
         if field.kind == "integer":
             layout[name] = int(_number(name, value) or 0)
         else:
@@ -243,7 +247,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     if unknown_payment:
         raise ValueError(f"payment_options: unknown {', '.join(sorted(unknown_payment))}")
     for field in SCENARIO_FIELDS:
-        if field.kind == "flag" and _flag(field.name, raw.get(field.name)):
+        if field.kind == "flag" and not field.is_layout and _flag(field.name, raw.get(field.name)):
             data[field.name] = True
     unknown = set(data["purchase_options"]) - set(PURCHASE_OPTIONS)
     if unknown:

@@ -98,7 +98,8 @@ def _layout_columns(pairs: dict[str, np.ndarray], precision: str
     act, weight, grad, optimizer = bytes_per_value(precision)
     return {**{k: pairs[k] for k in ("tp", "pp", "dp", "cp", "zero_stage", "recompute",
                                      "micro_batch", "grad_accum")},
-            "virtual_stages": 1.0, "is_flash_attention": 1.0, "tp_comm_overlap": 0.0,
+            "virtual_stages": 1.0, "is_flash_attention": 1.0,
+            "tp_comm_overlap": pairs.get("tp_comm_overlap", 0.0),
             "activation_value_bytes": act,
             "weight_bytes": weight, "grad_bytes": grad, "optimizer_bytes": optimizer}
 

@@ -180,6 +180,9 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("pp", "integer", "Pipeline parallel", "layout", unit="stages", example="4", minimum=1,
        maximum=128, is_layout=True),
     _f("precision", "choice", "Precision", "layout", choices_from="precision", is_layout=True),
+    _f("tp_comm_overlap", "flag", "Overlap tensor-parallel communication", "layout",
+       is_layout=True, help="Megatron-Core --tp-comm-overlap or PyTorch async TP: a share of "
+       "the TP traffic, fitted on published runs, runs under the GEMMs. Off: all exposed."),
     _f("dataset_gb", "number", "Data set size", "assumptions", unit="GB", example="4000",
        minimum=0.0, maximum=1e8, is_assumption=True, help="Blank: from the goal."),
     _f("checkpoint_gb", "number", "Checkpoint size", "assumptions", unit="GB", example="100",

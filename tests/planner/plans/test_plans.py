@@ -230,3 +230,19 @@ def test_a_plan_document_is_sent_compressed_to_clients_that_accept_gzip(
     assert len(packed.content) < 0.2 * len(plain.content)
     page = client_ana.get(f"/plans/{plan.id}", HTTP_ACCEPT_ENCODING="gzip")
     assert page["Content-Encoding"] == "gzip" and b"data-card" in gzip.decompress(page.content)
+
+
+def test_overlapping_tp_communication_plans_a_tp8_run_faster(user: User) -> None:
+    raw = {"workload": "llama2-70b", "tokens": 2e12, "gpus": ["h100-sxm5-80gb"],
+           "providers": ["aws"], "purchase_options": ["on_demand"], "tp": 8}
+    overlapped = {**raw, "tp_comm_overlap": True}
+    assert scenario_from_input(overlapped, today=TODAY).data["layout"] == {
+        "tp": 8, "tp_comm_overlap": True}
+
+    def fastest(document: dict[str, Any]) -> float:
+        return min(o["time_to_train_hours"] for o in document["options"]
+                   if not o["infeasible_reason"])
+
+    assert fastest(_document(overlapped)) < 0.95 * fastest(_document(raw))
+    with pytest.raises(ValueError, match="tp_comm_overlap"):
+        scenario_from_input({**raw, "tp_comm_overlap": "maybe"}, today=TODAY)
