@@ -12,6 +12,7 @@ from django.test import Client
 from planner.models import ApiToken, PlanScenario
 from planner.tokens import LAST_USED_RESOLUTION, token_create
 from simulator.models import SimulationRun
+from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -23,9 +24,7 @@ def ada() -> User:
 
 @pytest.fixture
 def ada_client(ada: User) -> Client:
-    client = Client()
-    client.force_login(ada)
-    return client
+    return signed_in(ada)
 
 
 def _bearer(token: str) -> dict[str, str]:
@@ -113,8 +112,7 @@ def test_an_unknown_token_is_refused(ada: User) -> None:
 def test_only_the_owner_can_revoke_a_token(ada: User) -> None:
     token = token_create(owner_id=ada.pk, name="ada's")
     bob = User.objects.create_user("bob", password="pw-bob-123")
-    other = Client()
-    other.force_login(bob)
+    other = signed_in(bob)
     assert other.post(f"/accounts/tokens/{token.row.pk}/revoke").status_code == 404
     assert other.get(f"/accounts/tokens/{token.row.pk}/revoke").status_code == 405
     assert ApiToken.objects.get().is_active

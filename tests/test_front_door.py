@@ -10,6 +10,7 @@ from planner.plans.example import EXAMPLE_NAME
 from planner.plans.models import PlanScenario
 from pricing.models import InstanceType
 from simulator.models import SimulationRun
+from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -20,9 +21,7 @@ def ada(loaded_catalog: None) -> User:
 
 
 def _signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return signed_in(user)
 
 
 def test_home_says_what_it_answers_and_where_to_start(loaded_catalog: None) -> None:

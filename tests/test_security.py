@@ -15,6 +15,8 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.test import Client
 
+from tests.clients import signed_in
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.django_db
 
@@ -76,8 +78,7 @@ def test_pages_carry_a_content_security_policy(loaded_catalog: None) -> None:
 
 def test_an_oversized_upload_is_refused_before_its_body_is_read(ada: User, settings: Any) -> None:
     settings.UPLOAD_MAX_BYTES = 1000
-    client = Client()
-    client.force_login(ada)
+    client = signed_in(ada)
     body = io.BytesIO(b"x" * 10)
     response = client.generic("POST", "/history/upload", body.read(),
                               content_type="multipart/form-data; boundary=x",

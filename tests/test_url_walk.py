@@ -21,6 +21,7 @@ from planner.purchase_mix import services as mix_services
 from planner.tokens import token_create
 from pricing.models import InstanceType
 from simulator.models import MeasuredRun, SimulationRun
+from tests.clients import signed_in
 
 MARK = "ADA-PRIVATE-5e1c"  # in every name and file of hers: must never reach anyone else
 CSV = (f"job_id,start,end,gpu_type,gpu_count,team\n"
@@ -119,8 +120,7 @@ def _snapshot(ada: User) -> tuple[Any, ...]:
 
 def _visitors(route: Route) -> dict[str, Client]:
     bob = User.objects.get_or_create(username="bob")[0]
-    as_bob = Client()
-    as_bob.force_login(bob)
+    as_bob = signed_in(bob)
     visitors = {"bob": as_bob, "anonymous": Client()}
     if route.is_api:
         bobs_token = token_create(owner_id=bob.pk, name="bob's").token
@@ -150,8 +150,7 @@ def test_no_url_shows_her_data_to_another_user_or_anonymous(hers: Hers) -> None:
     routes = [route for route in _routes(get_resolver().url_patterns)
               if route.name != "logout"]  # logging out is every visitor's own business
     before = _snapshot(hers.user)
-    owner = Client()
-    owner.force_login(hers.user)
+    owner = signed_in(hers.user)
     problems, requests = [], 0
     for route in routes:
         path, is_hers = _fill(route, hers)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from planner.plans.models import PlanScenario
+from tests.clients import signed_in
 from tests.conftest import app_on_redis, load_catalog, start_worker, stop_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -55,8 +55,7 @@ def test_broker_down_gives_503_and_the_plan_runs_once_the_broker_is_back(
 ) -> None:
     load_catalog()
     url = f"redis://127.0.0.1:{private_redis_port}/0"
-    client = Client()
-    client.force_login(User.objects.create_user("ana", password="pw-ana-123"))
+    client = signed_in(User.objects.create_user("ana", password="pw-ana-123"))
     with app_on_redis(url):
         started = time.monotonic()
         response = client.post("/api/plans", json.dumps(PLAN), content_type="application/json")

@@ -4,11 +4,11 @@ import time
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from planner.reports.core.model import Column, Figure, Finding, Report, Table
 from planner.reports.models import Report as ReportRun
 from planner.reports.services import report_create
+from tests.clients import signed_in
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -33,8 +33,7 @@ def test_pdf_report_renders_on_the_worker(celery_worker_process: object) -> None
             break
         time.sleep(0.1)
     assert stored.status == ReportRun.Status.DONE, stored.error
-    client = Client()
-    client.force_login(owner)
+    client = signed_in(owner)
     response = client.get(f"/reports/{stored.id}/file")
     try:
         content = b"".join(response.streaming_content)

@@ -11,6 +11,8 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from tests.clients import signed_in
+
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 HELIOS = TRACES / "helios_earth_vcvlY_sequence_first5000.csv"
 PHILLY = TRACES / "chronus_philly_MIX1_rows1-5000.csv"
@@ -59,8 +61,7 @@ def user_client(client: Client, user: User) -> Client:
 
 @pytest.fixture
 def other_client(other_user: User) -> Client:
-    other = Client()
-    other.force_login(other_user)
+    other = signed_in(other_user)
     return other
 
 

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from django.test import Client
 
 from planner.runs import Attempt
 from pricing.models import InstanceType
 from simulator import services
 from simulator.models import SimulationRun
+from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
 RUNS_CSV = Path(__file__).resolve().parents[2] / "simulator" / "data" / "reference_runs.csv"
@@ -92,8 +92,7 @@ def test_bad_requests_are_refused_and_nothing_is_stored(
 
 def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: None,
                                django_capture_on_commit_callbacks: Any) -> None:
-    client = Client()
-    client.force_login(user)
+    client = signed_in(user)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/simulations/new", {
             "kind": "single", "preset": "llama2-7b", "tokens": "1e11",
@@ -103,8 +102,7 @@ def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: Non
     assert page.status_code == 200
     assert b"Time to train" in page.content and b"GiB" in page.content
     assert b"figure-2" in page.content
-    other = Client()
-    other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
+    other = signed_in(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(response["Location"]).status_code == 404
 
 
@@ -112,8 +110,7 @@ def test_a_simulation_without_a_goal_answers_speed_and_names_what_time_needs(
     user: User, p4de: InstanceType, eager_celery: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    client = Client()
-    client.force_login(user)
+    client = signed_in(user)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/simulations/new", {
             "kind": "single", "preset": "llama2-7b", "instance_type": p4de.id, "nodes": 1})
@@ -130,8 +127,7 @@ def test_a_simulation_without_a_goal_answers_speed_and_names_what_time_needs(
 
 def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, eager_celery: None,
                                               django_capture_on_commit_callbacks: Any) -> None:
-    client = Client()
-    client.force_login(user)
+    client = signed_in(user)
     body = {"kind": "single", **_request(p4de, 1)}
     with django_capture_on_commit_callbacks(execute=True):
         created = client.post("/api/simulations", json.dumps(body),
@@ -149,8 +145,7 @@ def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, ea
 def test_api_sweep_without_a_goal_ranks_by_speed_and_says_time_is_not_predicted(
     user: User, eager_celery: None, django_capture_on_commit_callbacks: Any
 ) -> None:
-    client = Client()
-    client.force_login(user)
+    client = signed_in(user)
     body = {"kind": "sweep", "workload": {"preset": "llama2-7b"}, "layout": {}}
     with django_capture_on_commit_callbacks(execute=True):
         created = client.post("/api/simulations", json.dumps(body),
@@ -200,8 +195,7 @@ def test_validate_simulator_missing_file_is_a_command_error() -> None:
 ])
 def test_form_marks_an_out_of_range_field_beside_it(user: User, field: str, typed: str,
                                                     message: str) -> None:
-    client = Client()
-    client.force_login(user)
+    client = signed_in(user)
     data = {"kind": "sweep", "preset": "llama2-7b", "tokens": "1e11", "nodes": 1, field: typed}
     response = client.post("/simulations/new", data)
     assert response.status_code == 400

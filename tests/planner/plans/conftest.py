@@ -4,6 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from tests.clients import signed_in
+
 
 @pytest.fixture
 def user(loaded_catalog: None) -> User:
@@ -12,6 +14,4 @@ def user(loaded_catalog: None) -> User:
 
 @pytest.fixture
 def client_ana(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return signed_in(user)

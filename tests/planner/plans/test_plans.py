@@ -13,6 +13,7 @@ from planner.models import PlanScenario
 from planner.plans import services
 from planner.plans.scenario import scenario_from_input
 from planner.runs import Attempt
+from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
 TODAY = __import__("datetime").date(2026, 11, 30)
@@ -134,8 +135,7 @@ def test_form_page_creates_and_shows_the_plan(client_ana: Client, eager_celery: 
     assert 'data-card="cheapest_meeting_deadline"' in content
     assert 'id="plan-table"' in content and "plan-figure-0" in content
     assert 'class="stale"' in content  # the 2025/2026 snapshots are older than 180 days
-    other = Client()
-    other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
+    other = signed_in(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(response["Location"]).status_code == 404
 
 
@@ -166,8 +166,7 @@ def test_api_round_trip_and_privacy(client_ana: Client, eager_celery: None,
     bad = client_ana.post("/api/plans", json.dumps({**LLAMA, "tokens": 0}),
                           content_type="application/json")
     assert bad.status_code == 422 and "tokens" in bad.content.decode()
-    other = Client()
-    other.force_login(User.objects.create_user("bob", password="pw-bob-123"))
+    other = signed_in(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(f"/api/plans/{plan_id}").status_code == 404
     assert "/api/plans" in client_ana.get("/api/openapi.json").json()["paths"]
 

@@ -3,6 +3,7 @@ from django.urls import reverse
 
 from planner.models import AnalysisRun, History
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+from tests.clients import signed_in
 from tests.planner.conftest import (
     BAD_CSV,
     GENERIC_CSV,
@@ -105,13 +106,11 @@ def test_missing_gpu_type_marks_the_default_gpu_field_and_keeps_the_file(user_cl
 
 
 def test_a_kept_file_is_private_to_its_owner(user_client, django_user_model):
-    from django.test import Client
 
     _post(user_client, csv_upload(NO_GPU_TYPE))
     kept = dict(user_client.session["purchase_mix_staged_upload"])
     other = django_user_model.objects.create_user("mallory", password="pw-mallory-1")
-    client = Client()
-    client.force_login(other)
+    client = signed_in(other)
     session = client.session
     session["purchase_mix_staged_upload"] = kept  # even a stolen token reads nothing
     session.save()

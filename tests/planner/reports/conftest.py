@@ -13,6 +13,7 @@ from django.utils import timezone
 from planner.models import PlanScenario
 from planner.plans import services
 from planner.plans.scenario import scenario_from_input
+from tests.clients import signed_in
 
 LLAMA = {"workload": "llama2-7b", "tokens": 1e12, "providers": ["aws", "gcp"],
          "purchase_options": ["on_demand", "spot"], "deadline_days": 30,
@@ -34,16 +35,12 @@ def ana(db: None) -> User:
 
 @pytest.fixture
 def ana_client(ana: User) -> Client:
-    client = Client()
-    client.force_login(ana)
-    return client
+    return signed_in(ana)
 
 
 @pytest.fixture
 def bob_client(db: None) -> Client:
-    client = Client()
-    client.force_login(User.objects.create_user("bob", password="pw-bob-123"))
-    return client
+    return signed_in(User.objects.create_user("bob", password="pw-bob-123"))
 
 
 @pytest.fixture

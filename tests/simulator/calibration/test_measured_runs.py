@@ -14,6 +14,7 @@ from simulator import services
 from simulator.calibration import services as runs_services
 from simulator.core import Calibration
 from simulator.models import MeasuredRun, UserCalibration
+from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
 RUNS_CSV = Path(__file__).resolve().parents[3] / "simulator" / "data" / "reference_runs.csv"
@@ -57,9 +58,7 @@ def user() -> User:
 
 @pytest.fixture
 def client_ana(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return signed_in(user)
 
 
 def test_shipped_reference_runs_parse_without_errors() -> None:
@@ -220,8 +219,7 @@ def test_delete_removes_only_my_runs(user: User, client_ana: Client) -> None:
 
 def test_another_user_never_sees_my_runs(client_ana: Client) -> None:
     _upload(client_ana, _csv_bytes(_mine(_reference_rows(n_rows=2))))
-    other = Client()
-    other.force_login(User.objects.create_user("bo", password="pw-bo-123"))
+    other = signed_in(User.objects.create_user("bo", password="pw-bo-123"))
     page = other.get(RUNS_URL)
     assert page.status_code == 200 and page.context["report"].rows == []
     assert "mine-" not in page.content.decode()
