@@ -114,21 +114,23 @@ def constraints_from_spec(spec: dict[str, Any]) -> LayoutConstraints:
         if value in (None, ""):
             continue
         if name == "tp_comm_overlap":
-            values[name] = _flag(f"layout.{name}", value)
+            values[name] = parse_flag(f"layout.{name}", value)
             continue
         values[name] = int(value) if name in _INT_LAYOUT else str(value)
     return LayoutConstraints(**values)
 
 
-def _flag(name: str, value: Any) -> bool:
+def parse_flag(name: str, value: Any) -> bool:
+    """A yes/no input from JSON, a form or the command line; blank is no."""
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
+    text = "" if value is None else str(value).strip().lower()
+    if text in ("", "no", "false", "0", "off"):
+        return False
     if text in ("yes", "true", "1", "on"):
         return True
-    if text in ("no", "false", "0", "off"):
-        return False
-    raise ValueError(f"{name}: {value!r} is not yes or no")
+    raise ValueError(f"{name}: must be yes or no (you gave {value!r}); tick the box or leave "
+                     "it empty.")
 
 
 def inputs_from_request(request: dict[str, Any]) -> SimulationInputs:

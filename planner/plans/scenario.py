@@ -21,6 +21,7 @@ from planner.plans.core.fields import (
 )
 from pricing.models import PurchaseOption
 from simulator.core import PRESETS
+from simulator.requests import parse_flag
 
 PURCHASE_OPTIONS = tuple(PurchaseOption.values)
 DEFAULT_PURCHASE = ("on_demand", "spot")
@@ -70,14 +71,6 @@ def _number(name: str, value: Any) -> float | None:
     return number
 
 
-def _flag(name: str, value: Any) -> bool:
-    if value in (None, "", False, "false", "0", "no", "off"):
-        return False
-    if value in (True, "true", "1", "yes", "on"):
-        return True
-    raise ValueError(f"{name}: tick the box or leave it empty (you gave {value!r}).")
-
-
 def _reject_unknown(raw: dict[str, Any]) -> None:
     unknown = sorted(set(raw) - set(FIELDS_BY_NAME) - set(EXTRA_INPUTS))
     if unknown:
@@ -98,7 +91,7 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
             continue
         field = FIELDS_BY_NAME[name]
         if field.kind == "flag":
-            if _flag(name, value):
+            if parse_flag(name, value):
                 layout[name] = True
             continue
         if field.kind == "integer":
@@ -247,7 +240,8 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     if unknown_payment:
         raise ValueError(f"payment_options: unknown {', '.join(sorted(unknown_payment))}")
     for field in SCENARIO_FIELDS:
-        if field.kind == "flag" and not field.is_layout and _flag(field.name, raw.get(field.name)):
+        is_set = field.kind == "flag" and not field.is_layout
+        if is_set and parse_flag(field.name, raw.get(field.name)):
             data[field.name] = True
     unknown = set(data["purchase_options"]) - set(PURCHASE_OPTIONS)
     if unknown:
