@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 
 from planner.plans.core.fields import (
+    CARBON_ACCOUNTING_CHOICES,
     FOLDED_GROUPS,
     GROUPS,
     PAYMENT_CHOICES,
@@ -40,6 +41,8 @@ def _choices(source: str) -> list[tuple[str, str]]:
         return list(PurchaseOption.choices)
     if source == "payment_options":
         return list(PAYMENT_CHOICES)
+    if source == "carbon_accounting":
+        return [("", "location-based")] + list(CARBON_ACCOUNTING_CHOICES)
     blank = [("", "search")]
     return blank + list(RECOMPUTE_CHOICES if source == "recompute" else PRECISION_CHOICES)
 

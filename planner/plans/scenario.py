@@ -11,6 +11,7 @@ from typing import Any
 
 from planner.plans.core.fields import (
     ARCH_FIELDS,
+    CARBON_ACCOUNTING_CHOICES,
     EXTRA_INPUTS,
     FIELDS_BY_NAME,
     LAYOUT_FIELDS,
@@ -103,6 +104,17 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
                                  f"{', '.join(allowed)} (you gave {value!r}).")
             layout[name] = value
     return layout
+
+
+def _carbon_accounting(value: Any) -> str | None:
+    """"location", "market" or None (blank: location-based)."""
+    if value in (None, ""):
+        return None
+    allowed = dict(CARBON_ACCOUNTING_CHOICES)
+    if value not in allowed:
+        raise ValueError(f"carbon_accounting: {FIELDS_BY_NAME['carbon_accounting'].label} must "
+                         f"be one of {', '.join(allowed)} (you gave {str(value)[:40]!r}).")
+    return str(value)
 
 
 def _list(name: str, value: Any) -> list[str]:
@@ -250,6 +262,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         raw.get("spot_interruptions_pct_per_month")
     )
     data["layout"] = _layout(raw)
+    data["carbon_accounting"] = _carbon_accounting(raw.get("carbon_accounting"))
     _preset_or_variant(data)
     _check_workload(data)
     _check_goal(data)

@@ -21,6 +21,7 @@ from planner.core.cloud import (
 )
 from planner.core.formatting import large_count, number
 from planner.core.serialize import frame_from_table, frame_to_table
+from planner.plans.carbon import carbon_summary, plan_carbon_factors
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import (
     PlanAssumptions,
@@ -187,6 +188,7 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         horizon_hours=float(data.get("horizon_days", 365.0)) * 24.0,
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
+        max_co2e_kg=data.get("max_co2e_kg"),
     )
 
 
@@ -221,9 +223,11 @@ def plan_from_configurations(
             "(widen providers, regions or purchase options)"
         )
     defaults = _workload_sizes(scenario)
+    factors = plan_carbon_factors(scenario)
     result = plan(found.configs, prices, _assumptions(scenario, defaults["sizes"]),
-                  _constraints(scenario))
+                  _constraints(scenario), carbon=factors)
     document = result.to_dict(limit=OPTIONS_KEPT)
+    document["carbon"] = carbon_summary(factors)
     document["size_defaults"] = defaults["notes"]
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)

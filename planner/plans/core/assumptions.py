@@ -76,7 +76,7 @@ class PlanAssumptions:
 
 @dataclass(frozen=True)
 class PlanConstraints:
-    """Deadline (hours), budget (USD) and allowed sets; None = no limit. GPUs match exactly
+    """Deadline (hours), budget (USD), CO2e (kg) and allowed sets; None = no limit. GPUs match exactly
     or by model prefix ("H100" matches "H100 SXM5-80GB")."""
 
     deadline_hours: float | None = None
@@ -89,9 +89,11 @@ class PlanConstraints:
     horizon_hours: float | None = 365.0 * 24.0
     allow_estimated_prices: bool = False
     allow_unlikely_capacity: bool = False
+    # Options whose expected CO2e (kg) is above this, or unknown, are left out.
+    max_co2e_kg: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("deadline_hours", "budget_usd", "horizon_hours"):
+        for name in ("deadline_hours", "budget_usd", "horizon_hours", "max_co2e_kg"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be > 0")

@@ -31,6 +31,9 @@ RECOMPUTE_CHOICES: tuple[tuple[str, str], ...] = (
 PAYMENT_CHOICES: tuple[tuple[str, str], ...] = (
     ("no_upfront", "No upfront"), ("partial_upfront", "Partial upfront"),
     ("all_upfront", "All upfront"))
+CARBON_ACCOUNTING_CHOICES: tuple[tuple[str, str], ...] = (
+    ("location", "Location-based (the region's grid average)"),
+    ("market", "Market-based (net of the provider's clean-energy purchases, GCP only)"))
 PRECISION_CHOICES: tuple[tuple[str, str], ...] = (
     ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32"))
 
@@ -54,7 +57,7 @@ class ScenarioField:
     unit: str = ""
     example: str = ""
     # Where a choice's options come from: "presets", "providers", "gpus", "purchase_options",
-    # "recompute", "precision" (the interface layer resolves them).
+    # "recompute", "precision", "carbon_accounting" (the interface layer resolves them).
     choices_from: str = ""
     is_assumption: bool = False  # passed to PlanAssumptions under the same name
     is_layout: bool = False  # fixes the simulator's layout search (stored under "layout")
@@ -148,6 +151,13 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        example="90", minimum=0.0, maximum=3_650.0, is_min_exclusive=True),
     _f("budget_usd", "number", "Budget", "constraints", unit="USD", example="250000",
        minimum=0.0, maximum=1e10, is_min_exclusive=True),
+    _f("max_co2e_kg", "number", "Most CO2e", "constraints", unit="kg CO2e", example="20000",
+       minimum=0.0, maximum=1e10, is_min_exclusive=True,
+       help="Leaves out options expected to emit more, and those without carbon data."),
+    _f("carbon_accounting", "choice", "Carbon accounting", "constraints",
+       choices_from="carbon_accounting",
+       help="Blank: location-based. Market-based uses GCP's carbon-free-energy-adjusted "
+       "factors; other providers publish none, so their options get no CO2e."),
     _f("providers", "choices", "Providers", "constraints", choices_from="providers",
        help="Blank: all."),
     _f("regions", "choices", "Regions", "constraints", example="us-east-1,europe-west4",

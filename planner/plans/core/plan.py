@@ -30,6 +30,7 @@ import pandas as pd
 from planner.core.cloud import hazard_per_instance_hour
 from planner.core.serialize import json_safe
 from planner.plans.core.assumptions import PURCHASE_OPTIONS, PlanAssumptions, PlanConstraints
+from planner.plans.core.carbon import NO_FACTORS, CarbonFactors, energy_band, option_carbon
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
@@ -61,8 +62,11 @@ REASON_HORIZON = "longer than the practical horizon"
 REASON_MEMORY = "does not fit memory"
 REASON_UNPRICED = "no current price"
 REASON_OFFER_LIMIT = "larger than the offer allows"
+REASON_CO2E = "over the CO2e limit"
+REASON_NO_CARBON = "no carbon data to check the CO2e limit"
 # Reasons an option row can carry (joined by "; "), in the order they are written.
-ROW_REASONS = (REASON_DEADLINE, REASON_BUDGET, REASON_CAPACITY, REASON_ESTIMATED, REASON_HORIZON)
+ROW_REASONS = (REASON_DEADLINE, REASON_BUDGET, REASON_CAPACITY, REASON_ESTIMATED, REASON_HORIZON,
+               REASON_CO2E, REASON_NO_CARBON)
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,14 @@ class PlanResult:
       infeasible_reason ("" | "misses deadline" | "over budget" | both joined by "; "),
       is_pareto, rank (Int64, 1 = cheapest feasible; <NA> if infeasible).
     - memory_headroom_gib = memory_capacity_gib − memory_per_gpu_gib.
+    - energy_kwh (GPU TDP × GPUs × expected hours; planner.plans.core.carbon says what it
+      counts), energy_p10/p90_kwh (at P10/P90 time); co2e_kg and co2e_p10/p90_kg = energy ×
+      pue × g_co2e_per_kwh / 1000 (NaN without carbon data), carbon_basis (dict: accounting,
+      intensity, year, source, PUE; None without data), carbon_note (why there is no CO2e).
     `infeasible` counts option rows per reason ("misses deadline", "over budget"; a row may
     count under both), plus configurations that do not fit memory (from the sweep) and
-    configurations with no current price at all.
+    configurations with no current price at all. Over max_co2e_kg (expected CO2e) is a
+    reason too, and so is no carbon data when that limit is set.
     """
 
     table: pd.DataFrame
@@ -172,12 +181,14 @@ def plan(
     constraints: PlanConstraints,
     *,
     n_memory_infeasible: int = 0,
+    carbon: CarbonFactors = NO_FACTORS,
 ) -> PlanResult:
     """Cost, risk-rate and rank every configuration × price option (see module docstring).
 
     configs: CONFIG_COLUMNS, one row per (instance_key, nodes), hours and GiB as named.
     prices: PRICE_COLUMNS, usd_per_hour per instance-hour (> 0), purchase_option in
     PURCHASE_OPTIONS. `n_memory_infeasible`: configurations the sweep dropped for memory.
+    `carbon`: grid intensity and PUE per (provider, region); without it no CO2e.
     Raises ValueError on bad input or when no option passes the filters.
     """
     configs = with_defaults(configs, CONFIG_DEFAULTS)
@@ -190,12 +201,10 @@ def plan(
     work = work_table(configs, prices, cfg_rows, price_rows)
     rates = option_rates(work, assumptions)
     times, n_samples = run_times(work, cfg_rows, rates, assumptions, constraints)
-    outcomes = _outcomes(work, rates, times, constraints)
+    outcomes = _outcomes(work, rates, times, constraints, carbon)
+    infeasible = {reason: int(outcomes.pop(f"n_{reason}").sum()) for reason in ROW_REASONS}
     table = _final_table(configs, prices, cfg_rows, price_rows, outcomes)
     n_unpriced = int((~configs["instance_key"].isin(prices["instance_key"])).sum())
-    reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
-    infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
-                  for reason in ROW_REASONS}
     infeasible |= {REASON_MEMORY: int(n_memory_infeasible), REASON_UNPRICED: n_unpriced,
                    REASON_OFFER_LIMIT: n_over_limit}
     recommendations = recommend_options(table, constraints)
@@ -214,7 +223,9 @@ OUTPUT_COLUMNS = (
     "budget_overrun_probability", "miss_probability", "meets_deadline", "within_budget",
     "is_pareto", "rank", "infeasible_reason", "mfu", "memory_per_gpu_gib",
     "memory_capacity_gib", "memory_headroom_gib", "step_seconds", "samples_per_second",
-    "tokens_per_second", "gpu_hours", "energy_kwh",
+    "tokens_per_second", "gpu_hours", "energy_kwh", "energy_p10_kwh", "energy_p90_kwh",
+    "co2e_kg", "co2e_p10_kg", "co2e_p90_kg", "g_co2e_per_kwh", "pue", "carbon_basis",
+    "carbon_note",
 )
 
 
@@ -228,10 +239,25 @@ def _reasons(flags: dict[str, np.ndarray]) -> np.ndarray:
     return reasons
 
 
+def _carbon(work: pd.DataFrame, times: RunTimes, carbon: CarbonFactors) -> dict[str, np.ndarray]:
+    """Energy at expected, P10 and P90 time (the sweep's energy is for its own time) and the
+    CO2e of each."""
+    low, energy, high = energy_band(work["energy_kwh"].to_numpy(),
+                                    work["time_to_train_hours"].to_numpy(),
+                                    (times.p10_hours, times.expected_hours, times.p90_hours))
+    found = option_carbon(work["provider"], work["region"], energy, carbon)
+    kg_per_kwh = found["pue"] * found["g_co2e_per_kwh"] / 1000.0
+    return {**found, "energy_kwh": energy, "energy_p10_kwh": low, "energy_p90_kwh": high,
+            "co2e_p10_kg": low * kg_per_kwh, "co2e_p90_kg": high * kg_per_kwh}
+
+
 def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
-              constraints: PlanConstraints) -> dict[str, np.ndarray]:
+              constraints: PlanConstraints, carbon: CarbonFactors) -> dict[str, np.ndarray]:
     """Computed columns of the output table, in option order."""
     expected = times.expected_hours
+    emitted = _carbon(work, times, carbon)
+    co2e = emitted["co2e_kg"]
+    limit = constraints.max_co2e_kg
     simulated = work["time_to_train_hours"].to_numpy()
     total = rates.total_usd(expected)
     steady = rates.usd_per_hour * rates.nodes * expected
@@ -247,8 +273,11 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         REASON_CAPACITY: capacity_unlikely & (not constraints.allow_unlikely_capacity),
         REASON_ESTIMATED: estimated & (not constraints.allow_estimated_prices),
         REASON_HORIZON: beyond_horizon & (constraints.deadline_hours is None),
+        REASON_CO2E: (co2e > limit) if limit is not None else np.zeros(len(co2e), dtype=bool),
+        REASON_NO_CARBON: np.isnan(co2e) & (limit is not None),
     }
     return {
+        **emitted,
         "is_spot": is_spot,
         "time_to_train_hours": expected, "time_p10_hours": times.p10_hours,
         "time_p50_hours": times.p50_hours, "time_p90_hours": times.p90_hours,
@@ -267,6 +296,8 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "meets_deadline": meets, "within_budget": within,
         "is_capacity_unlikely": capacity_unlikely,
         "infeasible_reason": _reasons(flags),
+        # Per reason, its rows (counted by plan(), not a column of the table).
+        **{f"n_{reason}": np.asarray(hit, dtype=bool) for reason, hit in flags.items()},
         "memory_headroom_gib": (work["memory_capacity_gib"] - work["memory_per_gpu_gib"])
         .to_numpy(),
     }
