@@ -76,8 +76,8 @@ class PlanAssumptions:
 
 @dataclass(frozen=True)
 class PlanConstraints:
-    """Deadline (hours), budget (USD), CO2e (kg) and allowed sets; None = no limit. GPUs match exactly
-    or by model prefix ("H100" matches "H100 SXM5-80GB")."""
+    """Deadline (hours), budget (USD), CO2e (kg) and allowed sets; None = no limit. GPUs
+    match exactly or by model prefix ("H100" matches "H100 SXM5-80GB")."""
 
     deadline_hours: float | None = None
     budget_usd: float | None = None

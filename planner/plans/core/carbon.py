@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -76,6 +76,13 @@ def _missing_note(provider: str, region: str, factors: CarbonFactors) -> str:
     return f"no carbon data for {name} {region}"
 
 
+def _objects(values: list[Any]) -> np.ndarray:
+    """A 1-D object array of `values` (dicts and strings kept whole)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
 def option_carbon(providers: pd.Series, regions: pd.Series, energy_kwh: np.ndarray,
                   factors: CarbonFactors) -> dict[str, np.ndarray]:
     """co2e_kg per row (NaN without data), its per-row factors: g_co2e_per_kwh, pue,
@@ -88,16 +95,15 @@ def option_carbon(providers: pd.Series, regions: pd.Series, energy_kwh: np.ndarr
     distinct, codes = np.unique(pair, return_inverse=True)
     uniques = [(str(provider_names[p // (len(region_names) + 1)]),
                 str(region_names[p % (len(region_names) + 1)])) for p in distinct]
-    found = {(r["provider"], r["region"]): r for r in factors.table.to_dict("records")}
+    records = cast(list[dict[str, Any]], factors.table.to_dict("records"))
+    found = {(r["provider"], r["region"]): r for r in records}
     rows = [found.get(key) for key in uniques]
     grams = np.array([np.nan if r is None else r["g_co2e_per_kwh"] for r in rows],
                      dtype=np.float64)[codes]
     pue = np.array([np.nan if r is None else r["pue"] for r in rows], dtype=np.float64)[codes]
-    basis = np.array([None if r is None else _basis(r) for r in rows] + [None],
-                     dtype=object)[:-1][codes]
-    notes = np.array(["" if r is not None else _missing_note(p, g, factors)
-                      for r, (p, g) in zip(rows, uniques, strict=True)] + [""],
-                     dtype=object)[:-1][codes]
+    basis = _objects([None if r is None else _basis(r) for r in rows])[codes]
+    notes = _objects(["" if r is not None else _missing_note(p, g, factors)
+                      for r, (p, g) in zip(rows, uniques, strict=True)])[codes]
     return {"g_co2e_per_kwh": grams, "pue": pue,
             "co2e_kg": np.asarray(energy_kwh, dtype=np.float64) * pue * grams / 1000.0,
             "carbon_basis": basis, "carbon_note": notes}
