@@ -196,6 +196,11 @@ def carbon_figure(options: list[dict[str, Any]],
             mode="markers", name=label(provider), marker={"size": 6, "opacity": 0.6},
             text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in mine],
             hoverinfo="text"))
+    front = sorted((r for r in rows if r.get("is_carbon_pareto")), key=lambda r: r["co2e_kg"])
+    figure.add_trace(go.Scatter(
+        x=[_position(r["co2e_kg"]) for r in front], y=[_position(r["total_usd"]) for r in front],
+        mode="lines+markers", name="Cost–emissions front", line={"color": "#4e9a06"},
+        text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in front], hoverinfo="text"))
     by_index = {o["row_index"]: o for o in rows}
     for card in recommendations:
         picked = by_index.get(card["row_index"])

@@ -85,7 +85,8 @@ class PlanResult:
       0 when the limit is not set.
     - meets_deadline (expected time ≤ deadline), within_budget (expected total ≤ budget),
       infeasible_reason ("" | "misses deadline" | "over budget" | both joined by "; "),
-      is_pareto, rank (Int64, 1 = cheapest feasible; <NA> if infeasible).
+      is_pareto, rank (Int64, 1 = cheapest feasible; <NA> if infeasible); is_carbon_pareto:
+      on the front of expected CO2e vs expected total among feasible rows with CO2e.
     - memory_headroom_gib = memory_capacity_gib − memory_per_gpu_gib.
     - energy_kwh (GPU TDP × GPUs × expected hours; planner.plans.core.carbon says what it
       counts), energy_p10/p90_kwh (at P10/P90 time); co2e_kg and co2e_p10/p90_kg = energy ×
@@ -112,6 +113,7 @@ class PlanResult:
         if limit is not None:
             chosen = {r.row_index for r in self.recommendations}
             chosen |= set(np.flatnonzero(self.table["is_pareto"].to_numpy()).tolist())
+            chosen |= set(np.flatnonzero(self.table["is_carbon_pareto"].to_numpy()).tolist())
             keep = np.array(sorted(set(range(min(limit, len(self.table)))) | chosen), dtype=int)
         rows = self.table.iloc[keep].assign(row_index=keep)
         return {
@@ -221,7 +223,7 @@ OUTPUT_COLUMNS = (
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",
     "usd_per_million_samples", "steady_usd_per_million_tokens", "deadline_miss_probability",
     "budget_overrun_probability", "miss_probability", "meets_deadline", "within_budget",
-    "is_pareto", "rank", "infeasible_reason", "mfu", "memory_per_gpu_gib",
+    "is_pareto", "is_carbon_pareto", "rank", "infeasible_reason", "mfu", "memory_per_gpu_gib",
     "memory_capacity_gib", "memory_headroom_gib", "step_seconds", "samples_per_second",
     "tokens_per_second", "gpu_hours", "energy_kwh", "energy_p10_kwh", "energy_p90_kwh",
     "co2e_kg", "co2e_p10_kg", "co2e_p90_kg", "g_co2e_per_kwh", "pue", "carbon_basis",
@@ -314,6 +316,10 @@ def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarr
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])
     rank = pd.arrays.IntegerArray(np.cumsum(feasible).astype(np.int64), ~feasible)
+    co2e = outcomes["co2e_kg"][order]
+    carbon_front = np.zeros(len(order), dtype=bool)
+    known = feasible & np.isfinite(co2e)
+    carbon_front[known] = pareto_mask(co2e[known], usd[order][known])
     kept = [c for c in (*CONFIG_COLUMNS, *CONFIG_DEFAULTS)
             if c in OUTPUT_COLUMNS and c not in outcomes]
     base = configs.iloc[cfg_rows[order]][kept]
@@ -322,5 +328,5 @@ def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarr
     priced = dated.iloc[price_rows[order]].reset_index(drop=True)
     computed = pd.DataFrame({name: values[order] for name, values in outcomes.items()})
     table = pd.concat([base.reset_index(drop=True), priced, computed], axis=1)
-    table = table.assign(is_pareto=pareto, rank=rank)
+    table = table.assign(is_pareto=pareto, is_carbon_pareto=carbon_front, rank=rank)
     return table[list(OUTPUT_COLUMNS)]

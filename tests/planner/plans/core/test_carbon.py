@@ -136,3 +136,15 @@ def test_bad_factors_are_refused():
         CarbonFactors(pd.DataFrame([_factor("aws", "x", 100.0, 0.9)]))
     with pytest.raises(ValueError, match="accounting"):
         CarbonFactors(FACTORS.table, "scope3")
+
+
+def test_cost_emissions_front_is_kept_in_the_document():
+    prices = [_price(1, "us-east-1", 98.0), _price(1, "eu-north-1", 110.0),
+              _price(1, "us-east-1", 130.0, provider="lambda")]
+    result = _plan([_config(1, 100.0)], prices)
+    table = result.table.set_index(["provider", "region"])
+    assert table.loc[("aws", "us-east-1"), "is_carbon_pareto"]  # cheapest
+    assert table.loc[("aws", "eu-north-1"), "is_carbon_pareto"]  # cleanest
+    assert not table.loc[("lambda", "us-east-1"), "is_carbon_pareto"]  # no CO2e
+    kept = result.to_dict(limit=0)["options"]
+    assert {o["region"] for o in kept if o["provider"] == "aws"} == {"us-east-1", "eu-north-1"}
