@@ -6,6 +6,7 @@ from typing import IO, Any
 from django import forms
 from django.conf import settings
 
+from planner.core.cloud import SPOT_BAND_MONTHLY_FRACTION
 from planner.purchase_mix import selectors
 from planner.purchase_mix.core.upload.csv_stream import read_header
 from planner.purchase_mix.core.upload.parsing import (
@@ -212,7 +213,7 @@ class RunForm(forms.Form):
         providers, regions = _place_choices()
         self.fields["provider"].choices = providers
         self.fields["region"].choices = regions
-        bands = [(band, f"{band} per month") for band in selectors.SPOT_BANDS]
+        bands = [(band, f"{band} per month") for band in SPOT_BAND_MONTHLY_FRACTION]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
                 label=f"{provider} spot interruptions", choices=bands, required=False,
