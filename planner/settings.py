@@ -207,9 +207,14 @@ PRICE_REFRESH_AWS_URL = env_str("PRICE_REFRESH_AWS_URL", "https://pricing.us-eas
 PRICE_REFRESH_AZURE_URL = env_str("PRICE_REFRESH_AZURE_URL", "https://prices.azure.com")
 PRICE_REFRESH_GCP_URL = env_str("PRICE_REFRESH_GCP_URL", "https://cloudbilling.googleapis.com")
 GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
+# Runs (planner.runs): a running task renews its lease every RUN_HEARTBEAT_SECONDS; a lease
+# older than RUN_LEASE_SECONDS is a dead worker's, and the sweep (every RUNS_SWEEP_SECONDS)
+# sends its run again; the sweep also sends what the outbox still holds (broker was down).
+RUN_HEARTBEAT_SECONDS = env_int("RUN_HEARTBEAT_SECONDS", 10)
+RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 45)
+RUNS_SWEEP_SECONDS = env_int("RUNS_SWEEP_SECONDS", 15)
 CELERY_BEAT_SCHEDULE = {
-    # Runs whose first send failed (broker down) or whose worker died are sent again.
-    "sweep-runs": {"task": "planner.sweep_runs", "schedule": 60.0},
+    "sweep-runs": {"task": "planner.sweep_runs", "schedule": float(RUNS_SWEEP_SECONDS)},
 } | (
     {"refresh-prices-daily": {"task": "pricing.refresh_prices",
                               "schedule": env_int("PRICE_REFRESH_INTERVAL_SECONDS", 86_400)}}
