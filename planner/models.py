@@ -6,4 +6,5 @@ from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
 from planner.tokens import ApiToken
 
-__all__ = ["AnalysisRun", "ApiToken", "History", "OutboxEntry", "PlanScenario", "PlanSweepChunk", "Report"]
+__all__ = ["AnalysisRun", "ApiToken", "History", "OutboxEntry", "PlanScenario", "PlanSweepChunk",
+           "Report"]

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-import threading
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, TypeVar
 

@@ -178,7 +178,8 @@ def history_create(
 
     All or nothing: files are written first, rows (with the run's outbox entry) in one
     transaction, files removed only if that transaction fails; a committed history keeps them
-    even when the task queue is down (QueueUnavailableError is raised after the commit). Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
+    even when the task queue is down (QueueUnavailableError is raised after the commit).
+    Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
     """
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
