@@ -4,7 +4,8 @@ from planner.outbox import OutboxEntry
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
+from planner.throttle import ThrottleCounter
 from planner.tokens import ApiToken
 
 __all__ = ["AnalysisRun", "ApiToken", "History", "OutboxEntry", "PlanScenario", "PlanSweepChunk",
-           "Report"]
+           "Report", "ThrottleCounter"]
