@@ -43,7 +43,7 @@ def _literal_copies(codes: set[str], table: str) -> list[str]:
             if (isinstance(node, ast.Constant) and node.value in codes
                     and (rel, node.value) not in NOT_CODES):
                 found.append(f"{rel}:{node.lineno}: {node.value!r}")
-    pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(codes)))
+    pattern = re.compile(r"""["']({})["']""".format("|".join(sorted(codes))))
     for path in _templates():
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if pattern.search(line):
