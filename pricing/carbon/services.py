@@ -11,18 +11,11 @@ import pandas as pd
 from django.db import transaction
 
 from pricing.carbon.parse import read_carbon
-from pricing.catalog_sources import PROVIDERS
-from pricing.models import DatacenterPue, GridIntensity, Provider
-from pricing.services import ImportSummary
+from pricing.models import DatacenterPue, GridIntensity
+from pricing.services import ImportSummary, provider_get_or_create
 
 CARBON_FILE = Path("carbon") / "region_carbon.csv"
 _INTENSITY_KEY = ("region_code", "metric", "source", "year")
-
-
-def _provider(slug: str) -> Provider:
-    name, kind = PROVIDERS[slug]
-    provider, _ = Provider.objects.get_or_create(slug=slug, defaults={"name": name, "kind": kind})
-    return provider
 
 
 def _upsert(model: Any, key: dict[str, Any], values: dict[str, Any],
@@ -51,7 +44,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _load_intensities(frame: pd.DataFrame, summary: ImportSummary) -> None:
     kept: set[int] = set()
     for row in _records(frame):
-        provider = _provider(row.pop("provider"))
+        provider = provider_get_or_create(slug=row.pop("provider"))
         key = {"provider": provider, **{k: row.pop(k) for k in _INTENSITY_KEY}}
         row["data_year"] = None if row["data_year"] is None else int(row["data_year"])
         _upsert(GridIntensity, key, row, summary)
@@ -62,7 +55,7 @@ def _load_intensities(frame: pd.DataFrame, summary: ImportSummary) -> None:
 
 def _load_pues(frame: pd.DataFrame, summary: ImportSummary) -> None:
     for row in _records(frame):
-        provider = _provider(row.pop("provider"))
+        provider = provider_get_or_create(slug=row.pop("provider"))
         _upsert(DatacenterPue, {"provider": provider, "region_code": row.pop("region_code")},
                 row, summary)
 

@@ -23,7 +23,10 @@ import pandas as pd
 
 from planner.core import formatting as fmt
 
-ACCOUNTINGS = ("location", "market")
+ACCOUNTING_CHOICES: tuple[tuple[str, str], ...] = (
+    ("location", "Location-based (the region's grid average)"),
+    ("market", "Market-based (net of the provider's clean-energy purchases, GCP only)"))
+ACCOUNTINGS = tuple(value for value, _ in ACCOUNTING_CHOICES)
 FACTOR_COLUMNS = ("provider", "region", "g_co2e_per_kwh", "pue", "accounting", "year",
                   "source", "as_of", "pue_source", "pue_region")
 ENERGY_COUNTS = ("GPU board power (TDP) × whole-run GPU-hours (with goodput and, on spot, "

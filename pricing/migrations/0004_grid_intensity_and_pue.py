@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('pricing', '0002_commitment_payment_and_basis'),
+        ('pricing', '0003_explorer_columns'),
     ]
 
     operations = [
