@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from planner.core import formatting as fmt
+from planner.core.cloud import ENERGY_COUNTS as CLOUD_ENERGY_COUNTS
 
 ACCOUNTING_CHOICES: tuple[tuple[str, str], ...] = (
     ("location", "Location-based (the region's grid average)"),
@@ -29,9 +30,9 @@ ACCOUNTING_CHOICES: tuple[tuple[str, str], ...] = (
 ACCOUNTINGS = tuple(value for value, _ in ACCOUNTING_CHOICES)
 FACTOR_COLUMNS = ("provider", "region", "g_co2e_per_kwh", "pue", "accounting", "year",
                   "source", "as_of", "pue_source", "pue_region")
-ENERGY_COUNTS = ("GPU board power (TDP) × whole-run GPU-hours (with goodput and, on spot, "
-                 "expected rework); host CPUs, memory and network are not counted. CO2e = "
-                 "energy × data-centre PUE × the region's grid intensity.")
+# What an option's energy counts: whole-run GPU-hours (goodput, spot rework) at TDP.
+ENERGY_COUNTS = ("Whole-run GPU-hours (with goodput and, on spot, expected rework): "
+                 + CLOUD_ENERGY_COUNTS)
 
 
 @dataclass(frozen=True)
