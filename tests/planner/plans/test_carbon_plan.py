@@ -83,3 +83,24 @@ def test_lowest_carbon_card_and_market_accounting() -> None:
             assert option["carbon_basis"]["accounting"] == "market"
     with pytest.raises(CommandError, match="carbon_accounting"):
         call_command("plan", *ARGS, "--carbon-accounting", "scope3")
+
+
+def test_api_takes_the_co2e_limit_and_refuses_a_bad_one(
+    client_ana, eager_celery, django_capture_on_commit_callbacks
+) -> None:
+    body = {"workload": "llama2-7b", "tokens": 1e11, "providers": ["aws"],
+            "purchase_options": ["on_demand"], "max_co2e_kg": 400}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client_ana.post("/api/plans", json.dumps(body), content_type="application/json")
+    assert created.status_code == 201
+    result = client_ana.get(f"/api/plans/{created.json()['id']}").json()["result"]
+    assert result["constraints"]["max_co2e_kg"] == 400
+    ranked = [o for o in result["options"] if o["rank"] is not None]
+    assert ranked and all(o["co2e_kg"] <= 400 for o in ranked)
+    bad = client_ana.post("/api/plans", json.dumps({**body, "max_co2e_kg": -1}),
+                          content_type="application/json")
+    assert bad.status_code == 422
+    assert "max_co2e_kg: Most CO2e must be a positive number" in bad.content.decode()
+    wrong = client_ana.post("/api/plans", json.dumps({**body, "carbon_accounting": "scope3"}),
+                            content_type="application/json")
+    assert wrong.status_code in (400, 422) and "carbon_accounting" in wrong.content.decode()
