@@ -1,7 +1,10 @@
 """A history's page and API document show its energy and CO2e per GPU type and region, and what
 moving the burst to the lowest-carbon priced region would save, on the shipped catalog."""
 
+import io
+
 import pytest
+from openpyxl import load_workbook
 
 from planner.models import History
 from tests.planner.conftest import HELIOS, HELIOS_FIELDS, file_upload
@@ -34,4 +37,10 @@ def test_history_shows_energy_co2e_and_the_burst_move(
     assert 'id="history-carbon"' in body and 'id="burst-carbon"' in body
     assert "Moving the burst share to the lowest-carbon priced region" in body
     assert moves[0]["to_region"] in body
+    book = load_workbook(io.BytesIO(user_client.get(f"/history/{history.pk}/report.xlsx").content))
+    rows = list(book["Carbon"].iter_rows(values_only=True))
+    assert rows[0][:6] == ("GPU type", "Provider", "Region", "GPU-hours (GPU-hours)",
+                           "Energy (kWh)", "CO2e (kg CO2e)")
+    assert rows[1][5] == pytest.approx(carbon["by_place"][0]["co2e_kg"])
+    assert "Burst move" in book.sheetnames
 
