@@ -21,7 +21,8 @@ from planner.reports.services import PdfUnavailableError, report_write
 TABLE_COLUMNS = {
     "rank": "rank", "provider": "provider", "region": "region",
     "instance_type": "instance", "gpus": "GPUs", "purchase_option": "purchase",
-    "time_to_train_days": "time (days)", "total_usd": "total ($)", "mfu": "MFU",
+    "time_to_train_days": "time (days)", "total_usd": "total ($)", "co2e_kg": "CO2e (kg)",
+    "mfu": "MFU",
     "basis": "price", "age_days": "age (days)", "calibration_status": "throughput",
 }
 # Short spellings kept from earlier releases.
@@ -103,6 +104,8 @@ class Command(BaseCommand):
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}"
     return str(value)
