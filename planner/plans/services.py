@@ -187,6 +187,7 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         horizon_hours=float(data.get("horizon_days", 365.0)) * 24.0,
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
+        miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
     )
 
 

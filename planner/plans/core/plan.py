@@ -44,7 +44,12 @@ from planner.plans.core.options import (
     with_defaults,
     work_table,
 )
-from planner.plans.core.ranking import Recommendation, pareto_mask, recommend_options
+from planner.plans.core.ranking import (
+    Recommendation,
+    pareto_mask,
+    recommend_options,
+    tradeoff_line,
+)
 from planner.plans.core.spot_risk import RunTimes, run_times
 
 __all__ = [
@@ -115,6 +120,7 @@ class PlanResult:
             "assumptions": json_safe(self.assumptions),
             "constraints": json_safe(_constraints_dict(self.constraints)),
             "what_would_work": what_would_work(self.table, self.constraints),
+            "tradeoff": tradeoff_line(self.table, self.recommendations),
         }
 
 
