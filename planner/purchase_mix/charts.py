@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from planner.core.cloud import PURCHASE_OPTION_WORDS
 from planner.core.formatting import PALETTE, log_axis
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core.breakdown import (
     CostCurve,
     DurationHistogram,

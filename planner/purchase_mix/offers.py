@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.core.purchase_options import NO_UPFRONT, RESERVATIONS, SAVINGS_PLANS
 from planner.purchase_mix import selectors
 from planner.purchase_mix.core.instance_choice import (
     InstanceCandidate,
@@ -61,7 +62,7 @@ def commitment_option(option: str, years: float, price: Price) -> CommitmentOpti
     upfront, recurring = price.upfront_usd, price.recurring_usd_per_hour
     return CommitmentOption(
         option, years, float(price.usd_per_hour),
-        payment_option=price.payment_option or "no_upfront",
+        payment_option=price.payment_option or NO_UPFRONT,
         upfront_usd=float(upfront) if upfront is not None else 0.0,
         recurring_usd_per_hour=float(recurring) if recurring is not None else None,
         offering_class=price.offering_class,
@@ -83,7 +84,7 @@ def _add_offer(
     od = float(chosen.usd_per_hour)
     result.prices.append(selectors.price_row(name, chosen, od))
     commitments = []
-    for option, years in selectors.TERM_YEARS.items():
+    for option, years in RESERVATIONS.items():
         for price in selectors.payment_options(option, chosen):
             if float(price.usd_per_hour) > 0:
                 commitments.append(commitment_option(option, years, price))
@@ -115,7 +116,7 @@ def _add_offer(
 def _add_savings_plans(result: OfferSet, chosen: dict[str, Price]) -> None:
     rates: dict[str, dict[str, float]] = {}
     for name, on_demand in chosen.items():
-        for option in selectors.SAVINGS_PLAN_YEARS:
+        for option in SAVINGS_PLANS:
             price = selectors.same_node(option, on_demand)
             if price is not None and float(price.usd_per_hour) > 0:
                 rates.setdefault(option, {})[name] = float(price.usd_per_hour)
@@ -123,7 +124,7 @@ def _add_savings_plans(result: OfferSet, chosen: dict[str, Price]) -> None:
                     selectors.price_row(name, price, float(on_demand.usd_per_hour)))
     for option, by_type in rates.items():
         result.savings_plans.append(
-            SavingsPlanOffer(option, selectors.SAVINGS_PLAN_YEARS[option], by_type))
+            SavingsPlanOffer(option, SAVINGS_PLANS[option], by_type))
 
 
 def _pick(rows: list[Price], p90_gpus: float, *, is_any_provider: bool,

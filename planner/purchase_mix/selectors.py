@@ -8,32 +8,21 @@ from typing import Any
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from planner.core.cloud import (
-    DEFAULT_PROVIDER_SPOT_BANDS,
     DEFAULT_SPOT_BAND,
-    PAYMENT_OPTION_WORDS,
-    PURCHASE_OPTION_WORDS,
     SPOT_BAND_MONTHLY_FRACTION,
     hazard_per_instance_hour,
+)
+from planner.core.providers import DEFAULT_PROVIDER_SPOT_BANDS
+from planner.core.purchase_options import (
+    NO_UPFRONT,
+    PAYMENT_OPTION_WORDS,
+    PURCHASE_OPTION_WORDS,
+    RESERVATIONS,
 )
 from planner.purchase_mix.core.upload.gpu_names import CatalogGpu
 from planner.purchase_mix.models import AnalysisRun, History
 from pricing.models import Accelerator, Price, Provider, PurchaseOption
 from pricing.selectors import current_prices
-
-# Spot interruption bands and the provider defaults are shared with the planner
-# (planner.core.cloud), so that a history's mix and a plan price spot the same way.
-SPOT_BANDS: dict[str, float] = SPOT_BAND_MONTHLY_FRACTION
-PROVIDER_SPOT_BANDS: dict[str, str] = DEFAULT_PROVIDER_SPOT_BANDS
-TERM_YEARS: dict[str, float] = {
-    PurchaseOption.RESERVED_1Y: 1.0,
-    PurchaseOption.RESERVED_3Y: 3.0,
-    PurchaseOption.COMMITTED_1Y: 1.0,
-    PurchaseOption.COMMITTED_3Y: 3.0,
-}
-SAVINGS_PLAN_YEARS: dict[str, float] = {
-    PurchaseOption.SAVINGS_PLAN_1Y: 1.0,
-    PurchaseOption.SAVINGS_PLAN_3Y: 3.0,
-}
 
 
 def owned_histories(owner_id: int) -> QuerySet[History]:
@@ -59,13 +48,16 @@ def latest_run(history_id: int, run_id: int | None = None) -> AnalysisRun | None
 
 def spot_hazard_per_hour(band: str) -> float:
     """Per instance-hour reclaim hazard for a monthly band: -ln(1 - fraction) / 730 h."""
-    if band not in SPOT_BANDS:
-        raise ValueError(f"spot band must be one of {', '.join(SPOT_BANDS)}, got {band!r}")
-    return hazard_per_instance_hour(SPOT_BANDS[band])
+    # The bands and provider defaults are the planner's (planner.core.cloud): a history's mix
+    # and a plan price spot the same way.
+    if band not in SPOT_BAND_MONTHLY_FRACTION:
+        raise ValueError(f"spot band must be one of {', '.join(SPOT_BAND_MONTHLY_FRACTION)}, "
+                         f"got {band!r}")
+    return hazard_per_instance_hour(SPOT_BAND_MONTHLY_FRACTION[band])
 
 
 def spot_band_for(provider: str, bands: Mapping[str, str]) -> str:
-    return bands.get(provider) or PROVIDER_SPOT_BANDS.get(provider, DEFAULT_SPOT_BAND)
+    return bands.get(provider) or DEFAULT_PROVIDER_SPOT_BANDS.get(provider, DEFAULT_SPOT_BAND)
 
 
 def spot_providers() -> list[str]:
@@ -150,13 +142,13 @@ def payment_options(option: str, chosen: Price) -> list[Price]:
     ).filter(region_id=chosen.region_id).order_by("usd_per_hour", "-as_of")
     by_payment: dict[tuple[str, str], Price] = {}
     for price in rows:
-        key = (price.payment_option or "no_upfront", price.offering_class)
+        key = (price.payment_option or NO_UPFRONT, price.offering_class)
         by_payment.setdefault(key, price)
     return list(by_payment.values())
 
 
 def commitment_nodes() -> set[tuple[int, int]]:
-    rows = current_prices(purchase_options=list(TERM_YEARS)).values_list(
+    rows = current_prices(purchase_options=list(RESERVATIONS)).values_list(
         "instance_type_id", "region_id"
     )
     return set(rows)

@@ -176,8 +176,10 @@ def history_create(
 ) -> UploadOutcome:
     """Parse an upload; when it is clean (or bad rows are skipped) store it and queue a run.
 
-    All or nothing: files are written first, rows in one transaction, files removed if the
-    transaction fails. Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
+    All or nothing: files are written first, rows (with the run's outbox entry) in one
+    transaction, files removed only if that transaction fails; a committed history keeps them
+    even when the task queue is down (QueueUnavailableError is raised after the commit).
+    Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
     """
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
@@ -199,6 +201,10 @@ def history_create(
                 **names,
             )
             run = run_create(history_id=history.pk, options=run_options or RunOptions())
+    except runs.QueueUnavailableError:
+        # Raised after the commit: the history and its run are saved, and the run needs the
+        # files; the outbox sends it when the queue is back.
+        raise
     except Exception:
         _delete_files(names)
         raise
@@ -247,18 +253,19 @@ def _history_fields(
 def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:
     """Queue an analysis run; the task starts when the transaction commits."""
 
-    run = AnalysisRun.objects.create(
-        history_id=history_id,
-        provider=options.provider,
-        region=options.region,
-        lookback_days=options.lookback_days,
-        spot_bands=dict(options.spot_bands),
-        accelerator_map=dict(options.accelerator_map),
-        growth_scenarios=list(options.growth_scenarios),
-        is_spot_alternative=options.is_spot_alternative,
-        is_elsewhere_alternative=options.is_elsewhere_alternative,
-    )
-    run_enqueue(run)
+    with transaction.atomic():
+        run = AnalysisRun.objects.create(
+            history_id=history_id,
+            provider=options.provider,
+            region=options.region,
+            lookback_days=options.lookback_days,
+            spot_bands=dict(options.spot_bands),
+            accelerator_map=dict(options.accelerator_map),
+            growth_scenarios=list(options.growth_scenarios),
+            is_spot_alternative=options.is_spot_alternative,
+            is_elsewhere_alternative=options.is_elsewhere_alternative,
+        )
+        run_enqueue(run)
     return run
 
 

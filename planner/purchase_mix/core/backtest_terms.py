@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import PURCHASE_OPTION_WORDS
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buy import type_inputs
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment

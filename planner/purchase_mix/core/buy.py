@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import PURCHASE_OPTION_WORDS
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.demand import HourlyDemand

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.core.cloud import PAYMENT_OPTION_WORDS
+from planner.core.purchase_options import NO_UPFRONT, PAYMENT_OPTION_WORDS
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class CommitmentOption:
     term_years: float
     usd_per_hour: float
     max_instances: int | None = None
-    payment_option: str = "no_upfront"
+    payment_option: str = NO_UPFRONT
     upfront_usd: float = 0.0
     recurring_usd_per_hour: float | None = None
     offering_class: str = ""  # "standard" | "convertible" | "" (AWS reserved instances)

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_YEAR, PURCHASE_OPTION_WORDS
+from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.demand import HourlyDemand

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_MONTH, PURCHASE_OPTION_WORDS
+from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core import forecast
 from planner.purchase_mix.core.forecast import BlockTable, HistoryGate, Paths
 from planner.purchase_mix.core.offers import CommitmentOption

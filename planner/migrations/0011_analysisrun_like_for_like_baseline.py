@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('planner', '0008_api_token'),
+        ('planner', '0010_throttle_counters'),
     ]
 
     operations = [
