@@ -383,6 +383,26 @@ def test_cost_per_token_times_tokens_is_the_cards_total_and_the_tradeoff_is_stat
     assert f"instead of {cheap['miss_probability'] * 100:.1f}%" in line
 
 
+def test_nothing_feasible_gets_one_combined_fix():
+    configs, prices = _recommendation_case()
+    result = _plan(configs, prices, PlanConstraints(deadline_hours=50.0, budget_usd=100.0),
+                   spot_hazard_per_instance_hour={"aws": 1e-3},
+                   spot_hazard_per_instance_hour_by_gpu={})
+    work = result.to_dict()["what_would_work"]
+    table = result.table
+    on_time = table[table["time_to_train_hours"] <= 50.0]
+    cheapest = on_time.loc[on_time["total_usd"].idxmin()]
+    assert cheapest["instance_key"] == 2  # 4 nodes, 32 GPUs, the only one under 50 h
+    assert work["fix"].startswith(
+        f"For {fmt.duration(50.0)} you need at least 32 GPUs and "
+        f"{fmt.usd(math.ceil(cheapest['total_usd']))} (")
+    late = _plan(configs, prices, PlanConstraints(deadline_hours=10.0),
+                 spot_hazard_per_instance_hour={"aws": 1e-3},
+                 spot_hazard_per_instance_hour_by_gpu={})
+    assert late.to_dict()["what_would_work"]["fix"].startswith(
+        f"No allowed option finishes in {fmt.duration(10.0)}: the fastest takes")
+
+
 def test_lowest_risk_ties_prefer_non_spot():
     cfg = [_config(1, 100.0, nodes=1)]
     prices = [_price(1, "on_demand", 10.0), _price(1, "spot", 3.0)]
