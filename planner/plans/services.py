@@ -37,6 +37,7 @@ from planner.runs import (
     run_enqueue,
     run_execute,
     run_fail,
+    run_lease,
     run_progress,
     run_store,
 )
@@ -413,8 +414,9 @@ def sweep_chunk_execute(*, chunk_id: int, attempt: Attempt) -> None:
         pk=chunk.scenario_id)
     label = f"sweep part {chunk.index + 1} of {chunk.n_chunks}"
     try:
-        found = plan_configurations(scenario=Scenario(inputs), owner_id=owner_id,
-                                    instance_keys=[int(k) for k in chunk.instance_keys])
+        with run_lease(PlanSweepChunk, chunk.id, attempt.task_id):
+            found = plan_configurations(scenario=Scenario(inputs), owner_id=owner_id,
+                                        instance_keys=[int(k) for k in chunk.instance_keys])
         _chunk_finish(chunk, frame_to_table(found.configs))
     except TRANSIENT_ERRORS:
         if attempt.is_last_try:

@@ -199,8 +199,9 @@ class RunForm(forms.Form):
         help_text="Never commit above spot's rate with its interruption overhead.",
     )
     is_elsewhere_alternative = forms.BooleanField(
-        label="Other regions and providers count as an alternative", required=False,
-        initial=True,
+        label="Compare with on-demand elsewhere", required=False,
+        help_text="Off (the default): commitments are compared with on-demand of the same "
+        "provider, region and instance type; a cheaper equivalent elsewhere is shown beside.",
     )
     accelerator_map = forms.CharField(
         label="GPU names", required=False,

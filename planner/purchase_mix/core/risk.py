@@ -175,8 +175,9 @@ def _blocked_reason(option: CommitmentOption, gate: HistoryGate, alt: float) -> 
         return next((r for r in gate.reasons if "3-year" in r), "no 3-year term")
     if option.usd_per_hour >= alt:
         return (
-            f"The {words} costs ${option.usd_per_hour:,.3f}/h per instance, not below the "
-            f"cheapest alternative without commitment (${alt:,.3f}/h)."
+            f"Never pays off at this price: the {words} costs ${option.usd_per_hour:,.3f}/h "
+            f"per instance, break-even at {100.0 * option.usd_per_hour / alt:,.0f}% "
+            f"utilisation of the baseline (${alt:,.3f}/h)."
         )
     return ""
 
