@@ -2,6 +2,7 @@
 
 from datetime import date
 
+from django.conf import settings
 from django.db import models
 
 from planner.core.purchase_options import PAYMENT_OPTIONS, PURCHASE_OPTIONS
@@ -251,3 +252,15 @@ class Price(models.Model):
 
     def age_days(self, today: date) -> int:
         return (today - self.as_of).days
+
+
+class ExplorerColumns(models.Model):
+    """The prices explorer columns a user chose (pricing.explorer.COLUMNS keys, page order)."""
+
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="explorer_columns")
+    columns = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.owner_id}: {', '.join(self.columns)}"

@@ -50,12 +50,23 @@ def _header_of(upload: Any) -> tuple[str, ...]:
     return layout.header
 
 
-def _place_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def _place_choices(provider: str = "") -> tuple[list[Any], list[Any]]:
+    """Provider choices, and region choices scoped to the chosen provider (its regions only;
+    grouped by provider when none is chosen, so no list mixes every provider's regions)."""
     regions = selectors.region_choices()
-    providers = [("", "cheapest that sells commitments")] + [
-        (slug, slug) for slug in sorted({provider for provider, _ in regions})
-    ]
-    return providers, [("", "any region")] + sorted({(code, code) for _, code in regions})
+    slugs = sorted({slug for slug, _ in regions})
+    providers: list[Any] = [("", "cheapest that sells commitments")] + [(s, s) for s in slugs]
+    if provider in slugs:
+        return providers, [("", "any region")] + [(c, c) for s, c in regions if s == provider]
+    groups = [(slug, [(c, c) for s, c in regions if s == slug]) for slug in slugs]
+    return providers, [("", "any region"), *groups]
+
+
+def _chosen_provider(form: forms.Form) -> str:
+    """The provider of a submitted form, else of its initial values ("" for none)."""
+    if form.is_bound:
+        return str(form.data.get(form.add_prefix("provider")) or "")
+    return str(form.initial.get("provider") or "")
 
 
 class UploadForm(forms.Form):
@@ -97,9 +108,12 @@ class UploadForm(forms.Form):
                     "invalid_choice": "The file has no column %(value)s; pick one of its "
                     "columns (or leave it blank when the column has the usual name)."},
             )
-        providers, regions = _place_choices()
+        providers, regions = _place_choices(_chosen_provider(self))
         self.fields["provider"].choices = providers
         self.fields["region"].choices = regions
+        self.fields["region"].widget.attrs["data-follows"] = self["provider"].auto_id
+        self.fields["region"].error_messages["invalid_choice"] = (
+            "%(value)s is not a region of the chosen provider with prices.")
 
     @property
     def map_fields(self) -> list[forms.BoundField]:
@@ -211,9 +225,12 @@ class RunForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        providers, regions = _place_choices()
+        providers, regions = _place_choices(_chosen_provider(self))
         self.fields["provider"].choices = providers
         self.fields["region"].choices = regions
+        self.fields["region"].widget.attrs["data-follows"] = self["provider"].auto_id
+        self.fields["region"].error_messages["invalid_choice"] = (
+            "%(value)s is not a region of the chosen provider with prices.")
         bands = [(band, f"{band} per month") for band in SPOT_BAND_MONTHLY_FRACTION]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
