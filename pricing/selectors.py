@@ -21,8 +21,8 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
-from planner.core.cloud import offer_facts
 from planner.core.formatting import number
+from planner.core.providers import offer_facts
 from pricing.models import (
     Accelerator,
     InstanceType,

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 from django.db import transaction
 
+from planner.core.providers import MAX_CLUSTER_NODES
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import InstanceType
@@ -35,7 +36,6 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 # The runs the shipped calibration is fitted on (validate_simulator --write-calibration).
 REFERENCE_RUNS_FILES = (DATA_DIR / "reference_runs.csv", DATA_DIR / "reference_runs_additions.csv")
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
-MAX_NODES = 512
 
 
 @cache
@@ -63,8 +63,8 @@ def _checked_request(kind: str, request: dict[str, Any]) -> SimulationInputs:
     if kind == SimulationRun.Kind.SINGLE:
         instance = _instance(request)
         nodes = request.get("nodes", 1)
-        if not isinstance(nodes, int) or not 1 <= nodes <= MAX_NODES:
-            raise ValueError(f"nodes: must be between 1 and {MAX_NODES}")
+        if not isinstance(nodes, int) or not 1 <= nodes <= MAX_CLUSTER_NODES:
+            raise ValueError(f"nodes: must be between 1 and {MAX_CLUSTER_NODES}")
         if not is_simulatable(instance.accelerator):
             raise ValueError(f"instance_type: {instance.accelerator} has no published peak")
     return inputs

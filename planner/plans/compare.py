@@ -14,15 +14,12 @@ from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
 from planner.core.formatting import LABELS, count, duration, label, typed_number, usd
-from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField
+from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
-from pricing.models import PurchaseOption
 from simulator.core import PRESETS
 
 MIN_PLANS, MAX_PLANS = 2, 4
 BLANK = "—"
-# Codes shown as their words ("on_demand" -> "On-demand").
-CODE_LABELS: dict[str, str] = dict(PurchaseOption.choices) | dict(PAYMENT_CHOICES)
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ def _input_text(field: ScenarioField, value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v:g}" for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(LABELS.get(str(v)) or CODE_LABELS.get(str(v), str(v)) for v in value)
+        return ", ".join(LABELS.get(str(v), str(v)) for v in value)
     return str(value)
 
 
@@ -101,7 +98,7 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         else:
             reason = scenario.get_status_display()
         return [reason, BLANK, BLANK, BLANK]
-    purchase = CODE_LABELS.get(pick["purchase_option"], pick["purchase_option"])
+    purchase = LABELS.get(pick["purchase_option"], pick["purchase_option"])
     return [
         f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
         f" × {count(pick['nodes'])} ({purchase})",

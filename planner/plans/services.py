@@ -17,19 +17,15 @@ from planner.core.cloud import (
     CHECKPOINT_BYTES_PER_PARAM,
     default_checkpoint_gb,
     default_dataset_gb,
-    offer_facts,
+    hazard_per_instance_hour,
 )
 from planner.core.formatting import large_count, number
+from planner.core.providers import MAX_CLUSTER_NODES, offer_facts
+from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
+from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.fields import ASSUMPTION_FIELDS
-from planner.plans.core.plan import (
-    PlanAssumptions,
-    PlanConstraints,
-    PlanResult,
-    hazard_per_instance_hour,
-    plan,
-    price_dates,
-)
+from planner.plans.core.plan import PlanResult, plan, price_dates
 from planner.plans.core.sweep_parts import sweep_parts
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
@@ -41,6 +37,7 @@ from planner.runs import (
     run_enqueue,
     run_execute,
     run_fail,
+    run_lease,
     run_progress,
     run_store,
 )
@@ -59,7 +56,8 @@ from simulator.services import (
 
 # Options stored per plan: the cheapest ones plus every recommended and Pareto option.
 OPTIONS_KEPT = 500
-NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+# Node counts swept: powers of two up to the largest cluster.
+NODE_COUNTS = tuple(2**i for i in range(MAX_CLUSTER_NODES.bit_length()))
 
 
 @dataclass(frozen=True)
@@ -122,7 +120,7 @@ def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) ->
         instance_type_ids=instance_keys,
         purchase_options=data["purchase_options"],
         regions=data.get("regions") or None,
-    ).filter(payment_option__in=["", *data.get("payment_options", ["no_upfront"])],
+    ).filter(payment_option__in=["", *data.get("payment_options", [NO_UPFRONT])],
              offering_class__in=["", "standard"])
     frame = pd.DataFrame(list(prices.values_list(*_PRICE_FIELDS)),
                          columns=list(_PRICE_FIELDS.values()))
@@ -416,8 +414,9 @@ def sweep_chunk_execute(*, chunk_id: int, attempt: Attempt) -> None:
         pk=chunk.scenario_id)
     label = f"sweep part {chunk.index + 1} of {chunk.n_chunks}"
     try:
-        found = plan_configurations(scenario=Scenario(inputs), owner_id=owner_id,
-                                    instance_keys=[int(k) for k in chunk.instance_keys])
+        with run_lease(PlanSweepChunk, chunk.id, attempt.task_id):
+            found = plan_configurations(scenario=Scenario(inputs), owner_id=owner_id,
+                                        instance_keys=[int(k) for k in chunk.instance_keys])
         _chunk_finish(chunk, frame_to_table(found.configs))
     except TRANSIENT_ERRORS:
         if attempt.is_last_try:

@@ -6,6 +6,7 @@ from typing import IO, Any
 from django import forms
 from django.conf import settings
 
+from planner.core.cloud import SPOT_BAND_MONTHLY_FRACTION
 from planner.purchase_mix import selectors
 from planner.purchase_mix.core.upload.csv_stream import read_header
 from planner.purchase_mix.core.upload.parsing import (
@@ -212,8 +213,9 @@ class RunForm(forms.Form):
         help_text="Never commit above spot's rate with its interruption overhead.",
     )
     is_elsewhere_alternative = forms.BooleanField(
-        label="Other regions and providers count as an alternative", required=False,
-        initial=True,
+        label="Compare with on-demand elsewhere", required=False,
+        help_text="Off (the default): commitments are compared with on-demand of the same "
+        "provider, region and instance type; a cheaper equivalent elsewhere is shown beside.",
     )
     accelerator_map = forms.CharField(
         label="GPU names", required=False,
@@ -229,7 +231,7 @@ class RunForm(forms.Form):
         self.fields["region"].widget.attrs["data-follows"] = self["provider"].auto_id
         self.fields["region"].error_messages["invalid_choice"] = (
             "%(value)s is not a region of the chosen provider with prices.")
-        bands = [(band, f"{band} per month") for band in selectors.SPOT_BANDS]
+        bands = [(band, f"{band} per month") for band in SPOT_BAND_MONTHLY_FRACTION]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
                 label=f"{provider} spot interruptions", choices=bands, required=False,

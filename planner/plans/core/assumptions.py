@@ -6,15 +6,13 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from planner.core.cloud import (
+from planner.core.providers import (
     DEFAULT_EGRESS_USD_PER_GB,
     DEFAULT_SPOT_HAZARD_BY_GPU,
     DEFAULT_SPOT_HAZARD_PER_INSTANCE_HOUR,
     DEFAULT_STORAGE_USD_PER_GB_MONTH,
-    PURCHASE_TERM_YEARS,
 )
-
-PURCHASE_OPTIONS = tuple(PURCHASE_TERM_YEARS)
+from planner.core.purchase_options import PURCHASE_OPTION_CODES
 
 
 @dataclass(frozen=True)
@@ -98,6 +96,6 @@ class PlanConstraints:
         for name in ("providers", "regions", "gpus", "purchase_options"):
             if isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a collection of names, not one string")
-        unknown = set(self.purchase_options or ()) - set(PURCHASE_OPTIONS)
+        unknown = set(self.purchase_options or ()) - set(PURCHASE_OPTION_CODES)
         if unknown:
             raise ValueError(f"unknown purchase options: {sorted(unknown)}")

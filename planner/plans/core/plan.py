@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.core.cloud import hazard_per_instance_hour
+from planner.core.purchase_options import SPOT
 from planner.core.serialize import json_safe
-from planner.plans.core.assumptions import PURCHASE_OPTIONS, PlanAssumptions, PlanConstraints
+from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
@@ -47,18 +47,11 @@ from planner.plans.core.options import (
 from planner.plans.core.ranking import Recommendation, pareto_mask, recommend_options
 from planner.plans.core.spot_risk import RunTimes, run_times
 
-__all__ = [
-    "CONFIG_COLUMNS", "OUTPUT_COLUMNS", "PRICE_COLUMNS", "PURCHASE_OPTIONS", "PlanAssumptions",
-    "PlanConstraints", "PlanResult", "Recommendation", "hazard_per_instance_hour", "pareto_mask",
-    "plan", "price_dates",
-]
-
 REASON_DEADLINE = "misses deadline"
 REASON_BUDGET = "over budget"
 REASON_CAPACITY = "spot capacity unlikely"
 REASON_ESTIMATED = "estimated price"
 REASON_HORIZON = "longer than the practical horizon"
-REASON_MEMORY = "does not fit memory"
 REASON_UNPRICED = "no current price"
 REASON_OFFER_LIMIT = "larger than the offer allows"
 # Reasons an option row can carry (joined by "; "), in the order they are written.
@@ -170,22 +163,18 @@ def plan(
     prices: pd.DataFrame,
     assumptions: PlanAssumptions,
     constraints: PlanConstraints,
-    *,
-    n_memory_infeasible: int = 0,
 ) -> PlanResult:
     """Cost, risk-rate and rank every configuration × price option (see module docstring).
 
     configs: CONFIG_COLUMNS, one row per (instance_key, nodes), hours and GiB as named.
     prices: PRICE_COLUMNS, usd_per_hour per instance-hour (> 0), purchase_option in
-    PURCHASE_OPTIONS. `n_memory_infeasible`: configurations the sweep dropped for memory.
+    planner.core.purchase_options.
     Raises ValueError on bad input or when no option passes the filters.
     """
     configs = with_defaults(configs, CONFIG_DEFAULTS)
     prices = with_defaults(prices, PRICE_DEFAULTS)
     check_configs(configs)
     check_prices(prices)
-    if n_memory_infeasible < 0:
-        raise ValueError("n_memory_infeasible must be >= 0")
     cfg_rows, price_rows, n_over_limit = option_pairs(configs, prices, constraints)
     work = work_table(configs, prices, cfg_rows, price_rows)
     rates = option_rates(work, assumptions)
@@ -196,8 +185,7 @@ def plan(
     reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
     infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
                   for reason in ROW_REASONS}
-    infeasible |= {REASON_MEMORY: int(n_memory_infeasible), REASON_UNPRICED: n_unpriced,
-                   REASON_OFFER_LIMIT: n_over_limit}
+    infeasible |= {REASON_UNPRICED: n_unpriced, REASON_OFFER_LIMIT: n_over_limit}
     recommendations = recommend_options(table, constraints)
     return PlanResult(table, recommendations, infeasible, n_samples, assumptions, constraints)
 
@@ -238,7 +226,7 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     tokens = work["tokens_per_second"].to_numpy()
     meets = expected <= (constraints.deadline_hours or np.inf)
     within = total <= (constraints.budget_usd or np.inf)
-    is_spot = (work["purchase_option"] == "spot").to_numpy()
+    is_spot = (work["purchase_option"] == SPOT).to_numpy()
     capacity_unlikely = is_spot & (work["nodes"].to_numpy() > work["spot_node_limit"].to_numpy())
     estimated = (work["basis"] == "estimated").to_numpy()
     beyond_horizon = expected > (constraints.horizon_hours or np.inf)

@@ -6,13 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.plans.core.plan import (
-    PlanAssumptions,
-    PlanConstraints,
-    hazard_per_instance_hour,
-    pareto_mask,
-    plan,
-)
+from planner.core.cloud import hazard_per_instance_hour
+from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
+from planner.plans.core.plan import plan
+from planner.plans.core.ranking import pareto_mask
 
 CONFIG_DEFAULTS = {
     "tp": 1, "pp": 1, "dp": 8, "cp": 1, "zero_stage": 1, "recompute": "none", "micro_batch": 1,
@@ -379,11 +376,10 @@ def test_filters(constraints, expected):
                    strict=True)) == expected
 
 
-def test_counts_memory_and_unpriced_configurations():
+def test_counts_unpriced_configurations():
     configs = [_config(1, 10.0), _config(2, 10.0)]
     result = plan(pd.DataFrame(configs), pd.DataFrame([_price(1, "on_demand", 10.0)]),
-                  PlanAssumptions(), PlanConstraints(), n_memory_infeasible=7)
-    assert result.infeasible["does not fit memory"] == 7
+                  PlanAssumptions(), PlanConstraints())
     assert result.infeasible["no current price"] == 1
 
 
