@@ -152,6 +152,10 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        example="90", minimum=0.0, maximum=3_650.0, is_min_exclusive=True),
     _f("budget_usd", "number", "Budget", "constraints", unit="USD", example="250000",
        minimum=0.0, maximum=1e10, is_min_exclusive=True),
+    _f("miss_threshold_pct", "number", "Deadline miss chance allowed", "constraints",
+       unit="%", example="10", minimum=0.0, maximum=100.0,
+       help="Blank: 10 %. A card says it meets the deadline only when its chance of missing "
+       "it is at or below this; otherwise it says how likely the miss is."),
     _f("max_co2e_kg", "number", "Most CO2e", "constraints", unit="kg CO2e", example="20000",
        minimum=0.0, maximum=1e10, is_min_exclusive=True,
        help="Leaves out options expected to emit more, and those without carbon data."),
