@@ -338,11 +338,13 @@ def prices_import(
 
     With `dry_run` the same work is done and rolled back, so the counts are exact.
     """
-    parsed = check_prices(_with_gpu_counts(parsed), file=snapshot.file,
-                          today=timezone.now().date())
     summary = ImportSummary()
     summary.add_skipped(parsed.skipped)
-    frame = _without_free_pay_as_you_go(parsed.frame, summary)
+    free_dropped = ParsedPrices(_without_free_pay_as_you_go(parsed.frame, summary), {})
+    checked = check_prices(_with_gpu_counts(free_dropped), file=snapshot.file,
+                           today=timezone.now().date())
+    summary.add_skipped(checked.skipped)
+    frame = checked.frame
     try:
         _write_parsed(frame, snapshot, summary, dry_run=dry_run)
     except (IntegrityError, DataError) as exc:  # a check above missed something: no traceback

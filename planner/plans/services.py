@@ -323,6 +323,7 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     """Check the scenario's fields (cheap: no sweep), store it and enqueue its plan; whether
     any configuration fits is the task's answer (plan_document)."""
     scenario = scenario_from_input(raw, today=timezone.now().date())
+    inputs_from_request(simulation_request(scenario))  # what the worker will read: ValueError
     with transaction.atomic():
         stored = PlanScenario.objects.create(
             owner_id=owner_id,
