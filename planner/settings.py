@@ -188,6 +188,8 @@ UPLOAD_FORM_OVERHEAD_BYTES = 1024 * 1024
 
 # Prices older than this are flagged on every page that shows them.
 PRICE_STALE_DAYS = env_int("PRICE_STALE_DAYS", 180)
+# Plans a visitor without an account may have computed per address (cached ones are free).
+ANONYMOUS_PREVIEWS_PER_10_MINUTES = env_int("ANONYMOUS_PREVIEWS_PER_10_MINUTES", 20)
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server).
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)

@@ -4,6 +4,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from planner.core.layout_knobs import LAYOUT_KNOBS
 from simulator.core import (
     PRESETS,
     LayoutConstraints,
@@ -14,12 +15,7 @@ from simulator.core import (
     lora,
     moe_llm,
 )
-from simulator.core.hardware import PRECISIONS
-from simulator.core.layout import RECOMPUTE_MODES
 
-LAYOUT_FIELDS = ("tp", "pp", "dp", "cp", "zero_stage", "recompute", "precision", "micro_batch",
-                 "tp_comm_overlap")
-_INT_LAYOUT = {"tp", "pp", "dp", "cp", "zero_stage", "micro_batch"}
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
 
 
@@ -62,9 +58,9 @@ GOAL_BOUNDS = {
     "tokens": Bound(1, 1e16), "samples": Bound(1, 1e13), "epochs": Bound(0.001, 10_000),
     "dataset_samples": Bound(1, 1e13), "global_batch_samples": Bound(1, 1e7, True),
 }
-LAYOUT_BOUNDS = {
-    "tp": Bound(1, 64, True), "pp": Bound(1, 128, True), "dp": Bound(1, 65_536, True),
-    "cp": Bound(1, 64, True), "zero_stage": Bound(0, 3, True), "micro_batch": Bound(1, 4_096, True),
+LAYOUT_BOUNDS = {  # from the knob table (planner/core/layout_knobs.py)
+    knob.name: Bound(knob.minimum or 0, knob.maximum or 0, True)
+    for knob in LAYOUT_KNOBS if knob.kind == "integer"
 }
 
 
@@ -150,21 +146,20 @@ def goal_from_spec(spec: dict[str, Any]) -> TrainingGoal:
 
 def constraints_from_spec(spec: dict[str, Any]) -> LayoutConstraints:
     values: dict[str, Any] = {}
-    for name in LAYOUT_FIELDS:
-        value = spec.get(name)
+    for knob in LAYOUT_KNOBS:
+        value = spec.get(knob.name)
         if value in (None, ""):
             continue
-        if name == "tp_comm_overlap":
-            values[name] = parse_flag(f"layout.{name}", value)
+        if knob.kind == "flag":
+            values[knob.name] = parse_flag(f"layout.{knob.name}", value)
             continue
-        if name in _INT_LAYOUT:
-            values[name] = int(LAYOUT_BOUNDS[name].check(f"layout.{name}", value))
+        if knob.kind == "integer":
+            values[knob.name] = int(LAYOUT_BOUNDS[knob.name].check(f"layout.{knob.name}", value))
             continue
-        allowed = RECOMPUTE_MODES if name == "recompute" else PRECISIONS
-        if value not in allowed:
-            raise ValueError(f"layout.{name}: must be one of {', '.join(allowed)} "
+        if value not in knob.choices:
+            raise ValueError(f"layout.{knob.name}: must be one of {', '.join(knob.choices)} "
                              f"(you gave {str(value)[:40]!r})")
-        values[name] = value
+        values[knob.name] = value
     return LayoutConstraints(**values)
 
 

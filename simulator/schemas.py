@@ -14,8 +14,7 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, create_model
 
-from simulator.core.hardware import PRECISIONS
-from simulator.core.layout import RECOMPUTE_MODES
+from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from simulator.requests import GOAL_BOUNDS, LAYOUT_BOUNDS, WORKLOAD_BOUNDS, Bound
 
 MAX_NAME = 200
@@ -63,12 +62,17 @@ GoalIn = closed_model("GoalIn", {
     name: bounded(bound) for name, bound in GOAL_BOUNDS.items()
 }, "One of tokens, samples or epochs (with dataset_samples); none: throughput only.")
 
-LayoutIn = closed_model("LayoutIn", {
-    **{name: bounded(bound) for name, bound in LAYOUT_BOUNDS.items()},
-    "recompute": Annotated[Literal[RECOMPUTE_MODES] | None, Field(None)],  # type: ignore[valid-type]
-    "precision": Annotated[Literal[PRECISIONS] | None, Field(None)],  # type: ignore[valid-type]
-    "tp_comm_overlap": Annotated[StrictBool | None, Field(None)],
-}, "Fixed layout fields; a blank one is searched.")
+def _knob(knob: LayoutKnob) -> Any:
+    if knob.kind == "integer":
+        return bounded(LAYOUT_BOUNDS[knob.name], knob.label)
+    if knob.kind == "choice":
+        return Annotated[Literal[knob.choices] | None,  # type: ignore[valid-type]
+                         Field(None, description=knob.label)]
+    return Annotated[StrictBool | None, Field(None, description=knob.label)]
+
+
+LayoutIn = closed_model("LayoutIn", {knob.name: _knob(knob) for knob in LAYOUT_KNOBS},
+                        "Fixed layout fields (planner/core/layout_knobs.py); blank: searched.")
 
 
 class SimulationIn(ClosedSchema):

@@ -18,11 +18,12 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.core.layout_knobs import KNOB_NAMES
 from planner.plans.core.fields import SCENARIO_FIELDS
 from planner.plans.models import PlanScenario
 from pricing.models import InstanceType
 from simulator.models import SimulationRun
-from simulator.requests import GOAL_BOUNDS, LAYOUT_FIELDS, WORKLOAD_BOUNDS
+from simulator.requests import GOAL_BOUNDS, WORKLOAD_BOUNDS
 from tests.clients import signed_in
 from tests.hostile import HOSTILE_SETTINGS
 
@@ -38,7 +39,7 @@ SIMULATION_PATHS: tuple[tuple[str, ...], ...] = (
     ("workload", "preset"), ("workload", "name"),
     *(("workload", name) for name in WORKLOAD_BOUNDS),
     *(("goal", name) for name in GOAL_BOUNDS),
-    *(("layout", name) for name in LAYOUT_FIELDS),
+    *(("layout", name) for name in KNOB_NAMES),
 )
 PLAN_PATHS: tuple[tuple[str, ...], ...] = (
     ("zzz",), ("layout",), ("layout", "zzz"),

@@ -65,7 +65,7 @@ def test_basic_auth_needs_https_and_a_401_says_how_to_sign_in(ada: User) -> None
 def test_all_digit_passwords_are_refused_at_sign_up() -> None:
     response = Client().post("/accounts/signup/", {"username": "bob", "password1": "83019274651",
                                                    "password2": "83019274651"})
-    assert response.status_code == 200 and "entirely numeric" in response.content.decode()
+    assert response.status_code == 400 and "entirely numeric" in response.content.decode()
     assert not User.objects.filter(username="bob").exists()
 
 

@@ -9,12 +9,11 @@ from ninja import Router, Schema, Status
 from ninja.errors import HttpError
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, create_model, model_validator
 
+from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.plans import reports as plan_reports
 from planner.plans import services
 from planner.plans.core.fields import (
     FIELDS_BY_NAME,
-    PRECISION_CHOICES,
-    RECOMPUTE_CHOICES,
     SCENARIO_FIELDS,
     ScenarioField,
 )
@@ -42,9 +41,8 @@ def _annotation(field: ScenarioField) -> Any:
             return Annotated[StrictInt | None, Field(None, description=description, **bounds)]
         return Annotated[float | None, Field(None, description=description,
                                              allow_inf_nan=False, **bounds)]
-    if field.choices_from in ("recompute", "precision"):
-        options = RECOMPUTE_CHOICES if field.choices_from == "recompute" else PRECISION_CHOICES
-        choice: Any = Literal[tuple(key for key, _ in options)]
+    if field.is_layout and field.choices_from in KNOBS_BY_NAME:
+        choice: Any = Literal[KNOBS_BY_NAME[field.choices_from].choices]
         return Annotated[choice | None, Field(None, description=description)]
     band = Annotated[float, Field(ge=field.minimum or 0, le=field.maximum or 100,
                                   allow_inf_nan=False)]
