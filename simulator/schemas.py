@@ -15,6 +15,7 @@ from ninja import Schema
 from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, create_model
 
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
+from planner.core.providers import MAX_CLUSTER_NODES
 from simulator.requests import GOAL_BOUNDS, LAYOUT_BOUNDS, WORKLOAD_BOUNDS, Bound
 
 MAX_NAME = 200
@@ -80,5 +81,5 @@ class SimulationIn(ClosedSchema):
     workload: WorkloadIn  # type: ignore[valid-type]
     goal: GoalIn = Field(default_factory=GoalIn)  # type: ignore[valid-type]
     instance_type_id: Annotated[StrictInt | None, Field(None, ge=1, le=MAX_ID)] = None
-    nodes: Annotated[StrictInt, Field(ge=1, le=512)] = 1
+    nodes: Annotated[StrictInt, Field(ge=1, le=MAX_CLUSTER_NODES)] = 1
     layout: LayoutIn = Field(default_factory=LayoutIn)  # type: ignore[valid-type]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from planner.core.purchase_options import ON_DEMAND, SPOT
 from pricing.importers.common import ParsedPrices, PriceFileError, PriceFileErrors
 
 PRICE_FLOOR_USD_PER_GPU_HOUR = 0.0001
@@ -31,7 +32,7 @@ KEY = ["provider", "instance_type", "region", "purchase_option", "payment_option
        "offering_class", "as_of"]
 
 
-def _line(row: dict[str, Any]) -> int | None:
+def _line(row: dict[Any, Any]) -> int | None:
     line = row.get("line")
     try:
         return int(line) if line is not None and not pd.isna(line) else None
@@ -43,7 +44,7 @@ def _money(value: float) -> str:
     return f"{value:.10g}"
 
 
-def _row_errors(row: dict[str, Any], file: str, today: date) -> list[PriceFileError]:
+def _row_errors(row: dict[Any, Any], file: str, today: date) -> list[PriceFileError]:
     errors: list[PriceFileError] = []
     line = _line(row)
     price = float(row["usd_per_hour"])
@@ -98,8 +99,8 @@ def _duplicates(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[Pric
 
 def _spot_above_on_demand(frame: pd.DataFrame, file: str) -> list[PriceFileError]:
     where = ["provider", "instance_type", "region", "as_of"]
-    on_demand = frame[frame["purchase_option"] == "on_demand"].drop_duplicates(where)
-    spot = frame[frame["purchase_option"] == "spot"]
+    on_demand = frame[frame["purchase_option"] == ON_DEMAND].drop_duplicates(where)
+    spot = frame[frame["purchase_option"] == SPOT]
     if on_demand.empty or spot.empty:
         return []
     both = spot.merge(on_demand[[*where, "usd_per_hour"]], on=where, suffixes=("", "_od"))
