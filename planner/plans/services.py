@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from planner.core.cloud import (
@@ -190,7 +191,16 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         horizon_hours=float(data.get("horizon_days", 365.0)) * 24.0,
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
+        miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
     )
+
+
+def scenario_list(*, owner_id: int, limit: int = 100) -> QuerySet[PlanScenario]:
+    """The owner's plans, newest first, each with `pick` (its first card's cost, time and miss
+    chance) and `n_feasible` read from the result; the result itself stays unloaded (it can
+    be megabytes)."""
+    return (PlanScenario.objects.filter(owner_id=owner_id).defer("result")
+            .annotate(pick=F("result__pick"), n_feasible=F("result__n_feasible"))[:limit])
 
 
 class NoConfigurationFitsError(ValueError):

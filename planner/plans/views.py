@@ -32,7 +32,7 @@ def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
 
 @login_required
 def plan_list(request: HttpRequest) -> HttpResponse:
-    plans = PlanScenario.objects.filter(owner_id=request.user.pk).defer("result")[:100]
+    plans = services.scenario_list(owner_id=request.user.pk)
     return render(request, "planner/plans/list.html", {"rows": compare.plan_list_rows(plans)})
 
 

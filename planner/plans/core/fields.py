@@ -151,6 +151,10 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        example="90", minimum=0.0, maximum=3_650.0, is_min_exclusive=True),
     _f("budget_usd", "number", "Budget", "constraints", unit="USD", example="250000",
        minimum=0.0, maximum=1e10, is_min_exclusive=True),
+    _f("miss_threshold_pct", "number", "Deadline miss chance allowed", "constraints",
+       unit="%", example="10", minimum=0.0, maximum=100.0,
+       help="Blank: 10 %. A card says it meets the deadline only when its chance of missing "
+       "it is at or below this; otherwise it says how likely the miss is."),
     _f("providers", "choices", "Providers", "constraints", choices_from="providers",
        help="Blank: all."),
     _f("regions", "choices", "Regions", "constraints", example="us-east-1,europe-west4",
