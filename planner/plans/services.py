@@ -302,12 +302,8 @@ def _chosen_memory(simulator: Simulator, result: PlanResult) -> dict[str, Any] |
     if ranked.empty:
         return None
     row = ranked.iloc[0]
-    layout = {"tp": int(row["tp"]), "pp": int(row["pp"]), "dp": int(row["dp"]),
-              "cp": int(row["cp"]), "zero_stage": int(row["zero_stage"]),
-              "recompute": str(row["recompute"]), "precision": str(row["precision"]),
-              "micro_batch": int(row["micro_batch"])}
     return simulator_layout_memory(simulator, instance_key=int(row["instance_key"]),
-                                   nodes=int(row["nodes"]), layout=layout)
+                                   nodes=int(row["nodes"]), layout=row.to_dict())
 
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = False

@@ -175,7 +175,7 @@ def test_plan_command_prints_table_and_json(user: User) -> None:
     out = StringIO()
     call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers", "aws",
                  "--purchase", "on_demand,spot", stdout=out)
-    assert "total ($)" in out.getvalue()
+    assert "Total (USD)" in out.getvalue()
     out = StringIO()
     call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers", "aws",
                  "--json", stdout=out)
