@@ -4,7 +4,16 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from planner.models import AnalysisRun, ApiToken, History, PlanScenario, PlanSweepChunk, Report
+from planner.models import (
+    AnalysisRun,
+    ApiToken,
+    History,
+    OutboxEntry,
+    PlanScenario,
+    PlanSweepChunk,
+    Report,
+    ThrottleCounter,
+)
 from planner.security import login_lock_message
 
 
@@ -73,3 +82,20 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ["name", "owner__username"]
     list_select_related = ["owner"]
     readonly_fields = ["owner", "digest", "prefix", "created_at", "last_used_at"]
+
+
+@admin.register(OutboxEntry)
+class OutboxEntryAdmin(admin.ModelAdmin):
+    """Runs saved but not yet handed to the broker (it was down); the publisher retries them."""
+
+    list_display = ["id", "task_name", "run_label", "run_id", "created_at", "tries", "last_error"]
+    list_filter = ["task_name"]
+    readonly_fields = ["task_name", "run_label", "run_id", "created_at", "tries", "last_error"]
+
+
+@admin.register(ThrottleCounter)
+class ThrottleCounterAdmin(admin.ModelAdmin):
+    """Database-backed rate-limit counters (keys are hashes of the address or user name)."""
+
+    list_display = ["id", "key", "count", "window_ends"]
+    readonly_fields = ["key", "count", "window_ends"]

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -67,9 +68,12 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     if scenario.status == PlanScenario.Status.DONE:
         view = PlanView(lambda: services.scenario_result(scenario_id), sort=sort)
     inputs = scenario.inputs
+    result_key = services.scenario_page_version(scenario)
     context = {
-        "scenario": scenario, "view": view, "sort": sort,
-        "result_key": services.scenario_page_version(scenario),
+        "scenario": scenario, "view": view, "sort": sort, "result_key": result_key,
+        # exports need a feasible option; remembered per version so a cached page loads no result
+        "has_feasible": view is not None and cache.get_or_set(
+            f"plan-feasible:{result_key}", lambda: view.has_feasible, 3600),
         "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
         "form_key": form_version(inputs),
         "share_query": urlencode(whatif_query(inputs), doseq=True),
