@@ -125,12 +125,13 @@ class PlanResult:
             return None
         card = self.recommendations[0]
         row = self.table.iloc[card.row_index]
-        return json_safe({
+        summary: dict[str, Any] = json_safe({
             "title": card.title, "total_usd": float(row["total_usd"]),
             "time_to_train_hours": float(row["time_to_train_hours"]),
             "miss_probability": float(row["miss_probability"]),
             "deadline_miss_probability": float(row["deadline_miss_probability"]),
         })
+        return summary
 
 
 def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
@@ -159,16 +160,16 @@ def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints) -> str:
     cheapest option on time (its GPUs and total), or the fastest when none is on time."""
     on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
     if constraints.deadline_hours is not None and not on_time.empty:
-        row = on_time.loc[on_time["total_usd"].idxmin()]
+        row = on_time.iloc[int(on_time["total_usd"].to_numpy().argmin())]
         return (f"For {fmt.duration(constraints.deadline_hours)} you need at least "
                 f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))} "
                 f"({fmt.label(row['provider'])} {row['instance_type']} × "
                 f"{fmt.count(row['nodes'])}, {fmt.label(row['purchase_option'])}).")
     if constraints.deadline_hours is None:
-        row = usable.loc[usable["total_usd"].idxmin()]
+        row = usable.iloc[int(usable["total_usd"].to_numpy().argmin())]
         return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
                 f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
-    row = usable.loc[usable["time_to_train_hours"].idxmin()]
+    row = usable.iloc[int(usable["time_to_train_hours"].to_numpy().argmin())]
     return (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: the "
             f"fastest takes {fmt.duration(row['time_to_train_hours'])} with "
             f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}; allow more "
