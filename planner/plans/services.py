@@ -21,7 +21,7 @@ from planner.core.cloud import (
     hazard_per_instance_hour,
 )
 from planner.core.formatting import large_count, number
-from planner.core.providers import MAX_CLUSTER_NODES, offer_facts
+from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
@@ -187,6 +187,7 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
         miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
+        preferred_regions=tuple(settings.PLAN_PREFERRED_REGIONS or HOME_REGIONS),
     )
 
 

@@ -226,7 +226,8 @@ def plan(
     rates = option_rates(work, assumptions)
     times, n_samples = run_times(work, cfg_rows, rates, assumptions, constraints)
     outcomes = _outcomes(work, rates, times, constraints)
-    table = _final_table(configs, prices, cfg_rows, price_rows, outcomes)
+    table = _final_table(configs, prices, cfg_rows, price_rows, outcomes,
+                         tuple(constraints.preferred_regions))
     n_unpriced = int((~configs["instance_key"].isin(prices["instance_key"])).sum())
     reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
     infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
@@ -306,13 +307,23 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     }
 
 
+def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.ndarray:
+    """Per row, the position of its region in `preferred` (len(preferred) when absent)."""
+    position = {code: i for i, code in enumerate(preferred)}
+    found = pd.Series(regions, dtype=object).map(position).fillna(len(preferred))
+    return found.to_numpy(dtype=np.int64)
+
+
 def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray,
-                 price_rows: np.ndarray, outcomes: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Feasible rows first in rank order (expected total, time, non-spot first), then the
-    others by the same keys; Pareto flags and rank among feasible rows."""
+                 price_rows: np.ndarray, outcomes: dict[str, np.ndarray],
+                 preferred_regions: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Feasible rows first in rank order (expected total, time, non-spot first, then the
+    preferred regions), then the others by the same keys; Pareto flags and rank among
+    feasible rows."""
     feasible = outcomes["infeasible_reason"] == ""
     hours, usd = outcomes["time_to_train_hours"], outcomes["total_usd"]
-    order = np.lexsort((outcomes["is_spot"], hours, usd, ~feasible))
+    preference = region_preference(prices["region"].to_numpy()[price_rows], preferred_regions)
+    order = np.lexsort((preference, outcomes["is_spot"], hours, usd, ~feasible))
     feasible = feasible[order]
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])
