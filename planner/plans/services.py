@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -373,6 +374,17 @@ def scenario_result(scenario_id: int) -> dict[str, Any]:
     result: dict[str, Any] = PlanScenario.objects.values_list("result", flat=True).get(
         pk=scenario_id) or {}
     return result
+
+
+def scenario_has_feasible(scenario_id: int, version: str) -> bool:
+    """Whether any option of the plan meets its limits (then it has charts and exports),
+    remembered under the page version so a cached page does not load the result for it."""
+    key = f"plan-has-feasible:{version}"
+    found = cache.get(key)
+    if found is None:
+        found = bool(scenario_result(scenario_id).get("n_feasible"))
+        cache.set(key, found, 3600)
+    return bool(found)
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:

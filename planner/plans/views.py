@@ -67,9 +67,12 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     if scenario.status == PlanScenario.Status.DONE:
         view = PlanView(lambda: services.scenario_result(scenario_id), sort=sort)
     inputs = scenario.inputs
+    version = services.scenario_page_version(scenario)
     context = {
         "scenario": scenario, "view": view, "sort": sort,
-        "result_key": services.scenario_page_version(scenario),
+        "result_key": version,
+        # Called by the template only for a done plan: no charts or exports without an option.
+        "has_feasible": lambda: services.scenario_has_feasible(scenario_id, version),
         "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
         "form_key": form_version(inputs),
         "share_query": urlencode(whatif_query(inputs), doseq=True),
