@@ -86,16 +86,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 @admin.register(OutboxEntry)
 class OutboxEntryAdmin(admin.ModelAdmin):
-    """Runs saved but not yet handed to the broker (it was down); the publisher retries them."""
+    """Tasks not yet taken by the broker (sent by the run sweep once it is back)."""
 
     list_display = ["id", "task_name", "run_label", "run_id", "created_at", "tries", "last_error"]
-    list_filter = ["task_name"]
     readonly_fields = ["task_name", "run_label", "run_id", "created_at", "tries", "last_error"]
 
 
 @admin.register(ThrottleCounter)
 class ThrottleCounterAdmin(admin.ModelAdmin):
-    """Database-backed rate-limit counters (keys are hashes of the address or user name)."""
+    """Sign-in failure counters (keys are digests); delete one to lift a lock early."""
 
-    list_display = ["id", "key", "count", "window_ends"]
+    list_display = ["key", "count", "window_ends"]
     readonly_fields = ["key", "count", "window_ends"]
