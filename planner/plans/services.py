@@ -118,6 +118,22 @@ _PRICE_FIELDS = {
 }
 
 
+def usable_prices(prices: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The prices a plan can use, and the ones it skips: a price that is not above 0 USD/h
+    (one the importer refuses, planted in the database some other way) would divide by zero
+    or make an option free."""
+    rate = pd.to_numeric(prices["usd_per_hour"], errors="coerce").astype(float)
+    bad = ~np.isfinite(rate) | (rate <= 0)
+    skipped = [
+        {"provider": str(row["provider"]), "instance_type": str(row["instance_type"]),
+         "region": str(row["region"]), "purchase_option": str(row["purchase_option"]),
+         "usd_per_hour": float(row["usd_per_hour"]) if np.isfinite(row["usd_per_hour"]) else None,
+         "reason": "not above 0 USD per hour"}
+        for row in prices[bad].to_dict("records")
+    ]
+    return prices[~bad].reset_index(drop=True), skipped
+
+
 def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) -> pd.DataFrame:
     """Current prices of the allowed instance types, regions, purchase and payment options,
     with what each offer is (kind, node limits), its basis and its age in days."""
@@ -228,7 +244,8 @@ def plan_from_configurations(
         )
     keys = sorted({int(k) for k in found.configs["instance_key"]})
     today = timezone.now().date()
-    prices = plan_prices(scenario=scenario, instance_keys=keys, today=today)
+    prices, skipped_prices = usable_prices(
+        plan_prices(scenario=scenario, instance_keys=keys, today=today))
     if prices.empty:
         raise NoConfigurationFitsError(
             "providers: no current price for any configuration that fits "
@@ -239,6 +256,7 @@ def plan_from_configurations(
                   _constraints(scenario))
     document = result.to_dict(limit=OPTIONS_KEPT)
     document["size_defaults"] = defaults["notes"]
+    document["skipped_prices"] = skipped_prices
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
@@ -293,6 +311,9 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     """Check the scenario's fields (cheap: no sweep), store it and enqueue its plan; whether
     any configuration fits is the task's answer (plan_document)."""
     scenario = scenario_from_input(raw, today=timezone.now().date())
+    # What the worker will read, checked now (ValueError names the field): never accepted and
+    # then failed in the worker.
+    simulator_for(request=simulation_request(scenario), owner_id=owner_id)
     with transaction.atomic():
         stored = PlanScenario.objects.create(
             owner_id=owner_id,

@@ -191,7 +191,9 @@ def plan_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 @login_required
 def plan_compare(request: HttpRequest) -> HttpResponse:
-    ids = list(dict.fromkeys(int(i) for i in request.GET.getlist("id") if i.isdigit()))
+    # ASCII digits only: "²" passes str.isdigit() but not int(); at most 19 (a 64-bit id).
+    ids = list(dict.fromkeys(int(i) for i in request.GET.getlist("id")
+                             if i.isascii() and i.isdigit() and len(i) <= 18))
     if not compare.MIN_PLANS <= len(ids) <= compare.MAX_PLANS:
         context = {"error": "Tick 2 to 4 of your plans to compare them side by side."}
         return render(request, "planner/plans/compare.html", context, status=400)
