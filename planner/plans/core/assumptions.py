@@ -89,6 +89,8 @@ class PlanConstraints:
     allow_unlikely_capacity: bool = False
     # A card says "meets the deadline" only at or below this chance of missing it (0-1).
     miss_threshold: float = 0.10
+    # Region codes preferred, first first: among equal prices the earlier region ranks first.
+    preferred_regions: tuple[str, ...] = ()
     # Options whose expected CO2e (kg) is above this, or unknown, are left out.
     max_co2e_kg: float | None = None
 
