@@ -89,13 +89,15 @@ def sweep_points(
 
 def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float) -> int:
     """The cheapest point whose P95 wait meets the target (ties: shorter P95, then the smaller
-    pool). A pool of 0 waits for nothing, so a grid with one always has an answer."""
+    pool); when none meets it (no pool of 0 swept), the point with the shortest P95 wait."""
     if not target_p95_wait_hours >= 0:
         raise ValueError("target_p95_wait_hours: must be a number of hours >= 0")
+    if not points:
+        raise ValueError("pool_gpus: nothing was swept")
     meeting = [i for i, p in enumerate(points) if p.p95_wait_hours <= target_p95_wait_hours]
     if not meeting:
-        raise ValueError("target_p95_wait_hours: no point of the sweep meets it; add pool "
-                         "size 0 or a shorter wait limit")
+        return min(range(len(points)), key=lambda i: (points[i].p95_wait_hours,
+                                                      points[i].total_usd))
     return min(meeting, key=lambda i: (round(points[i].total_usd, 6), points[i].p95_wait_hours,
                                        points[i].pool_gpus))
 
@@ -144,6 +146,10 @@ class CapacityPlan:
     def recommended(self) -> PointFigures:
         return self.points[self.recommended_index]
 
+    @property
+    def is_target_met(self) -> bool:
+        return self.recommended.p95_wait_hours <= self.target_p95_wait_hours
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "gpu_type": self.gpu_type, "peak_gpus": self.peak_gpus,
@@ -151,6 +157,7 @@ class CapacityPlan:
             "points": [p.to_dict() for p in self.points],
             "recommended_index": self.recommended_index,
             "recommended": self.recommended.to_dict(),
+            "is_target_met": self.is_target_met,
             "against": [c.to_dict() for c in self.against],
             "queue": self.queue,
         }

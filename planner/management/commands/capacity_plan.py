@@ -122,7 +122,10 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         f"{'pool':>7} {'queue':<8} {'policy':<10} {'T (h)':>5} {'total (USD)':>14} "
         f"{'P95 (h)':>8} {'mean (h)':>8} {'burst':>9} {'util %':>6}",
         *(point_line(p) for p in payload["points"]),
-        f"Recommended (cheapest with P95 wait <= {payload['target_p95_wait_hours']:g} h): "
+        (f"Recommended (cheapest with P95 wait <= {payload['target_p95_wait_hours']:g} h): "
+         if payload["is_target_met"] else
+         f"No point has P95 wait <= {payload['target_p95_wait_hours']:g} h; the shortest: ")
+        +
         f"{best['pool_gpus']} GPUs, {best['discipline']}, {best['policy']} "
         f"(T {_hours(best['max_wait_hours'])} h): ${best['total_usd']:,.0f}, "
         f"P95 wait {best['p95_wait_hours']:.2f} h, mean wait {best['mean_wait_hours']:.2f} h",

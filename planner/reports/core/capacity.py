@@ -158,7 +158,10 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
     best = payload.get("recommended") or {}
     findings = [Finding(
         "Recommended", recommendation_words(payload),
-        f"The cheapest point with P95 wait <= {payload.get('target_p95_wait_hours')} h: "
+        (f"The cheapest point with P95 wait <= {payload.get('target_p95_wait_hours')} h: "
+         if payload.get("is_target_met", True) else
+         f"No point meets P95 wait <= {payload.get('target_p95_wait_hours')} h; the shortest: ")
+        +
         f"{fmt.usd(as_number(best.get('total_usd')) or 0)} over the history, P95 wait "
         f"{as_number(best.get('p95_wait_hours')) or 0:.2f} h.")]
     for item in payload.get("against") or []:
