@@ -65,8 +65,8 @@ def queue_figure(document: dict[str, Any]) -> go.Figure:
                                 line={"color": PALETTE[1], "width": 1}))
     best = document["recommended"]
     figure.update_layout(
-        **_LAYOUT, title=f"Queue at the recommended point ({best['pool_gpus']} GPUs, "
-                         f"{curve_name(best)})",
+        **_LAYOUT, title=f"Queue at the recommended point: {best['pool_gpus']} GPUs, "
+                         f"{curve_name(best)}",
         xaxis_title="Hours since the first submit (h)", yaxis_title="Jobs waiting (count)",
         yaxis2={"title": {"text": "GPUs waited for (GPUs)"}, "overlaying": "y",
                 "side": "right"})
