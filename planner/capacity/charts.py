@@ -45,9 +45,13 @@ def frontier_figure(document: dict[str, Any]) -> go.Figure:
         y=[best["total_usd"]], mode="markers",
         marker={"symbol": "star", "size": 18, "color": "#111827"}))
     target = float(document["target_p95_wait_hours"])
+    finding = (f"The cheapest point with P95 wait at most {target:g} h is {best['pool_gpus']:,} "
+               f"GPUs ({curve_name(best)}) at ${best['total_usd']:,.0f}, P95 wait "
+               f"{best['p95_wait_hours']:.2f} h.")
     figure.add_vline(x=target, line={"dash": "dot", "color": "#9ca3af"},
                      annotation_text=f"P95 target {target:g} h")
     figure.update_layout(**_LAYOUT, title="Cost against P95 wait, per waiting policy",
+                         meta={"finding": finding},
                          xaxis_title="P95 wait (h)",
                          yaxis_title="Total cost over the history (USD)")
     return figure
@@ -64,9 +68,12 @@ def queue_figure(document: dict[str, Any]) -> go.Figure:
                                 y=queue.get("gpus", []), mode="lines", yaxis="y2",
                                 line={"color": PALETTE[1], "width": 1}))
     best = document["recommended"]
+    jobs = queue.get("jobs") or [0]
+    finding = (f"At {best['pool_gpus']:,} GPUs at most {max(jobs):,.0f} jobs wait at once; "
+               f"the mean wait is {best['mean_wait_hours']:.2f} h.")
     figure.update_layout(
-        **_LAYOUT, title=f"Queue at the recommended point: {best['pool_gpus']} GPUs, "
-                         f"{curve_name(best)}",
+        **_LAYOUT, meta={"finding": finding},
+        title=f"Queue at the recommended point: {best['pool_gpus']} GPUs, {curve_name(best)}",
         xaxis_title="Hours since the first submit (h)", yaxis_title="Jobs waiting (count)",
         yaxis2={"title": {"text": "GPUs waited for (GPUs)"}, "overlaying": "y",
                 "side": "right"})

@@ -21,6 +21,7 @@ from planner.capacity.core.points import GridPoint, PointFigures
 from planner.capacity.core.pool import BACKFILL_DEPTH
 from planner.capacity.core.prices import CapacityPrices
 from planner.core import formatting as fmt
+from planner.core.purchase_options import ON_DEMAND, SPOT
 
 POINT_KEYS = ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
               "burst_gpu_hours", "jobs_burst", "mean_wait_hours", "p95_wait_hours",
@@ -46,12 +47,21 @@ def capacity_jobs(jobs: pd.DataFrame, inputs: CapacityInputs) -> PoolJobs:
     return pool_jobs_from_frame(jobs, gpu_type)
 
 
-def _plan(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
-    for plan in (document.get("recommendation") or {}).get("plans") or []:
-        if (plan.get("offer") or {}).get("gpu_type") == gpu_type:
-            return dict(plan)
+def _offer(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
+    """The analysis's offer for the type (the instance, its on-demand, spot and commitment
+    prices)."""
+    for offer in document.get("offers") or []:
+        if offer.get("gpu_type") == gpu_type:
+            return dict(offer)
     reason = (document.get("unpriced") or {}).get(gpu_type, "no offer in the analysis")
     raise ValueError(f"gpu_type: {gpu_type} has no prices ({reason})")
+
+
+def _type_buy(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
+    for item in (document.get("what_to_buy") or {}).get("types") or []:
+        if item.get("gpu_type") == gpu_type:
+            return dict(item)
+    return {}
 
 
 def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hour: float
@@ -68,9 +78,8 @@ def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hou
             "basis": "listed", "usd_per_gpu_hour": None}
 
 
-def _pool_price(plan: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any]
+def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any]
                 ) -> tuple[float, str, dict[str, Any]]:
-    offer = plan["offer"]
     per = float(offer["gpus_per_instance"])
     if inputs.pool_price == "owned":
         assert inputs.owned is not None
@@ -99,26 +108,32 @@ def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: Capacity
     """$/GPU-hour of the pool and of bursting, from the analysis's offer for the type, and
     where each price comes from. Spot (with the analysis's interruption overhead) only for
     interruptible jobs and only if allowed."""
-    plan = _plan(document, gpu_type)
-    offer = plan["offer"]
+    offer = _offer(document, gpu_type)
     per = float(offer["gpus_per_instance"])
-    pool_rate, words, pool_source = _pool_price(plan, inputs, document)
+    pool_rate, words, pool_source = _pool_price(offer, inputs, document)
     on_demand = float(offer["on_demand_usd_per_hour"])
-    sources = [pool_source, _source(document, gpu_type, "on_demand", on_demand)]
+    sources = [pool_source, _source(document, gpu_type, ON_DEMAND, on_demand)]
     spot_rate = None
-    spot = plan.get("spot") or {}
+    spot = _type_buy(document, gpu_type).get(SPOT) or {}  # the type's SpotPlan
     if inputs.is_spot_allowed and offer.get("spot_usd_per_hour"):
         effective = float(spot.get("effective_usd_per_hour") or offer["spot_usd_per_hour"])
         spot_rate = effective / per
-        sources.append(_source(document, gpu_type, "spot", float(offer["spot_usd_per_hour"])))
+        sources.append(_source(document, gpu_type, SPOT, float(offer["spot_usd_per_hour"])))
     prices = CapacityPrices(pool_rate, on_demand / per, spot_rate, words)
     return prices, sources
 
 
-def no_wait_pool_gpus(document: Mapping[str, Any], gpu_type: str) -> int:
-    """GPUs the purchase mix commits for the type without waiting (its replay optimum)."""
-    plan = _plan(document, gpu_type)
-    return int(sum(float(c.get("gpus") or 0) for c in plan.get("commitments") or []))
+def no_wait_pool_gpus(document: Mapping[str, Any], gpu_type: str) -> dict[str, int]:
+    """GPUs the purchase mix commits for the type without waiting: what it says to buy now
+    (its one recommendation, risk-sized) and its hindsight optimum on this history."""
+    _offer(document, gpu_type)
+    found = {"what to buy now": int(sum(
+        int(line.get("gpus") or 0) for line in _type_buy(document, gpu_type).get("lines") or []))}
+    for plan in (document.get("hindsight_reference") or {}).get("plans") or []:
+        if (plan.get("offer") or {}).get("gpu_type") == gpu_type:
+            found["no-wait hindsight optimum"] = int(sum(
+                float(c.get("gpus") or 0) for c in plan.get("commitments") or []))
+    return found
 
 
 def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs) -> tuple[GridPoint, ...]:
@@ -149,7 +164,7 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
 
 def plan_document(
     plan: CapacityPlan, *, inputs: CapacityInputs, prices: CapacityPrices,
-    sources: Sequence[dict[str, Any]], no_wait_gpus: int | None, jobs: PoolJobs,
+    sources: Sequence[dict[str, Any]], no_wait_gpus: Mapping[str, int], jobs: PoolJobs,
 ) -> dict[str, Any]:
     """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
     data = plan.to_dict()
@@ -158,7 +173,8 @@ def plan_document(
         "inputs": inputs.to_dict(),
         "jobs": jobs.n_jobs,
         "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
-        "no_wait_pool_gpus": no_wait_gpus,
+        "no_wait_pool_gpus": no_wait_gpus.get("what to buy now"),
+        "no_wait_references": dict(no_wait_gpus),
         "prices": {
             "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
             "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
@@ -179,7 +195,7 @@ def capacity_document(
     no_wait = no_wait_pool_gpus(analysis, jobs.gpu_type)
     points = sweep(jobs, capacity_grid(jobs, inputs), prices)
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
-                            inputs.target_p95_wait_hours, no_wait_pool_gpus=no_wait)
+                            inputs.target_p95_wait_hours, no_wait_references=no_wait)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
                          no_wait_gpus=no_wait, jobs=jobs)
 

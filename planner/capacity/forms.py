@@ -13,11 +13,12 @@ from planner.capacity.core.inputs import (
     capacity_inputs,
 )
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS, RESERVED_1Y, RESERVED_3Y
 
 POLICY_WORDS = {"none": "No waiting (burst at once)", "constant": "Constant: wait up to T",
                 "size_aware": "Size-aware: T × GPU-hours / mean (Starburst)"}
 POOL_PRICE_WORDS = (("cheapest", "Cheapest commitment sold"),
-                    ("reserved_1y", "1-year reservation"), ("reserved_3y", "3-year reservation"),
+                    *((code, PURCHASE_OPTION_WORDS[code]) for code in (RESERVED_1Y, RESERVED_3Y)),
                     ("owned", "Owned hardware"))
 OWNED_LABELS = {"purchase_usd_per_gpu": "Purchase price per GPU (USD)",
                 "lifetime_years": "Lifetime (years)", "power_kw_per_gpu": "Power per GPU (kW)",

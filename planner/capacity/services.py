@@ -28,12 +28,20 @@ from planner.capacity.documents import (
     plan_document,
 )
 from planner.capacity.models import CapacityPart, CapacityRun
+from planner.core.serialize import json_safe
+from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors as mix_selectors
 from planner.purchase_mix import services as mix_services
 from planner.purchase_mix.core.analysis import analyze_demand
-from planner.purchase_mix.core.recommend import recommend_mix
+from planner.purchase_mix.core.buy import what_to_buy
+from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.upload.jobs import JobHistory
-from planner.purchase_mix.documents import TREND_HORIZON_DAYS, RunOptions, fit_window
+from planner.purchase_mix.documents import (
+    TREND_HORIZON_DAYS,
+    RunOptions,
+    fit_window,
+    service_years_left,
+)
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.runs import (
     TRANSIENT_ERRORS,
@@ -43,6 +51,7 @@ from planner.runs import (
     run_enqueue,
     run_execute,
     run_fail,
+    run_lease,
     run_progress,
     run_store,
 )
@@ -124,7 +133,7 @@ def _document(jobs: PoolJobs, inputs: CapacityInputs, analysis: dict[str, Any],
     prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
     no_wait = no_wait_pool_gpus(analysis, jobs.gpu_type)
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
-                            inputs.target_p95_wait_hours, no_wait_pool_gpus=no_wait)
+                            inputs.target_p95_wait_hours, no_wait_references=no_wait)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
                          no_wait_gpus=no_wait, jobs=jobs)
 
@@ -158,11 +167,12 @@ def capacity_part_execute(*, part_id: int, attempt: Attempt) -> None:
         return
     label = f"sweep part {part.index + 1} of {part.n_parts}"
     try:
-        run = CapacityRun.objects.get(pk=part.capacity_run_id)
-        jobs, inputs, analysis = _loaded(run)
-        grid = capacity_grid(jobs, inputs)
-        prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
-        points = sweep_points(jobs, grid[part.start:part.stop], prices)
+        with run_lease(CapacityPart, part.pk, attempt.task_id):
+            run = CapacityRun.objects.get(pk=part.capacity_run_id)
+            jobs, inputs, analysis = _loaded(run)
+            grid = capacity_grid(jobs, inputs)
+            prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
+            points = sweep_points(jobs, grid[part.start:part.stop], prices)
         _part_finish(part, [p.to_dict() for p in points], (jobs, inputs, analysis))
     except TRANSIENT_ERRORS:
         if attempt.is_last_try:
@@ -219,20 +229,25 @@ def capacity_payload(history: History, run: CapacityRun | None) -> dict[str, Any
 
 
 def _offers_document(history: JobHistory, options: RunOptions) -> dict[str, Any]:
-    """The part of a purchase-mix analysis a sweep needs: the offers and prices per GPU type
-    and the no-wait commitment (the replay optimum), without the backtest and risk sizing."""
+    """The part of a purchase-mix analysis a sweep needs: the offers and prices per GPU type,
+    what to buy now and the hindsight optimum (no look-back sensitivity, no backtest)."""
     analysis = analyze_demand(history, horizon_days=TREND_HORIZON_DAYS)
-    offer_set = mix_selectors.gpu_offers(
-        sizes=[mix_selectors.GpuDemandSize(name, analysis.stats[name].p90_gpus)
+    offer_set = offer_service.gpu_offers(
+        sizes=[offer_service.GpuDemandSize(name, analysis.stats[name].p90_gpus)
                for name in analysis.demand.gpu_types],
         provider=options.provider, region=options.region, spot_bands=options.spot_bands,
         accelerator_map=options.accelerator_map)
-    recommendation = recommend_mix(fit_window(analysis.demand, options.lookback_days),
-                                   offer_set.offers, savings_plans=offer_set.savings_plans)
-    found = recommendation.to_dict()
-    found.pop("demand", None)
-    return {"recommendation": found, "prices": offer_set.prices,
-            "unpriced": offer_set.unpriced}
+    window = fit_window(analysis.demand, options.lookback_days)
+    buy = what_to_buy(window, offer_set.offers, settings=options.risk_settings,
+                      is_spot_allowed=options.is_spot_alternative,
+                      is_elsewhere_allowed=options.is_elsewhere_alternative,
+                      service_years_left=service_years_left(offer_set.accelerators),
+                      savings_plans=offer_set.savings_plans)
+    hindsight = hindsight_replay(window, offer_set.offers).to_dict()
+    hindsight.pop("demand", None)
+    return {"offers": [json_safe(offer) for offer in offer_set.offers],
+            "prices": offer_set.prices, "unpriced": offer_set.unpriced,
+            "what_to_buy": buy.to_dict(), "hindsight_reference": hindsight}
 
 
 def file_capacity(path: Path, *, options: mix_services.ParseOptions,

@@ -35,7 +35,7 @@ def _figures(run: CapacityRun) -> list[Any]:
     if scripts is None:
         figures = {"capacity-frontier": charts.frontier_figure(run.result or {}),
                    "capacity-queue": charts.queue_figure(run.result or {})}
-        scripts = [(name, json_script(fig.to_plotly_json(), name, encoder=PlotlyJSONEncoder))
+        scripts = [json_script(fig.to_plotly_json(), name, encoder=PlotlyJSONEncoder)
                    for name, fig in figures.items()]
         cache.set(key, scripts, 3600)
     return scripts

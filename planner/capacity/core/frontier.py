@@ -4,7 +4,7 @@ into parts for several workers, swept, and the cheapest point that meets a wait 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,8 +131,8 @@ def compare(name: str, chosen: PointFigures, reference: PointFigures) -> Compari
 @dataclass(frozen=True)
 class CapacityPlan:
     """The swept points, the recommended one, and what it gives up against buying everything
-    on demand (pool 0) and against the no-wait commitment (`no_wait_pool_gpus` with policy
-    none), plus the queue length over time at the recommended point."""
+    on demand (pool 0) and against each no-wait commitment (`no_wait_references`: name -> pool
+    GPUs, replayed with policy none), plus the queue length over time at the recommended point."""
 
     gpu_type: str
     peak_gpus: int
@@ -165,7 +165,7 @@ class CapacityPlan:
 
 def plan_from_points(
     jobs: PoolJobs, points: Sequence[PointFigures], prices: CapacityPrices, *,
-    target_p95_wait_hours: float, no_wait_pool_gpus: int | None,
+    target_p95_wait_hours: float, no_wait_references: Mapping[str, int],
 ) -> CapacityPlan:
     """Recommend among swept points and compare; replays the references and the recommended
     point once more (its queue over time)."""
@@ -173,9 +173,9 @@ def plan_from_points(
     chosen = points[index]
     against = [compare("all on demand", chosen, _figures(jobs, GridPoint(0, "fifo", "none", 0.0),
                                                         prices))]
-    if no_wait_pool_gpus is not None:
-        reference = GridPoint(int(no_wait_pool_gpus), chosen.discipline, "none", 0.0)
-        against.append(compare("no-wait commitment", chosen, _figures(jobs, reference, prices)))
+    for name, gpus in no_wait_references.items():
+        reference = GridPoint(int(gpus), chosen.discipline, "none", 0.0)
+        against.append(compare(name, chosen, _figures(jobs, reference, prices)))
     point = GridPoint(chosen.pool_gpus, chosen.discipline, chosen.policy, chosen.max_wait_hours)
     queue = queue_length_series(jobs, replay_point(jobs, point))
     return CapacityPlan(jobs.gpu_type, peak_concurrent_gpus(jobs), tuple(points), index,

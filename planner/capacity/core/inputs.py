@@ -13,8 +13,9 @@ from typing import Any
 from planner.capacity.core.frontier import parse_hours_list, parse_pool_sizes
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
 from planner.capacity.core.prices import OwnedHardware
+from planner.core.purchase_options import RESERVED_1Y, RESERVED_3Y
 
-POOL_PRICES: tuple[str, ...] = ("cheapest", "reserved_1y", "reserved_3y", "owned")
+POOL_PRICES: tuple[str, ...] = ("cheapest", RESERVED_1Y, RESERVED_3Y, "owned")
 # Owned hardware defaults: an 8-GPU H100 server at about $300k (so $37.5k per GPU with its
 # share of the server), 5 years of use, 1.2 kW per GPU at the wall, PUE 1.3, $0.10/kWh.
 OWNED_DEFAULTS: dict[str, float] = {

@@ -53,7 +53,7 @@ class Command(BaseCommand):
         for key, default in OWNED_DEFAULTS.items():
             parser.add_argument(f"--owned-{key.replace('_', '-')}", default=str(default),
                                 help=f"owned hardware: {key} (default {default:g})")
-        parser.add_argument("--spot", action="store_true",
+        parser.add_argument("--spot", action="store_true", dest="is_spot_allowed",
                             help="interruptible jobs burst to spot (else on-demand)")
         parser.add_argument("--json", action="store_true", help="print the API document")
         parser.add_argument("--report", type=Path, metavar="PATH",
@@ -92,7 +92,7 @@ def _raw_inputs(options: dict[str, Any]) -> dict[str, Any]:
         "disciplines": options["discipline"], "policies": options["policy"],
         "max_wait_hours": options["max_wait_hours"],
         "target_p95_wait_hours": options["target_p95_wait_hours"],
-        "pool_price": options["pool_price"], "is_spot_allowed": options["spot"],
+        "pool_price": options["pool_price"], "is_spot_allowed": options["is_spot_allowed"],
         "owned": {key: options[f"owned_{key}"] for key in OWNED_DEFAULTS},
     }
 

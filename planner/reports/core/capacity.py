@@ -140,8 +140,8 @@ def _summary(payload: dict[str, Any]) -> tuple[Figure, ...]:
         Figure("Pool utilisation", 100.0 * (as_number(best.get("utilization")) or 0), "%", 1),
         Figure("Jobs burst", as_number(best.get("jobs_burst")), "count"),
         Figure("No-wait peak demand", as_number(payload.get("peak_gpus")), "GPUs"),
-        Figure("No-wait commitment of the purchase mix",
-               as_number(payload.get("no_wait_pool_gpus")), "GPUs"),
+        *(Figure(f"No-wait commitment: {name}", as_number(gpus), "GPUs")
+          for name, gpus in (payload.get("no_wait_references") or {}).items()),
         Figure("Pool price", as_number(prices.get("pool_usd_per_gpu_hour")), "USD/GPU-hour", 3),
         Figure("On-demand price", as_number(prices.get("on_demand_usd_per_gpu_hour")),
                "USD/GPU-hour", 3),

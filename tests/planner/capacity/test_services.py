@@ -29,13 +29,17 @@ def test_a_sweep_recommends_the_cheapest_point_meeting_the_target(
     assert doc["recommended"]["total_usd"] == min(p["total_usd"] for p in meeting)
     assert doc["recommended"] == doc["points"][doc["recommended_index"]]
     # Pool 0 is all on demand: the purchase mix's all-on-demand cost of the same jobs.
-    analysis = analysed.runs.get().result["recommendation"]["plans"][0]["expected"]
+    analysis = analysed.runs.get().result["hindsight_reference"]["plans"][0]["expected"]
     zero = doc["points"][0]
     assert zero["pool_gpus"] == 0
     assert zero["total_usd"] == pytest.approx(analysis["all_on_demand_cost_usd"], rel=1e-9)
     names = [a["name"] for a in doc["against"]]
-    assert names == ["all on demand", "no-wait commitment"]
-    assert doc["against"][1]["reference"]["pool_gpus"] == doc["no_wait_pool_gpus"] > 0
+    assert names == ["all on demand", "what to buy now", "no-wait hindsight optimum"]
+    references = doc["no_wait_references"]
+    assert doc["against"][1]["reference"]["pool_gpus"] == references["what to buy now"]
+    # 16.5 days of history: the purchase mix commits nothing yet; its hindsight optimum does.
+    assert doc["no_wait_pool_gpus"] == 0
+    assert doc["against"][2]["reference"]["pool_gpus"] == references[names[2]] > 0
     assert {s["purchase_option"] for s in doc["prices"]["sources"]} >= {"on_demand"}
     assert all(s["as_of"] for s in doc["prices"]["sources"])
 
