@@ -16,6 +16,7 @@ def main() -> None:
     django.setup()
     from benchmarks import (
         bench_capacity,
+        bench_capacity_traces,
         bench_history,
         bench_load,
         bench_plans,
@@ -34,6 +35,8 @@ def main() -> None:
                     bench_history.run),
         "capacity": ("Capacity: capacity_plan on a 1,000,000-job history, 30 pool sizes x 3 "
                      "policies", bench_capacity.run),
+        "traces": ("Capacity frontier on the Philly and Helios samples",
+                   bench_capacity_traces.run),
     }
     # BENCH=load,plans runs only those sections (default: all, in this order).
     chosen = [name.strip() for name in os.environ.get("BENCH", "").split(",") if name.strip()]

@@ -136,8 +136,13 @@ def no_wait_pool_gpus(document: Mapping[str, Any], gpu_type: str) -> dict[str, i
     return found
 
 
-def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs) -> tuple[GridPoint, ...]:
-    sizes = inputs.pool_gpus or pool_sizes(jobs)
+def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str, Any]
+                  ) -> tuple[GridPoint, ...]:
+    """The sweep: the sizes asked for, or about 30 from 0 to the peak that include the
+    no-wait commitments (so the recommendation is never dearer than one that meets the
+    target)."""
+    references = no_wait_pool_gpus(analysis, jobs.gpu_type).values()
+    sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references))
     return sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
 
 
@@ -193,7 +198,7 @@ def capacity_document(
     jobs = capacity_jobs(frame, inputs)
     prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
     no_wait = no_wait_pool_gpus(analysis, jobs.gpu_type)
-    points = sweep(jobs, capacity_grid(jobs, inputs), prices)
+    points = sweep(jobs, capacity_grid(jobs, inputs, analysis), prices)
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
                             inputs.target_p95_wait_hours, no_wait_references=no_wait)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,

@@ -113,7 +113,7 @@ def _part_count(n_jobs: int, n_points: int) -> int:
 
 def _compute(run: CapacityRun) -> dict[str, Any] | None:
     jobs, inputs, analysis = _loaded(run)
-    grid = capacity_grid(jobs, inputs)
+    grid = capacity_grid(jobs, inputs, analysis)
     n_parts = _part_count(jobs.n_jobs, len(grid))
     if n_parts > 1:
         capacity_split(run_id=run.pk, n_points=len(grid), n_parts=n_parts)
@@ -170,7 +170,7 @@ def capacity_part_execute(*, part_id: int, attempt: Attempt) -> None:
         with run_lease(CapacityPart, part.pk, attempt.task_id):
             run = CapacityRun.objects.get(pk=part.capacity_run_id)
             jobs, inputs, analysis = _loaded(run)
-            grid = capacity_grid(jobs, inputs)
+            grid = capacity_grid(jobs, inputs, analysis)
             prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
             points = sweep_points(jobs, grid[part.start:part.stop], prices)
         _part_finish(part, [p.to_dict() for p in points], (jobs, inputs, analysis))

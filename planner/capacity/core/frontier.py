@@ -24,10 +24,14 @@ from planner.capacity.core.prices import CapacityPrices
 DEFAULT_POOL_POINTS = 30
 
 
-def pool_sizes(jobs: PoolJobs, n_points: int = DEFAULT_POOL_POINTS) -> tuple[int, ...]:
-    """About `n_points` whole pool sizes evenly from 0 to the no-wait peak demand."""
+def pool_sizes(jobs: PoolJobs, n_points: int = DEFAULT_POOL_POINTS,
+               include: Sequence[int] = ()) -> tuple[int, ...]:
+    """About `n_points` whole pool sizes: the sizes in `include` (e.g. the no-wait
+    commitments, so the sweep holds them) and the rest evenly from 0 to the no-wait peak."""
     peak = peak_concurrent_gpus(jobs)
-    return tuple(int(n) for n in np.unique(np.round(np.linspace(0, peak, n_points))))
+    extra = sorted({int(n) for n in include if n >= 0})
+    even = np.round(np.linspace(0, peak, max(2, n_points - len(extra)))).astype(int)
+    return tuple(int(n) for n in np.unique(np.concatenate([even, extra]).astype(int)))
 
 
 def sweep_grid(
