@@ -51,19 +51,19 @@ def _owner_id(request: HttpRequest) -> int:
     return int(user.pk)
 
 
-@router.post("/{history_id}/capacity", response={202: QueuedOut, 409: ErrorOut, 422: ErrorOut},
+@router.post("/{history_id}/capacity", response={202: QueuedOut, 400: ErrorOut, 409: ErrorOut},
              summary="Queue a capacity sweep of an analysed history")
 def create_capacity(request: HttpRequest, history_id: int, body: CapacityIn) -> Status[Any]:
     """pool_gpus: sizes to replay ([] = about 30 from 0 to the no-wait peak); disciplines:
     fifo, backfill; policies: none, constant, size_aware; max_wait_hours: T values ("inf"
     allowed); pool_price: cheapest, reserved_1y, reserved_3y or owned (with `owned`:
-    purchase_usd_per_gpu, lifetime_years, power_kw_per_gpu, pue, usd_per_kwh). 422 names
+    purchase_usd_per_gpu, lifetime_years, power_kw_per_gpu, pue, usd_per_kwh). 400 names
     the field; 409 when the history has no finished analysis or no jobs."""
     history = get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
     try:
         run = services.capacity_create(history=history, raw=body.dict())
     except ValueError as error:
-        status = 409 if str(error).startswith("history:") else 422
+        status = 409 if str(error).startswith("history:") else 400
         return Status(status, {"detail": str(error)})
     return Status(202, {"run_id": run.pk, "status": run.status,
                         "status_url": f"/api/histories/{history.pk}/capacity"})

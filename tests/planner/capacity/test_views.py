@@ -72,9 +72,9 @@ def test_api_post_queues_a_sweep_and_refuses_bad_fields(analysed, user,
     assert response.status_code == 202, response.content
     assert client.get(url).json()["status"] == "done"
     bad = client.post(url, {"pool_gpus": [-1]}, content_type="application/json")
-    assert bad.status_code == 422 and bad.json()["detail"].startswith("pool_gpus:")
+    assert bad.status_code == 400 and bad.json()["detail"].startswith("pool_gpus:")
     bad = client.post(url, {"policies": ["later"]}, content_type="application/json")
-    assert bad.status_code == 422 and "policy" in bad.json()["detail"]
+    assert bad.status_code == 400 and "policy" in bad.json()["detail"]
 
 
 def test_a_bad_form_is_refused_beside_its_field(analysed, user):
