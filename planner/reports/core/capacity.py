@@ -189,7 +189,7 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
         title=f"Capacity with queues: {payload.get('gpu_type')}"
               + (f" in {payload['name']}" if payload.get("name") else ""),
         subtitle=f"{fmt.count(payload.get('jobs') or 0)} GPU jobs replayed on "
-                 f"{len(payload['points'])} pool sizes and policies",
+                 f"{len(payload['points'])} points (pool sizes x queues x waiting policies)",
         summary=_summary(payload), findings=_findings(payload),
         tables=(points, _against_table(payload), queue, _sources_table(payload),
                 _assumptions_table(payload)),
