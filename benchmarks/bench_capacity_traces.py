@@ -88,11 +88,12 @@ def _lines(name: str, payload: dict[str, Any]) -> list[str]:
     lines = [f"{name}: {payload['jobs']:,} GPU jobs, {payload['gpu_hours']:,.0f} GPU-hours, "
              f"no-wait peak {payload['peak_gpus']} GPUs; T = {WAITS} h, fifo"]
     for wait in ("mean_wait_hours", "p95_wait_hours"):
+        size_wins = 100 * _dominated_share(points, "size_aware", "constant", wait)
+        constant_wins = 100 * _dominated_share(points, "constant", "size_aware", wait)
         lines.append(
             f"  {wait.split('_')[0]} wait: size_aware matches or beats a constant point on "
-            f"cost and wait for {100 * _dominated_share(points, 'size_aware', 'constant', wait):.0f}"
-            f" % of them; constant beats a size_aware point for "
-            f"{100 * _dominated_share(points, 'constant', 'size_aware', wait):.0f} %")
+            f"cost and wait for {size_wins:.0f} % of them; constant beats a size_aware point "
+            f"for {constant_wins:.0f} %")
     for policy in ("none", "constant", "size_aware"):
         p = _cheapest(points, policy)
         limit = "" if policy == "none" else f" T={p['max_wait_hours']} h"
