@@ -33,7 +33,10 @@ from simulator.requests import SimulationInputs, inputs_from_request, without_ti
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 # The runs the shipped calibration is fitted on (validate_simulator --write-calibration).
-REFERENCE_RUNS_FILES = (DATA_DIR / "reference_runs.csv", DATA_DIR / "reference_runs_additions.csv")
+REFERENCE_RUNS_FILES = (
+    DATA_DIR / "reference_runs.csv", DATA_DIR / "reference_runs_additions.csv",
+    DATA_DIR / "whole_runs.csv",
+)
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_NODES = 512
 
@@ -190,6 +193,7 @@ def catalog_sweep(
     result = sweep(
         inputs.workload, inputs.goal, frame, list(node_counts), cal, catalog_gpu_specs(),
         precision=inputs.constraints.precision, layouts=grid,
+        goodput=inputs.goodput_assumptions(cal.production_overhead_fraction),
     )
     return result.configurations
 
@@ -198,7 +202,7 @@ def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
     """The sweep's layout grid with the user's fixed layout fields applied."""
     grid = layout_grid(inputs.workload)
     fixed = inputs.constraints
-    for name in ("tp", "pp", "cp", "zero_stage", "micro_batch"):
+    for name in ("tp", "pp", "cp", "zero_stage", "micro_batch", "virtual_stages"):
         value = getattr(fixed, name)
         if value is not None:
             grid = grid[grid[name] == value]

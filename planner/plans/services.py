@@ -48,7 +48,7 @@ from pricing.models import InstanceType
 from pricing.selectors import current_prices
 from simulator.core import LayoutConstraints, best_layout
 from simulator.hardware_adapter import hardware
-from simulator.requests import inputs_from_request
+from simulator.requests import GOODPUT_INPUTS, inputs_from_request
 from simulator.services import (
     calibration_for,
     catalog_gpu_specs,
@@ -228,7 +228,20 @@ def plan_from_configurations(
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
+    document.update(_goodput_document(scenario, owner_id))
     return document
+
+
+def _goodput_document(scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
+    """The whole-run goodput assumptions every option used (in the plan-field units, each
+    marked as the user's or the default) and the sequence/batch defaults that filled blanks."""
+    inputs = inputs_from_request(simulation_request(scenario))
+    used = inputs.goodput_assumptions(calibration_for(owner_id).production_overhead_fraction)
+    values = {name: getattr(used, field) / factor
+              for name, (field, factor) in GOODPUT_INPUTS.items()}
+    return {"goodput_assumptions": {name: {"value": value, "is_default": name not in scenario.data}
+                                    for name, value in values.items()},
+            "run_defaults": list(inputs.defaults)}
 
 
 def _refuse_unpublished_precision(scenario: Scenario) -> None:
@@ -284,6 +297,7 @@ def _chosen_memory(
         recompute=str(row["recompute"]),
         precision=str(row["precision"]),
         micro_batch=int(row["micro_batch"]),
+        virtual_stages=int(row["virtual_stages"]),
     )
     try:
         choice = best_layout(

@@ -10,7 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from planner.core.formatting import count, label, usd
+from planner.core.formatting import count, goodput_line, label, layout_label, usd
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
 HOURS_PER_DAY = 24.0
@@ -32,6 +32,8 @@ OPTION_COLUMNS = (
     Column("time_p10_hours", "Time P10", "days", digits=1),
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
+    Column("goodput", "Goodput", "%", is_printed=False, digits=1),
+    Column("goodput_line", "Failures, restarts and overhead", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
     Column("total_usd", "Total", "USD"),
@@ -41,12 +43,13 @@ OPTION_COLUMNS = (
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
     Column("calibration_status", "Simulator calibration"),
     Column("rate_note", "Speed note", is_printed=False),
+    Column("envelope_note", "Calibration envelope", is_printed=False),
     Column("basis", "Price basis"),
     Column("as_of", "Price as of"),
     Column("age_days", "Price age", "days", is_printed=False),
     Column("source", "Price source", is_printed=False),
 )
-PERCENT_KEYS = ("deadline_miss_probability", "mfu")
+PERCENT_KEYS = ("deadline_miss_probability", "mfu", "goodput")
 INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
 # Durations stored in hours, shown in days like the plan page (one unit per table).
 DAY_KEYS = ("time_to_train_hours", "time_p10_hours", "time_p90_hours")
@@ -64,15 +67,11 @@ def as_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _layout(option: dict[str, Any]) -> str:
-    parts = [f"{name.upper()}{as_number(option.get(name)) or 0:.0f}" for name in ("tp", "pp", "dp")]
-    zero = as_number(option.get("zero_stage"))
-    return " ".join([*parts, f"ZeRO{zero or 0:.0f}", str(option.get("recompute", ""))]).strip()
-
-
 def _option_cell(option: dict[str, Any], key: str) -> Any:
     if key == "layout":
-        return _layout(option)
+        return layout_label(option)
+    if key == "goodput_line":
+        return goodput_line(option.get("overhead_gpu_hours_pct"), option.get("overhead_usd"))
     value = option.get(key)
     if key in LABEL_KEYS:
         return label(value) if value else value
@@ -218,8 +217,11 @@ def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
 
 
 def _cost_chart(options: list[dict[str, Any]]) -> Chart:
-    top = options[:TOP_BARS]
-    parts = (("compute_usd", "Compute"), ("storage_usd", "Storage"), ("egress_usd", "Egress"))
+    top = [{**o, "steady_usd": (as_number(o.get("compute_usd")) or 0.0)
+            - (as_number(o.get("overhead_usd")) or 0.0)} for o in options[:TOP_BARS]]
+    parts = (("steady_usd", "Compute (useful steps)"),
+             ("overhead_usd", "Failures, restarts and overhead"), ("storage_usd", "Storage"),
+             ("egress_usd", "Egress"))
     series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
                           tuple(as_number(o.get(key)) or 0.0 for o in top))
                    for key, label in parts)
