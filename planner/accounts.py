@@ -6,18 +6,32 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from planner import tokens
 
 
 def signup(request: HttpRequest) -> HttpResponse:
+    """Make an account, sign in, and go on to `next` (the page that sent here) when it is one
+    of this site's, else to the front door."""
     form = UserCreationForm(request.POST or None)
+    next_url = safe_next(request)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="planner.security.ThrottledModelBackend")
-        return redirect("planner:history_list")
-    return render(request, "registration/signup.html", {"form": form})
+        return redirect(next_url or "home")
+    status = 400 if form.errors else 200
+    return render(request, "registration/signup.html", {"form": form, "next": next_url},
+                  status=status)
+
+
+def safe_next(request: HttpRequest) -> str:
+    """The `next` parameter (POST, else GET) if it points into this site, else ""."""
+    candidate = str(request.POST.get("next") or request.GET.get("next") or "")
+    is_safe = url_has_allowed_host_and_scheme(
+        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    return candidate if candidate and is_safe else ""
 
 
 @login_required

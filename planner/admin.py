@@ -5,7 +5,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
 from planner.models import AnalysisRun, ApiToken, History, PlanScenario, PlanSweepChunk, Report
-from planner.security import LOCKED_MESSAGE, login_is_locked
+from planner.security import login_lock_message
 
 
 class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
@@ -13,8 +13,9 @@ class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
 
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
-        if username and login_is_locked(username, self.request):
-            raise ValidationError(LOCKED_MESSAGE, code="locked")
+        locked = login_lock_message(username, self.request) if username else ""
+        if locked:
+            raise ValidationError(locked, code="locked")
         return super().clean()
 
 

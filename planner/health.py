@@ -1,4 +1,5 @@
-"""/healthz: is the database reachable, the broker reachable, and does a worker answer?"""
+"""/healthz: is the database reachable, the broker reachable, does a worker answer, is the page
+cache on Redis or degraded to per-process memory, and how much waits in the run outbox?"""
 
 import time
 from typing import Any
@@ -8,7 +9,17 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from planner.cache import cache_check
+from planner.outbox import outbox_waiting
+
 WORKER_PING_SECONDS = 1.0
+
+
+def _outbox_waiting() -> int | None:
+    try:
+        return outbox_waiting()
+    except Exception:  # noqa: BLE001 - reported as unknown
+        return None
 
 
 def _database() -> str:
@@ -45,7 +56,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     database = _database()
     broker, workers = _broker_and_workers()
     body: dict[str, Any] = {
-        "database": database, "broker": broker, "workers": workers,
+        "database": database, "broker": broker, "workers": workers, "cache": cache_check(),
+        "outbox_waiting": _outbox_waiting() if database == "ok" else None,
         "checked_in_ms": round((time.monotonic() - started) * 1000),
     }
     healthy = database == "ok" and broker == "ok"

@@ -1,8 +1,11 @@
 """The planner app's models, defined in their feature folders (one app label: `planner`)."""
 
+from planner.outbox import OutboxEntry
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
+from planner.throttle import ThrottleCounter
 from planner.tokens import ApiToken
 
-__all__ = ["AnalysisRun", "ApiToken", "History", "PlanScenario", "PlanSweepChunk", "Report"]
+__all__ = ["AnalysisRun", "ApiToken", "History", "OutboxEntry", "PlanScenario", "PlanSweepChunk",
+           "Report", "ThrottleCounter"]

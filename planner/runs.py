@@ -7,25 +7,35 @@ error. The protocol survives what workers and databases do:
 - a second delivery of a claimed run does nothing (the claim finds nothing to take);
 - a transient database error leaves the row "running" under the same task id and re-raises,
   so the task's autoretry reclaims its own row on the next try; only the last try fails it;
-- a worker killed mid-run leaves the row "running"; the broker redelivers the unacknowledged
-  message after its visibility timeout (set just above the task time limit in settings), and
-  the redelivery, under the same task id, or any delivery once the row is older than the time
-  limit, reclaims it and finishes it once.
+- a running task renews its lease (`heartbeat_at`, every RUN_HEARTBEAT_SECONDS from a thread
+  beside the work); a worker killed mid-run stops renewing it, and once the lease is older than
+  RUN_LEASE_SECONDS the run sweep (beat, every RUNS_SWEEP_SECONDS) sends the run again and any
+  delivery reclaims it: a dead worker's run starts again within about a minute and a half;
+- only the delivery that holds the run may store or fail it (its task id is the fence), so a
+  worker that lost its lease and still finishes stores nothing, and the run finishes once;
+- the broker's own redelivery of the unacknowledged message (after its visibility timeout, just
+  above the task time limit) finds the run finished and does nothing.
+
+Tasks are sent through the transactional outbox (planner.outbox): the run row and its outbox
+entry are written in one transaction, so a broker outage delays a run and never loses it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, models, transaction
+from django.db import InterfaceError, OperationalError, connection, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+
+from planner.outbox import PUBLISH_RETRY_POLICY, on_commit_send, outbox_add, outbox_publish
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +75,8 @@ class TrackedRun(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Times it was claimed")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last lease renewal by the worker running it")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -108,64 +120,56 @@ def run_status(run: TrackedRun) -> dict[str, Any]:
 
 
 class QueueUnavailableError(Exception):
-    """The broker refused a task; its run row is committed and stays queued until a sweep."""
+    """The broker refused a task; its run row and outbox entry are committed, and the outbox
+    publisher sends it when the broker is back."""
 
     message = ("Your request is saved, but the task queue is unavailable right now; it will "
                "start by itself when the queue is back (within about a minute).")
 
 
-# Publishing gives up after about a second instead of the default ~20 s of retries: the row
-# is already committed, and the sweep (runs_sweep) sends it when the broker is back.
-PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5,
-                        "interval_max": 0.5}
-# Queued rows older than this are sent again by the sweep (their first send may have failed).
+# Queued rows older than this are sent again by the sweep (a message lost with the broker).
 REQUEUE_AFTER_SECONDS = 60
-
-
-def _publish(model_label: str, task_name: str, run_id: int, is_raising: bool) -> None:
-    from kombu.exceptions import OperationalError as BrokerError
-
-    from planner.celery import app
-
-    try:
-        app.tasks[task_name].apply_async((run_id,), retry=True,
-                                         retry_policy=PUBLISH_RETRY_POLICY)
-    except (BrokerError, ConnectionError, TimeoutError) as exc:
-        logger.warning("%s %s stays queued: broker unavailable (%s)", model_label, run_id, exc)
-        if is_raising:
-            raise QueueUnavailableError(QueueUnavailableError.message) from exc
+# A running task renews its lease this often; a lease older than RUN_LEASE_SECONDS is a dead
+# worker's (settings override both).
+HEARTBEAT_SECONDS = 10
+LEASE_SECONDS = 45
 
 
 def run_enqueue(run: TrackedRun, *, on_unavailable: str = "raise") -> None:
-    """Send the run's task once the surrounding transaction commits (by name: no import).
+    """Write the run's outbox entry in the current transaction (the one that created the row)
+    and send it once that transaction commits (by task name: no import).
 
     With the broker down this raises QueueUnavailableError after the commit (the interface
-    answers 503), or only logs it with on_unavailable="keep" (a task sending subtasks); the
-    row stays queued and runs_sweep sends it later."""
-    label, name, run_id = run._meta.label, run.TASK_NAME, run.pk
-    is_raising = on_unavailable != "keep"
-    transaction.on_commit(lambda: _publish(label, name, run_id, is_raising))
+    answers 503: saved, starts later), or only logs it with on_unavailable="keep" (a task
+    sending subtasks); either way the entry stays and the outbox publisher sends it later."""
+    with transaction.atomic():
+        entry = outbox_add(task_name=run.TASK_NAME, run_label=run._meta.label, run_id=run.pk)
+    raising = (QueueUnavailableError(QueueUnavailableError.message)
+               if on_unavailable != "keep" else None)
+    on_commit_send(entry.pk, raising)
 
 
 def runs_sweep() -> int:
-    """Send again every run still queued after REQUEUE_AFTER_SECONDS, and every "running" run
-    older than the task time limit (its worker died and no redelivery came). A duplicate send
-    is harmless: the claim is conditional. Returns how many were sent."""
+    """Send what the outbox still holds, then send again every run still queued after
+    RUNS_REQUEUE_AFTER_SECONDS (its message was lost with the broker) and every running run
+    whose worker died (lease expired, or no lease and older than the task time limit).
+    A duplicate send is harmless: the claim is conditional. Returns how many were sent."""
     from django.apps import apps
 
     from planner.celery import app
 
-    sent = 0
+    sent = outbox_publish()
     after = getattr(settings, "RUNS_REQUEUE_AFTER_SECONDS", REQUEUE_AFTER_SECONDS)
     queued_before = timezone.now() - timedelta(seconds=after)
     for model in apps.get_models():
         if not issubclass(model, TrackedRun) or not model.TASK_NAME:
             continue
         stuck = model.objects.filter(
-            Q(status=TrackedRun.Status.QUEUED, created_at__lt=queued_before)
-            | Q(status=TrackedRun.Status.RUNNING, started_at__lt=_stale_before())
+            Q(status=TrackedRun.Status.QUEUED, created_at__lt=queued_before) | _dead()
         ).values_list("pk", flat=True)
         for run_id in stuck:
+            logger.warning("%s %s sent again (queued too long, or its worker died)",
+                           model._meta.label, run_id)
             app.tasks[model.TASK_NAME].apply_async((run_id,), retry=True,
                                                    retry_policy=PUBLISH_RETRY_POLICY)
             sent += 1
@@ -176,16 +180,31 @@ def _stale_before() -> datetime:
     return timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
 
 
-def run_claim(model: type[Run], run_id: int, attempt: Attempt, message: str) -> Run | None:
-    """queued (or abandoned running) -> running in one conditional update; None if not ours."""
-    claimable = Q(status=TrackedRun.Status.QUEUED) | Q(
-        status=TrackedRun.Status.RUNNING, started_at__lt=_stale_before()
+def lease_seconds() -> float:
+    return float(getattr(settings, "RUN_LEASE_SECONDS", LEASE_SECONDS))
+
+
+def _dead() -> Q:
+    """Running rows whose worker is gone: a lease not renewed for RUN_LEASE_SECONDS, or (a run
+    handed to subtasks holds no lease) started longer ago than the task time limit."""
+    lease_before = timezone.now() - timedelta(seconds=lease_seconds())
+    return Q(status=TrackedRun.Status.RUNNING) & (
+        Q(heartbeat_at__lt=lease_before)
+        | Q(heartbeat_at__isnull=True, started_at__lt=_stale_before())
     )
+
+
+def run_claim(model: type[Run], run_id: int, attempt: Attempt, message: str) -> Run | None:
+    """queued (or a dead worker's running) -> running in one conditional update, with a fresh
+    lease; None if not ours."""
+    claimable = Q(status=TrackedRun.Status.QUEUED) | _dead()
     if attempt.task_id:
         claimable |= Q(status=TrackedRun.Status.RUNNING, task_id=attempt.task_id)
+    now = timezone.now()
     claimed = model.objects.filter(claimable, pk=run_id).update(
-        status=TrackedRun.Status.RUNNING, started_at=timezone.now(), task_id=attempt.task_id,
-        attempts=F("attempts") + 1, progress_pct=1, progress_message=message[:200], error="",
+        status=TrackedRun.Status.RUNNING, started_at=now, heartbeat_at=now,
+        task_id=attempt.task_id, attempts=F("attempts") + 1, progress_pct=1,
+        progress_message=message[:200], error="",
     )
     return model.objects.get(pk=run_id) if claimed else None
 
@@ -194,19 +213,71 @@ def run_progress(model: type[TrackedRun], run_id: int, pct: float, message: str)
     model.objects.filter(pk=run_id).update(progress_pct=pct, progress_message=message[:200])
 
 
-def run_fail(model: type[TrackedRun], run_id: int, message: str) -> None:
-    model.objects.filter(pk=run_id).update(
+def _held(model: type[TrackedRun], run_id: int, holder: str) -> models.QuerySet[Any]:
+    """The row, if the delivery `holder` (a task id; "" = any) still holds it."""
+    rows = model.objects.filter(pk=run_id)
+    if holder:
+        rows = rows.filter(status=TrackedRun.Status.RUNNING, task_id=holder)
+    return rows
+
+
+def run_fail(model: type[TrackedRun], run_id: int, message: str, *, holder: str = "") -> bool:
+    """Fail the run (only if `holder` still holds it, when given); True if it was stored."""
+    return bool(_held(model, run_id, holder).update(
         status=TrackedRun.Status.FAILED, error=message[:2000], progress_message="failed",
-        finished_at=timezone.now(),
-    )
+        finished_at=timezone.now(), heartbeat_at=None,
+    ))
 
 
-def run_store(model: type[TrackedRun], run_id: int, result: dict[str, Any]) -> None:
+def run_store(model: type[TrackedRun], run_id: int, result: dict[str, Any], *,
+              holder: str = "") -> bool:
+    """Store the result (only if `holder` still holds the run, when given); True if stored."""
     with transaction.atomic():
-        model.objects.filter(pk=run_id).update(
+        stored = _held(model, run_id, holder).update(
             status=TrackedRun.Status.DONE, result=result, error="", progress_pct=100,
-            progress_message="done", finished_at=timezone.now(),
+            progress_message="done", finished_at=timezone.now(), heartbeat_at=None,
         )
+    if not stored:
+        logger.warning("%s %s: result dropped, delivery %s lost its lease to another",
+                       model._meta.label, run_id, holder)
+    return bool(stored)
+
+
+class run_lease(contextlib.AbstractContextManager["run_lease"]):  # noqa: N801 - a with-block
+    """Renew the run's lease every RUN_HEARTBEAT_SECONDS from a thread while the block runs.
+
+    Not inside an outer transaction (an eager task in a test): the row is not visible to
+    another connection there, and nobody else could take it anyway."""
+
+    def __init__(self, model: type[TrackedRun], run_id: int, holder: str) -> None:
+        self.model, self.run_id, self.holder = model, run_id, holder
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> run_lease:
+        if self.holder and not connection.in_atomic_block:
+            self._thread = threading.Thread(target=self._renew, daemon=True,
+                                            name=f"lease-{self.model._meta.label}-{self.run_id}")
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _renew(self) -> None:
+        every = float(getattr(settings, "RUN_HEARTBEAT_SECONDS", HEARTBEAT_SECONDS))
+        try:
+            while not self._stop.wait(every):
+                try:
+                    _held(self.model, self.run_id, self.holder).update(
+                        heartbeat_at=timezone.now())
+                except Exception as exc:  # noqa: BLE001 - the next beat tries again
+                    logger.warning("%s %s: lease not renewed (%s)", self.model._meta.label,
+                                   self.run_id, exc)
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def run_execute(
@@ -217,29 +288,34 @@ def run_execute(
     attempt: Attempt,
     message: str = "started",
 ) -> None:
-    """Claim, compute and store once. ValueError becomes a readable failure; a transient
-    database error is re-raised for the task to retry (the last try fails the run); anything
-    else is stored as an internal error and re-raised for the worker's log. A compute that
-    hands the work to subtasks returns None: the run stays running until they store it."""
+    """Claim, compute and store once, renewing the lease meanwhile. ValueError becomes a
+    readable failure; a transient database error is re-raised for the task to retry (the last
+    try fails the run); anything else is stored as an internal error and re-raised for the
+    worker's log. A compute that hands the work to subtasks returns None: the run stays
+    running (without a lease: its parts hold theirs) until they store it."""
     run = run_claim(model, run_id, attempt, message)
     if run is None:
         return
+    holder = attempt.task_id
     try:
-        result = compute(run)
+        with run_lease(model, run_id, holder):
+            result = compute(run)
         if result is not None:
-            run_store(model, run_id, result)
+            run_store(model, run_id, result, holder=holder)
+        else:
+            _held(model, run_id, holder).update(heartbeat_at=None)
     except TRANSIENT_ERRORS:
         if attempt.is_last_try:
-            _fail_quietly(model, run_id, TRANSIENT_MESSAGE)
+            _fail_quietly(model, run_id, TRANSIENT_MESSAGE, holder)
         raise
     except ValueError as exc:
-        run_fail(model, run_id, str(exc))
+        run_fail(model, run_id, str(exc), holder=holder)
     except Exception as exc:
-        run_fail(model, run_id, f"internal error: {exc.__class__.__name__}")
+        run_fail(model, run_id, f"internal error: {exc.__class__.__name__}", holder=holder)
         raise
 
 
-def _fail_quietly(model: type[TrackedRun], run_id: int, message: str) -> None:
+def _fail_quietly(model: type[TrackedRun], run_id: int, message: str, holder: str) -> None:
     # The database may still be away: then the row stays "running" and is reclaimed once stale.
     with contextlib.suppress(*TRANSIENT_ERRORS):
-        run_fail(model, run_id, message)
+        run_fail(model, run_id, message, holder=holder)

@@ -3,23 +3,27 @@ upload size limit enforced before a request body is read."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.defaultfilters import filesizeformat
 
-# Failed sign-ins per (user name, client address) before the pair is locked, and for how long.
+from planner.throttle import throttle_clear, throttle_count, throttle_hit, throttle_key
+
+# Failed sign-ins per (user name, client address) before the pair is locked, and for how long;
+# and failed sign-ins from one address, whatever the user names, before the address is locked.
 LOGIN_FAILURE_LIMIT = 5
+ADDRESS_FAILURE_LIMIT = 20
 LOGIN_LOCK_SECONDS = 15 * 60
 LOCKED_MESSAGE = ("Too many failed sign-ins for this account from your address; try again in "
                   "15 minutes.")
+ADDRESS_LOCKED_MESSAGE = ("Too many failed sign-ins from your address; try again in "
+                          "15 minutes.")
 # What the pages need: their own scripts and styles (Plotly sets inline styles), data: images
 # for the charts' exports, nothing from elsewhere.
 CONTENT_SECURITY_POLICY = (
@@ -27,28 +31,47 @@ CONTENT_SECURITY_POLICY = (
     "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
+FORWARDED_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED_HOST")
 
 
-def _client(request: HttpRequest | None) -> str:
-    return str(request.META.get("REMOTE_ADDR", "")) if request is not None else ""
+def client_address(request: HttpRequest | None) -> str:
+    """The client's address: REMOTE_ADDR, or behind TRUSTED_PROXY_COUNT proxies the address
+    the outermost of them saw (that many entries from the right of X-Forwarded-For)."""
+    if request is None:
+        return ""
+    remote = str(request.META.get("REMOTE_ADDR", ""))
+    count = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
+    if count <= 0:
+        return remote
+    hops = [hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")
+            if hop.strip()]
+    return hops[-count][:64] if len(hops) >= count else remote
 
 
-def _key(username: str, request: HttpRequest | None) -> str:
-    digest = hashlib.sha256(f"{username.lower()}|{_client(request)}".encode()).hexdigest()
-    return f"login-failures:{digest}"
+def _pair_key(username: str, request: HttpRequest | None) -> str:
+    return throttle_key("login", username.lower(), client_address(request))
+
+
+def _address_key(request: HttpRequest | None) -> str:
+    return throttle_key("login-address", client_address(request))
+
+
+def login_lock_message(username: str, request: HttpRequest | None) -> str:
+    """Why a sign-in is refused before the password is checked, or "" when it is not."""
+    if throttle_count(_address_key(request)) >= ADDRESS_FAILURE_LIMIT:
+        return ADDRESS_LOCKED_MESSAGE
+    if username and throttle_count(_pair_key(username, request)) >= LOGIN_FAILURE_LIMIT:
+        return LOCKED_MESSAGE
+    return ""
 
 
 def login_is_locked(username: str, request: HttpRequest | None) -> bool:
-    return int(cache.get(_key(username, request), 0)) >= LOGIN_FAILURE_LIMIT
+    return bool(login_lock_message(username, request))
 
 
 def _record_failure(username: str, request: HttpRequest | None) -> None:
-    key = _key(username, request)
-    cache.add(key, 0, LOGIN_LOCK_SECONDS)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, LOGIN_LOCK_SECONDS)
+    throttle_hit(_pair_key(username, request), LOGIN_LOCK_SECONDS)
+    throttle_hit(_address_key(request), LOGIN_LOCK_SECONDS)
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -59,13 +82,14 @@ class ThrottledModelBackend(ModelBackend):
     def authenticate(self, request: HttpRequest | None, username: str | None = None,
                      password: str | None = None, **kwargs: Any) -> Any:
         name = username or str(kwargs.get("email", "") or "")
-        if name and login_is_locked(name, request):
-            raise PermissionDenied(LOCKED_MESSAGE)
+        locked = login_lock_message(name, request) if name else ""
+        if locked:
+            raise PermissionDenied(locked)
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is None and name:
             _record_failure(name, request)
         elif user is not None:
-            cache.delete(_key(name, request))
+            throttle_clear(_pair_key(name, request))
         return user
 
 
@@ -74,9 +98,25 @@ class ThrottledAuthenticationForm(AuthenticationForm):
 
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
-        if username and login_is_locked(username, self.request):
-            raise ValidationError(LOCKED_MESSAGE, code="locked")
+        locked = login_lock_message(username, self.request) if username else ""
+        if locked:
+            raise ValidationError(locked, code="locked")
         return super().clean()
+
+
+class TrustedProxyMiddleware:
+    """Forwarded headers (X-Forwarded-Proto, -For, -Host) count only when the request comes
+    from an address in TRUSTED_PROXIES: from anyone else they are dropped, so that nobody can
+    claim HTTPS or another client address by sending them."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if str(request.META.get("REMOTE_ADDR", "")) not in settings.TRUSTED_PROXIES:
+            for header in FORWARDED_HEADERS:
+                request.META.pop(header, None)
+        return self.get_response(request)
 
 
 class SecurityHeadersMiddleware:

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "planner.security.TrustedProxyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Compresses what every middleware below produced (a plan's JSON: 907 KB -> 69 KB). Django
     # pads each gzip stream with random bytes ("Heal the BREACH"), so pages carrying a CSRF
@@ -97,9 +98,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    }
+    # Falls back to per-process memory while Redis is down (planner/cache.py, /healthz says so).
+    CACHES = {"default": {"BACKEND": "planner.cache.ResilientRedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -125,6 +125,12 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTP
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
 if env_bool("BEHIND_PROXY", HTTPS):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Forwarded headers (X-Forwarded-Proto/-For/-Host) are dropped unless the request comes from one
+# of these addresses (the reverse proxy's; planner.security.TrustedProxyMiddleware).
+TRUSTED_PROXIES = frozenset(env_list("TRUSTED_PROXIES", "127.0.0.1,::1"))
+# How many trusted proxies stand in front: the client's address is that many entries from the
+# right of X-Forwarded-For (sign-in throttling counts per client address). 0: REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 LOGIN_URL = "login"
@@ -161,6 +167,8 @@ UPLOAD_FORM_OVERHEAD_BYTES = 1024 * 1024
 
 # Prices older than this are flagged on every page that shows them.
 PRICE_STALE_DAYS = env_int("PRICE_STALE_DAYS", 180)
+# Plans a visitor without an account may have computed per address (cached ones are free).
+ANONYMOUS_PREVIEWS_PER_10_MINUTES = env_int("ANONYMOUS_PREVIEWS_PER_10_MINUTES", 20)
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server).
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -207,9 +215,14 @@ PRICE_REFRESH_AWS_URL = env_str("PRICE_REFRESH_AWS_URL", "https://pricing.us-eas
 PRICE_REFRESH_AZURE_URL = env_str("PRICE_REFRESH_AZURE_URL", "https://prices.azure.com")
 PRICE_REFRESH_GCP_URL = env_str("PRICE_REFRESH_GCP_URL", "https://cloudbilling.googleapis.com")
 GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
+# Runs (planner.runs): a running task renews its lease every RUN_HEARTBEAT_SECONDS; a lease
+# older than RUN_LEASE_SECONDS is a dead worker's, and the sweep (every RUNS_SWEEP_SECONDS)
+# sends its run again; the sweep also sends what the outbox still holds (broker was down).
+RUN_HEARTBEAT_SECONDS = env_int("RUN_HEARTBEAT_SECONDS", 10)
+RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 45)
+RUNS_SWEEP_SECONDS = env_int("RUNS_SWEEP_SECONDS", 15)
 CELERY_BEAT_SCHEDULE = {
-    # Runs whose first send failed (broker down) or whose worker died are sent again.
-    "sweep-runs": {"task": "planner.sweep_runs", "schedule": 60.0},
+    "sweep-runs": {"task": "planner.sweep_runs", "schedule": float(RUNS_SWEEP_SECONDS)},
 } | (
     {"refresh-prices-daily": {"task": "pricing.refresh_prices",
                               "schedule": env_int("PRICE_REFRESH_INTERVAL_SECONDS", 86_400)}}

@@ -1,12 +1,16 @@
-"""Project-level tasks: a ping that proves broker and worker are wired, and the sweep that
-sends queued runs whose first send failed (every minute from beat, and when a worker starts)."""
+"""Project-level tasks: a ping that proves broker and worker are wired, and the run sweep that
+sends what the outbox holds, queued runs whose message was lost, and dead workers' runs (every
+RUNS_SWEEP_SECONDS from beat, and when a worker starts)."""
 
+import logging
 from typing import Any
 
 from celery import shared_task
 from celery.signals import worker_ready
 
 from planner.runs import runs_sweep
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="planner.ping")
@@ -23,4 +27,8 @@ def sweep_runs_task() -> int:
 
 @worker_ready.connect(dispatch_uid="sweep-runs-on-worker-start")
 def _sweep_when_a_worker_starts(**kwargs: Any) -> None:
-    sweep_runs_task.delay()
+    # Directly, not as a task: the outbox may hold work sent nowhere yet.
+    try:
+        runs_sweep()
+    except Exception:  # noqa: BLE001 - the worker starts anyway; beat sweeps again soon
+        logger.exception("run sweep at worker start failed")

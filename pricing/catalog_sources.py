@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from planner.core.providers import AWS, AZURE, GCP, LAMBDA, VAST
+
 # The shipped catalog: gpus.csv (GPU specs, see gpus.SOURCES.md) and prices/ (snapshots).
 DATA_DIR = Path(__file__).resolve().parent / "data"
 GPUS_CSV = DATA_DIR / "gpus.csv"
@@ -35,7 +37,7 @@ SNAPSHOTS = (
         "skypilot-aws-v7",
         "skypilot_aws_gpu_vms.csv",
         "skypilot",
-        "aws",
+        AWS,
         date(2025, 6, 1),
         "SkyPilot catalog v7, AWS vms.csv",
         "https://github.com/skypilot-org/skypilot-catalog (commit 001367d2, catalogs/v7/aws)",
@@ -47,7 +49,7 @@ SNAPSHOTS = (
         "vantage-aws-2026-01",
         "aws_gpu_ondemand_reserved1y_vantage.csv",
         "vantage",
-        "aws",
+        AWS,
         date(2026, 1, 21),
         "ec2instances.info (Vantage) GPU extract via tsaol/aws-gpu",
         "https://github.com/tsaol/aws-gpu (commit 77fcd9fe, data/all_gpu_instances.js)",
@@ -58,7 +60,7 @@ SNAPSHOTS = (
         "anycloud-gcp-2026-05",
         "anycloud_gcp_gpu_vms.csv",
         "skypilot",
-        "gcp",
+        GCP,
         date(2026, 5, 20),
         "anycloud catalog, GCP vms.csv",
         _ANYCLOUD,
@@ -72,7 +74,7 @@ SNAPSHOTS = (
         "anycloud-azure-2026-05",
         "anycloud_azure_gpu_vms.csv",
         "skypilot",
-        "azure",
+        AZURE,
         date(2026, 5, 20),
         "anycloud catalog, Azure vms.csv",
         _ANYCLOUD,
@@ -82,7 +84,7 @@ SNAPSHOTS = (
         "anycloud-lambda-2026-05",
         "anycloud_lambda_vms.csv",
         "skypilot",
-        "lambda",
+        LAMBDA,
         date(2026, 5, 20),
         "anycloud catalog, Lambda vms.csv",
         _ANYCLOUD,
@@ -93,7 +95,7 @@ SNAPSHOTS = (
         "anycloud-vast-2026-05",
         "anycloud_vast_vms.csv",
         "skypilot",
-        "vast",
+        VAST,
         date(2026, 5, 20),
         "anycloud catalog, Vast.ai vms.csv",
         _ANYCLOUD,
@@ -104,7 +106,7 @@ SNAPSHOTS = (
         "cyclenerd-gcp-2026-07",
         "gcp_gpu_machine_types_cud_cyclenerd.csv",
         "cyclenerd",
-        "gcp",
+        GCP,
         date(2026, 7, 30),
         "Cyclenerd google-cloud-pricing-cost-calculator pricing.yml",
         "https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator (commit fd66b26f)",
@@ -117,7 +119,7 @@ SNAPSHOTS = (
         "vantage-aws-commitments-2025-11",
         "aws_gpu_commitments_vantage.csv",
         "price-table",
-        "aws",
+        AWS,
         date(2025, 11, 30),
         "ec2instances.info (Vantage) reserved-instance prices via tsaol/aws-gpu",
         "https://github.com/tsaol/aws-gpu (commit 2d0108c7, data/gpu_instances_raw.json)",
@@ -130,7 +132,7 @@ SNAPSHOTS = (
         "azure-pricing-radar-sp-2026-08",
         "azure_gpu_commitments_azurepricingradar.csv",
         "price-table",
-        "azure",
+        AZURE,
         date(2026, 8, 22),
         "Azure Retail Prices API via andy-diericks/azure-pricing-radar (1-year savings plan)",
         "https://github.com/andy-diericks/azure-pricing-radar (commit cf741f25)",
@@ -142,7 +144,7 @@ SNAPSHOTS = (
         "azure-pricing-radar-spot-2026-08",
         "azure_gpu_spot_azurepricingradar.csv",
         "price-table",
-        "azure",
+        AZURE,
         date(2026, 8, 22),
         "Azure Retail Prices API via andy-diericks/azure-pricing-radar (spot)",
         "https://github.com/andy-diericks/azure-pricing-radar (commit cf741f25)",
@@ -165,11 +167,3 @@ DISCOUNT_LEVELS_SOURCE = SnapshotSource(
     "Derived prices: on-demand price of the same region x (1 - discount of the same instance "
     "type in the reference region).",
 )
-
-PROVIDERS = {
-    "aws": ("Amazon Web Services", "hyperscaler"),
-    "gcp": ("Google Cloud", "hyperscaler"),
-    "azure": ("Microsoft Azure", "hyperscaler"),
-    "lambda": ("Lambda", "gpu_cloud"),
-    "vast": ("Vast.ai", "marketplace"),
-}

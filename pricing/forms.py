@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 
-from pricing import selectors
+from pricing import explorer, selectors
 from pricing.models import PurchaseOption
 
 PRECISION_CHOICES = [("", "BF16, else FP16")] + [
@@ -71,6 +71,11 @@ class PriceFilterForm(forms.Form):
         required=False, choices=[("", "Any")] + list(PurchaseOption.choices)
     )
     include_history = forms.BooleanField(required=False, label="Show history")
+    per_page = forms.TypedChoiceField(
+        required=False, label="Rows per page", coerce=int, empty_value=explorer.DEFAULT_PAGE_SIZE,
+        choices=[(n, str(n)) for n in explorer.PAGE_SIZES])
+    sort = forms.ChoiceField(required=False, choices=[(k, k) for k in sorted(explorer.SORTS)],
+                             widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -95,3 +100,12 @@ class PriceFilterForm(forms.Form):
         return {key: data.get(key) or "" for key in keys} | {
             "include_history": bool(data.get("include_history")),
         }
+
+    def sort_key(self) -> str:
+        """The valid sort key (`explorer.SORTS`), $/GPU-hour ascending by default."""
+        self.is_valid()
+        return str(self.cleaned_data.get("sort") or explorer.DEFAULT_SORT)
+
+    def page_size(self) -> int:
+        self.is_valid()
+        return int(self.cleaned_data.get("per_page") or explorer.DEFAULT_PAGE_SIZE)

@@ -2,7 +2,10 @@
 
 from datetime import date
 
+from django.conf import settings
 from django.db import models
+
+from planner.core.purchase_options import PAYMENT_OPTIONS, PURCHASE_OPTIONS
 
 
 class Accelerator(models.Model):
@@ -159,25 +162,11 @@ class PriceSource(models.Model):
         return self.name
 
 
-class PurchaseOption(models.TextChoices):
-    ON_DEMAND = "on_demand", "On-demand"
-    SPOT = "spot", "Spot / preemptible"
-    RESERVED_1Y = "reserved_1y", "Reserved 1 year"
-    RESERVED_3Y = "reserved_3y", "Reserved 3 years"
-    COMMITTED_1Y = "committed_1y", "Committed use 1 year"
-    COMMITTED_3Y = "committed_3y", "Committed use 3 years"
-    SAVINGS_PLAN_1Y = "savings_plan_1y", "Savings plan 1 year"
-    SAVINGS_PLAN_3Y = "savings_plan_3y", "Savings plan 3 years"
-
-
-class PaymentOption(models.TextChoices):
-    """How a commitment is paid; blank where the provider offers one way (on-demand, spot,
-    GCP CUDs and Azure savings plans are billed hourly or monthly)."""
-
-    NONE = "", "Pay as you go / monthly"
-    NO_UPFRONT = "no_upfront", "No upfront"
-    PARTIAL_UPFRONT = "partial_upfront", "Partial upfront"
-    ALL_UPFRONT = "all_upfront", "All upfront"
+# Choices from the option tables (planner.core.purchase_options): member ON_DEMAND = "on_demand".
+PurchaseOption = models.TextChoices(  # type: ignore[misc]
+    "PurchaseOption", [(o.code.upper(), (o.code, o.label)) for o in PURCHASE_OPTIONS])
+PaymentOption = models.TextChoices(  # type: ignore[misc]
+    "PaymentOption", [(p.code.upper() or "NONE", (p.code, p.label)) for p in PAYMENT_OPTIONS])
 
 
 class OfferingClass(models.TextChoices):
@@ -263,3 +252,15 @@ class Price(models.Model):
 
     def age_days(self, today: date) -> int:
         return (today - self.as_of).days
+
+
+class ExplorerColumns(models.Model):
+    """The prices explorer columns a user chose (pricing.explorer.COLUMNS keys, page order)."""
+
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="explorer_columns")
+    columns = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.owner_id}: {', '.join(self.columns)}"

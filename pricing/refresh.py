@@ -27,13 +27,14 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.text import slugify
 
+from planner.core.providers import AWS, AZURE, GCP, REFRESHABLE
 from pricing.catalog_sources import SnapshotSource
 from pricing.importers.registry import parse_file
 from pricing.services import ImportSummary, prices_import
 
-PROVIDERS = ("aws", "azure", "gcp")
-DEFAULT_REGIONS = {"aws": ("us-east-1",), "azure": ("westeurope", "eastus"),
-                   "gcp": ("",)}  # the GCP catalog lists every region in one feed
+# Providers with a public price service, its format, name and default regions (the GCP
+# catalog lists every region in one feed): planner.core.providers.
+PROVIDERS = tuple(REFRESHABLE)
 GCP_COMPUTE_SERVICE = "6F81-5844-456A"
 MAX_PAGES = 200  # a bound on pagination (Azure VM prices of one region: ~30 pages)
 TIMEOUT_S = 120
@@ -119,23 +120,17 @@ def _gcp_documents(fetch: Fetch, region: str) -> Iterator[bytes]:
     raise RefreshError(f"gcp: more than {MAX_PAGES} pages")
 
 
-_DOCUMENTS = {"aws": _aws_documents, "azure": _azure_documents, "gcp": _gcp_documents}
-_FORMATS = {"aws": "aws-price-list", "azure": "azure-retail", "gcp": "gcp-billing-catalog"}
-_SERVICES = {
-    "aws": "AWS Price List bulk API (AmazonEC2 offer file)",
-    "azure": "Azure Retail Prices API",
-    "gcp": "Google Cloud Billing Catalog API (Compute Engine SKUs)",
-}
+_DOCUMENTS = {AWS: _aws_documents, AZURE: _azure_documents, GCP: _gcp_documents}
 
 
 def _snapshot(provider: str, region: str, day: date) -> SnapshotSource:
     where = f" {region}" if region else ""
     return SnapshotSource(
         slug=slugify(f"refresh-{provider}-{region or 'all'}-{day}")[:96],
-        file="", fmt=_FORMATS[provider], provider=provider, snapshot_date=day,
-        name=f"{_SERVICES[provider]}{where}, fetched {day}",
-        url={"aws": settings.PRICE_REFRESH_AWS_URL, "azure": settings.PRICE_REFRESH_AZURE_URL,
-             "gcp": settings.PRICE_REFRESH_GCP_URL}[provider],
+        file="", fmt=REFRESHABLE[provider].fmt, provider=provider, snapshot_date=day,
+        name=f"{REFRESHABLE[provider].service}{where}, fetched {day}",
+        url={AWS: settings.PRICE_REFRESH_AWS_URL, AZURE: settings.PRICE_REFRESH_AZURE_URL,
+             GCP: settings.PRICE_REFRESH_GCP_URL}[provider],
         licence="Provider's public price list",
         notes="Downloaded by refresh_prices and imported with the format's importer.",
     )
@@ -149,7 +144,7 @@ def prices_refresh(*, provider: str, region: str = "", fetch: Fetch = http_fetch
     if provider not in PROVIDERS:
         raise RefreshError(f"provider: {provider!r} is not one of {', '.join(PROVIDERS)}")
     day = today or timezone.now().date()
-    regions = (region,) if region else DEFAULT_REGIONS[provider]
+    regions = (region,) if region else REFRESHABLE[provider].regions
     reports = []
     for where in regions:
         summary = ImportSummary()
@@ -157,11 +152,11 @@ def prices_refresh(*, provider: str, region: str = "", fetch: Fetch = http_fetch
             with tempfile.TemporaryDirectory() as folder:
                 path = Path(folder) / f"{provider}.json"
                 path.write_bytes(document)
-                parsed = parse_file(_FORMATS[provider], path, as_of=day, provider=provider)
+                parsed = parse_file(REFRESHABLE[provider].fmt, path, as_of=day, provider=provider)
             part = prices_import(parsed=parsed, snapshot=_snapshot(provider, where, day))
             summary.created += part.created
             summary.updated += part.updated
             summary.unchanged += part.unchanged
             summary.add_skipped(part.skipped)
-        reports.append(RefreshReport(provider, where, _SERVICES[provider], summary))
+        reports.append(RefreshReport(provider, where, REFRESHABLE[provider].service, summary))
     return reports

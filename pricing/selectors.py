@@ -21,8 +21,9 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
-from planner.core.cloud import offer_facts
 from planner.core.formatting import number
+from planner.core.providers import offer_facts
+from planner.core.purchase_options import PAYMENT_OPTION_WORDS
 from pricing.models import (
     Accelerator,
     InstanceType,
@@ -412,13 +413,24 @@ class RegionPrice:
 
 
 def current_region_prices(rows: Iterable[PriceRow]) -> list[RegionPrice]:
-    """The current prices of an instance as plain data for its chart (option = display label)."""
+    """The current prices of an instance as plain data for its chart: one series per purchase
+    option, payment option and offering class ("Reserved 3 years, all upfront, standard"), the
+    cheapest per region, so no two prices share a bar (a shared bar stacks them)."""
     labels = dict(PurchaseOption.choices)
-    return [
-        RegionPrice(r.price.region.code, str(labels[r.price.purchase_option]),
-                    float(r.price.usd_per_hour))
-        for r in rows if r.price.is_current
-    ]
+    cheapest: dict[tuple[str, str], RegionPrice] = {}
+    for r in rows:
+        if not r.price.is_current:
+            continue
+        parts = [str(labels[r.price.purchase_option])]
+        if r.price.payment_option:
+            parts.append(PAYMENT_OPTION_WORDS.get(r.price.payment_option, r.price.payment_option))
+        if r.price.offering_class:
+            parts.append(r.price.offering_class)
+        item = RegionPrice(r.price.region.code, ", ".join(parts), float(r.price.usd_per_hour))
+        key = (item.region, item.purchase_option)
+        if key not in cheapest or item.usd_per_hour < cheapest[key].usd_per_hour:
+            cheapest[key] = item
+    return list(cheapest.values())
 
 
 # --- chart inputs -----------------------------------------------------------------------------

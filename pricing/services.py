@@ -13,8 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from planner.core.providers import GCP, PROVIDERS_BY_CODE
+from planner.core.purchase_options import ON_DEMAND, PAY_AS_YOU_GO
 from pricing.canonical import node_fabric
-from pricing.catalog_sources import DISCOUNT_LEVELS_SOURCE, PROVIDERS, SNAPSHOTS, SnapshotSource
+from pricing.catalog_sources import DISCOUNT_LEVELS_SOURCE, SNAPSHOTS, SnapshotSource
 from pricing.importers.common import ParsedPrices
 from pricing.importers.levels import derive_prices, read_levels
 from pricing.importers.registry import parse_file
@@ -115,7 +117,8 @@ def price_source_upsert(*, snapshot: SnapshotSource) -> PriceSource:
 def _providers(slugs: Iterable[str]) -> dict[str, Provider]:
     result = {}
     for slug in set(slugs):
-        name, kind = PROVIDERS.get(slug, (slug, Provider.Kind.GPU_CLOUD))
+        spec = PROVIDERS_BY_CODE.get(slug)
+        name, kind = (spec.name, spec.kind) if spec else (slug, Provider.Kind.GPU_CLOUD)
         result[slug], _ = Provider.objects.get_or_create(
             slug=slug, defaults={"name": name, "kind": kind}
         )
@@ -308,7 +311,7 @@ def _without_free_pay_as_you_go(frame: pd.DataFrame, summary: ImportSummary) -> 
     all upfront."""
     if frame.empty:
         return frame
-    free = frame["purchase_option"].isin(["on_demand", "spot"]) & (frame["usd_per_hour"] <= 0)
+    free = frame["purchase_option"].isin(PAY_AS_YOU_GO) & (frame["usd_per_hour"] <= 0)
     if free.any():
         summary.add_skipped({"zero on-demand or spot price": int(free.sum())})
     return frame[~free].reset_index(drop=True)
@@ -339,7 +342,7 @@ def prices_import(
 
 
 def _current_on_demand() -> pd.DataFrame:
-    values = Price.objects.filter(is_current=True, purchase_option="on_demand").values_list(
+    values = Price.objects.filter(is_current=True, purchase_option=ON_DEMAND).values_list(
         "instance_type__provider__slug",
         "instance_type__name",
         "instance_type__accelerator__slug",
@@ -422,7 +425,7 @@ def catalog_load(*, data_dir: Path) -> CatalogReport:
             as_of=snap.snapshot_date,
             provider=snap.provider,
         )
-        if snap.provider == "gcp" and snap.fmt == "skypilot":
+        if snap.provider == GCP and snap.fmt == "skypilot":
             hosts = parsed.frame
             offered = set(zip(hosts["host_machine_type"], hosts["region"], strict=False))
         if snap.fmt == "cyclenerd":

@@ -1,6 +1,5 @@
 """Catalog, compare, price explorer and instance pages: forms in, one selector call, render."""
 
-import csv
 import hashlib
 from dataclasses import dataclass
 from datetime import date
@@ -11,18 +10,18 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
+from django.views.decorators.http import require_POST
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.core.spreadsheet import inert
-from pricing import charts, selectors
+from pricing import charts, explorer, exports, offers, selectors
 from pricing.forms import CatalogFilterForm, CompareForm, PriceFilterForm
 
-PRICES_PER_PAGE = 100
 CATALOG_CACHE_SECONDS = 600
 
 
@@ -61,6 +60,7 @@ def _catalog_content(filters: dict[str, Any]) -> dict[str, Any]:
         points = selectors.gpu_points(rows)
         content = {
             "rows": rows,
+            "per_cloud": offers.cheapest_per_cloud(today=today),
             "peak_title": charts.peak_title(points),
             "scatter_json": _figure_script(charts.price_performance_scatter(points),
                                            "chart-scatter"),
@@ -83,53 +83,101 @@ def compare(request: HttpRequest) -> HttpResponse:
         "precisions": list(selectors.PRECISION_FIELDS),
         "stale_days": settings.PRICE_STALE_DAYS,
         "chart_json": _figure_script(figure, "chart-compare"),
+        "per_cloud": offers.cheapest_per_cloud(today=_today()),
     }
     return render(request, "pricing/compare.html", context)
 
 
 def prices(request: HttpRequest) -> HttpResponse:
     today = _today()
-    if request.GET.get("format") == "csv":
-        return _prices_csv(PriceFilterForm(request.GET), today)
-    content = _prices_content(request, today)
-    context = {"content": content.html, "stale_days": settings.PRICE_STALE_DAYS}
+    export = request.GET.get("format", "")
+    if export in ("csv", "xlsx"):
+        return _prices_export(PriceFilterForm(request.GET), today, export)
+    columns = explorer.column_choice(owner_id=request.user.pk, session=request.session)
+    content = _prices_content(request, today, columns)
+    context = {"head": content.head, "content": content.html, "shown": columns,
+               "all_columns": explorer.COLUMNS, "query": _query_without(request, "page", "format"),
+               "stale_days": settings.PRICE_STALE_DAYS}
     return render(request, "pricing/prices.html", context, status=content.status)
+
+
+@require_POST
+def prices_columns(request: HttpRequest) -> HttpResponse:
+    """Remember the explorer columns ticked (per user; per browser session when signed out),
+    then back to the same filters and sort."""
+    try:
+        explorer.column_choice_save(owner_id=request.user.pk, session=request.session,
+                                    columns=request.POST.getlist("columns"))
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    query = str(request.POST.get("query", ""))
+    return redirect(f"{reverse('pricing:prices')}?{query}" if query else "pricing:prices")
 
 
 @dataclass(frozen=True)
 class RenderedContent:
-    html: str  # a SafeString (render_to_string's), also once unpickled from the cache
+    head: str  # title, filters; html: exports, table, sources (SafeStrings, also unpickled)
+    html: str
     status: int
 
 
-def _prices_content(request: HttpRequest, today: date) -> RenderedContent:
-    """The explorer's filters, table and sources, rendered and cached per query (filters and
-    page), day, staleness limit and catalog version (rendering 100 rows was most of its time)."""
+def _prices_content(request: HttpRequest, today: date, columns: tuple[str, ...]
+                    ) -> RenderedContent:
+    """The explorer's filters, table and sources, rendered and cached per query (filters, sort,
+    page size and page), columns, day, staleness limit and catalog version."""
     stale_days = settings.PRICE_STALE_DAYS
-    state = (f"{today}:{stale_days}:{selectors.catalog_version()}:"
+    state = (f"{today}:{stale_days}:{selectors.catalog_version()}:{columns}:"
              f"{sorted(request.GET.lists())}")
     key = f"prices:{hashlib.sha256(state.encode()).hexdigest()}"
     content: RenderedContent | None = cache.get(key)
     if content is None:
         form = PriceFilterForm(request.GET)
-        paginator = Paginator(selectors.price_list(today=today, **form.filters()),
-                              PRICES_PER_PAGE)
-        page = paginator.get_page(request.GET.get("page"))
+        sort = form.sort_key()
+        found = explorer.explorer_prices(today=today, filters=form.filters(), sort=sort)
+        page = Paginator(found, form.page_size()).get_page(request.GET.get("page"))
         sources = selectors.source_rows(today=today)
         context = {
-            "form": form,
-            "page": page,
+            "form": form, "page": page, "sort": sort, "shown": columns,
+            "sort_label": explorer.sort_label(sort),
+            "headers": _sort_headers(request, sort, columns),
             "rows": selectors.price_rows(page.object_list),
             "sources": sources,
             "stale_sources": [s for s in sources if s.is_stale],
             "stale_days": stale_days,
             "today": today,
+            "query": _query_without(request, "page", "format"),
             "regions_json": json_script(form.regions_by_provider, "regions-by-provider"),
         }
-        html = render_to_string("pricing/_prices.html", context, request=request)
-        content = RenderedContent(html, 200 if form.is_valid() else 400)
+        content = RenderedContent(
+            render_to_string("pricing/_prices_head.html", context, request=request),
+            render_to_string("pricing/_prices.html", context, request=request),
+            200 if form.is_valid() else 400)
         cache.set(key, content, CATALOG_CACHE_SECONDS)
     return content
+
+
+def _query_without(request: HttpRequest, *names: str) -> str:
+    query = request.GET.copy()
+    for name in names:
+        query.pop(name, None)
+    return query.urlencode()
+
+
+def _sort_headers(request: HttpRequest, sort: str, columns: tuple[str, ...]
+                  ) -> list[dict[str, Any]]:
+    """Each shown column's header: its sort link (the other direction when sorted by it; the
+    first page) and its aria-sort state."""
+    headers = []
+    for column in explorer.COLUMNS:
+        if column.key not in columns:
+            continue
+        query = request.GET.copy()
+        query.pop("page", None)
+        query.pop("format", None)
+        query["sort"] = f"-{column.key}" if sort == column.key else column.key
+        state = {column.key: "ascending", f"-{column.key}": "descending"}.get(sort, "")
+        headers.append({"column": column, "href": f"?{query.urlencode()}", "aria_sort": state})
+    return headers
 
 
 def instance(request: HttpRequest, provider: str, name: str) -> HttpResponse:
@@ -144,26 +192,19 @@ def instance(request: HttpRequest, provider: str, name: str) -> HttpResponse:
     return render(request, "pricing/instance.html", context)
 
 
-PRICE_CSV_HEADER = (
-    "Provider", "Region", "Zone", "Instance type", "GPU", "GPUs (count)", "Purchase option",
-    "Payment option", "Price (USD/instance-hour)", "Price (USD/GPU-hour)", "Upfront (USD)",
-    "Discount vs on-demand (%)", "Basis", "As of", "Age (days)", "Is current", "Source",
-)
-
-
-def _prices_csv(form: PriceFilterForm, today: date) -> HttpResponse:
-    """Every price the filters select (all pages), as CSV; text cells inert for spreadsheets."""
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="prices-{today.isoformat()}.csv"'
-    response.write("\ufeff")
-    writer = csv.writer(response, lineterminator="\r\n")
-    writer.writerow(PRICE_CSV_HEADER)
-    for row in selectors.price_rows(list(selectors.price_list(today=today, **form.filters()))):
-        p, it = row.price, row.price.instance_type
-        cells = (it.provider.name, p.region.code, p.zone, it.name, it.accelerator.name,
-                 it.gpu_count, p.purchase_option, p.payment_option, float(p.usd_per_hour),
-                 p.usd_per_gpu_hour, None if p.upfront_usd is None else float(p.upfront_usd),
-                 None if row.discount_pct is None else round(row.discount_pct, 2), p.basis,
-                 p.as_of.isoformat(), p.age_days(today), p.is_current, p.source.name)
-        writer.writerow(["" if inert(c) is None else inert(c) for c in cells])
+def _prices_export(form: PriceFilterForm, today: date, fmt: str) -> HttpResponse:
+    """Every price the filters select (all pages) in the page's sort order, as CSV or XLSX."""
+    found = explorer.explorer_prices(today=today, filters=form.filters(), sort=form.sort_key())
+    name = f"prices-{today.isoformat()}"
+    if fmt == "csv":
+        response = HttpResponse(exports.prices_csv(found.iterator(chunk_size=1000), today),
+                                content_type="text/csv; charset=utf-8")
+    else:
+        body = exports.prices_xlsx(found.iterator(chunk_size=1000), today,
+                                   title=f"GPU prices as of {today.isoformat()}")
+        response = HttpResponse(body, content_type=XLSX_TYPE)
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response
+
+
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

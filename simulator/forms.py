@@ -4,18 +4,13 @@ from typing import Any, ClassVar
 
 from django import forms
 
+from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
+from planner.core.providers import MAX_CLUSTER_NODES
 from pricing.models import InstanceType
 from simulator.core import PRESETS
 
-RECOMPUTE = [("", "search"), ("none", "none"), ("selective", "selective"), ("full", "full")]
-PRECISION = [
-    ("", "best supported"),
-    ("fp32", "fp32"),
-    ("tf32", "tf32"),
-    ("fp16", "fp16"),
-    ("bf16", "bf16"),
-    ("fp8", "fp8"),
-]
+# The layout knobs a form offers (planner.core.layout_knobs), in table order.
+FORM_KNOBS: tuple[LayoutKnob, ...] = tuple(k for k in LAYOUT_KNOBS if k.is_on_forms)
 
 
 def _bound(value: float) -> str:
@@ -36,6 +31,17 @@ def _number(label: str, unit: str, low: float, high: float, example: str, *,
         help_text=" ".join(part for part in (extra.pop("help_text", ""), allowed) if part),
         error_messages={k: rule for k in ("invalid", "min_value", "max_value", "required")},
         widget=forms.TextInput(attrs=attrs), **extra)
+
+
+def knob_field(knob: LayoutKnob) -> forms.Field:
+    """The form field of a layout knob; blank lets the simulator search it."""
+    if knob.kind == "flag":
+        return forms.BooleanField(required=False, label=knob.label, help_text=knob.help)
+    if knob.kind == "choice":
+        return forms.ChoiceField(required=False, label=knob.label, help_text=knob.help,
+                                 choices=[("", "search")] + [(c, c) for c in knob.choices])
+    return _number(knob.label, knob.unit, knob.minimum or 0, knob.maximum or 0, knob.example,
+                   is_integer=True, help_text=knob.help)
 
 
 class SimulationForm(forms.Form):
@@ -61,34 +67,20 @@ class SimulationForm(forms.Form):
         label="Instance type (one configuration)",
         error_messages={"invalid_choice": "Instance type: choose one from the list."},
     )
-    nodes = _number("Nodes", "", 1, 512, "4", is_integer=True, initial=1, required=True)
-    tp = _number("Tensor parallel", "GPUs", 1, 64, "8", is_integer=True)
-    pp = _number("Pipeline parallel", "stages", 1, 128, "4", is_integer=True)
-    zero_stage = forms.TypedChoiceField(
-        required=False,
-        coerce=int,
-        empty_value=None,
-        label="ZeRO stage",
-        choices=[("", "search")] + [(i, i) for i in range(4)],
-    )
-    recompute = forms.ChoiceField(required=False, choices=RECOMPUTE,
-                                  label="Activation recomputation")
-    precision = forms.ChoiceField(required=False, choices=PRECISION)
-    micro_batch = _number("Micro-batch", "samples per GPU", 1, 4096, "2", is_integer=True)
-    tp_comm_overlap = forms.BooleanField(
-        required=False, label="Overlap tensor-parallel communication",
-        help_text="Megatron-Core --tp-comm-overlap or PyTorch async TP: part of the TP traffic "
-                  "runs under the GEMMs (the hidden share is fitted on the published "
-                  "Megatron-Core and torchtitan async-TP runs).")
+    nodes = _number("Nodes", "", 1, MAX_CLUSTER_NODES, "4", is_integer=True, initial=1,
+                    required=True)
 
     GROUPS: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = (
         ("Workload and goal", ("kind", "preset", "params_billion", "seq_len", "tokens",
                                "samples", "global_batch_samples")),
         ("Hardware", ("instance_type", "nodes")),
-        ("Parallel layout (blank: the simulator searches)",
-         ("tp", "pp", "zero_stage", "recompute", "precision", "micro_batch",
-          "tp_comm_overlap")),
+        ("Parallel layout (blank: the simulator searches)", tuple(k.name for k in FORM_KNOBS)),
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for knob in FORM_KNOBS:
+            self.fields[knob.name] = knob_field(knob)
 
     @property
     def grouped_fields(self) -> list[tuple[str, list[forms.BoundField]]]:
@@ -113,13 +105,9 @@ class SimulationForm(forms.Form):
             if d["preset"]
             else {"params_billion": d["params_billion"], "seq_len": d.get("seq_len")}
         )
-        layout = {
-            k: d.get(k)
-            for k in ("tp", "pp", "zero_stage", "recompute", "precision", "micro_batch")
-            if d.get(k) not in (None, "")
-        }
-        if d.get("tp_comm_overlap"):
-            layout["tp_comm_overlap"] = True
+        # A blank knob is searched; an unticked flag is off (both left out).
+        given = {k.name: d.get(k.name) for k in FORM_KNOBS}
+        layout = {k: v for k, v in given.items() if v is not None and v != "" and v is not False}
         instance = d.get("instance_type")
         return {
             "workload": workload,

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, replace
 from typing import Any
 
+from planner.core.layout_knobs import LAYOUT_KNOBS
 from simulator.core import (
     PRESETS,
     GoodputAssumptions,
@@ -17,9 +18,6 @@ from simulator.core import (
 from simulator.core.goodput import whole_run_goodput
 from simulator.core.runs import batch_note
 
-LAYOUT_FIELDS = ("tp", "pp", "dp", "cp", "zero_stage", "recompute", "precision", "micro_batch",
-                 "tp_comm_overlap", "virtual_stages")
-_INT_LAYOUT = {"tp", "pp", "dp", "cp", "zero_stage", "micro_batch", "virtual_stages"}
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
 
 
@@ -135,14 +133,14 @@ def goal_from_spec(spec: dict[str, Any]) -> TrainingGoal:
 
 def constraints_from_spec(spec: dict[str, Any]) -> LayoutConstraints:
     values: dict[str, Any] = {}
-    for name in LAYOUT_FIELDS:
-        value = spec.get(name)
+    for knob in LAYOUT_KNOBS:
+        value = spec.get(knob.name)
         if value in (None, ""):
             continue
-        if name == "tp_comm_overlap":
-            values[name] = parse_flag(f"layout.{name}", value)
+        if knob.kind == "flag":
+            values[knob.name] = parse_flag(f"layout.{knob.name}", value)
             continue
-        values[name] = int(value) if name in _INT_LAYOUT else str(value)
+        values[knob.name] = int(value) if knob.kind == "integer" else str(value)
     return LayoutConstraints(**values)
 
 

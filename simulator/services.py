@@ -1,5 +1,6 @@
 """Simulation services: validate and store requests, run them, calibrations, validation files."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -8,9 +9,11 @@ from typing import Any
 import pandas as pd
 from django.db import transaction
 
+from planner.core.layout_knobs import LAYOUT_KNOBS
+from planner.core.providers import MAX_CLUSTER_NODES
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.catalog_sources import GPUS_CSV
-from pricing.models import InstanceType
+from pricing.models import Accelerator, InstanceType
 from simulator.accuracy import ACCURACY_FILE, write_accuracy
 from simulator.core import (
     Calibration,
@@ -26,10 +29,15 @@ from simulator.core import (
 )
 from simulator.core.crossval import calibrate_and_validate, cross_validate
 from simulator.core.hardware import GpuSpec
-from simulator.core.layout import RECOMPUTE_MODES
-from simulator.hardware_adapter import hardware, is_simulatable
+from simulator.core.layout import RECOMPUTE_MODES, LayoutConstraints
+from simulator.hardware_adapter import gpu_spec, hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
-from simulator.requests import SimulationInputs, inputs_from_request, without_time
+from simulator.requests import (
+    GOODPUT_INPUTS,
+    SimulationInputs,
+    inputs_from_request,
+    without_time,
+)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 # The runs the shipped calibration is fitted on (validate_simulator --write-calibration).
@@ -38,7 +46,6 @@ REFERENCE_RUNS_FILES = (
     DATA_DIR / "whole_runs.csv",
 )
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
-MAX_NODES = 512
 
 
 @cache
@@ -46,10 +53,33 @@ def shipped_calibration() -> Calibration:
     return load_calibration(str(DATA_DIR / "calibration.json"))
 
 
-@cache
 def catalog_gpu_specs() -> dict[str, GpuSpec]:
-    """GPU specs keyed "<model> <variant>", from the shipped gpus.csv (plus core extras)."""
+    """GPU specs keyed "<model> <variant>" from the catalog's Accelerator rows, simulatable
+    ones only: the one source of sweeps (plans) and single simulations, so an accelerator
+    edited in the admin changes both."""
+    return {a.name: gpu_spec(a) for a in Accelerator.objects.all() if is_simulatable(a)}
+
+
+@cache
+def shipped_gpu_specs() -> dict[str, GpuSpec]:
+    """GPU specs from the shipped gpus.csv (plus core extras for reference-run GPUs): what
+    calibrations are fitted and validated on, independent of catalog edits."""
     return gpu_specs_from_frame(pd.read_csv(GPUS_CSV))
+
+
+@dataclass(frozen=True)
+class Simulator:
+    """A simulation request checked once, with the calibration it runs under: what the
+    simulation and plan tasks sweep and re-simulate (built by simulator_for)."""
+
+    inputs: SimulationInputs
+    calibration: Calibration
+
+
+def simulator_for(*, request: dict[str, Any], owner_id: int | None) -> Simulator:
+    """The simulator of a request (JSON, see simulator.requests) under the owner's
+    calibration; ValueError names a bad field."""
+    return Simulator(inputs_from_request(request), calibration_for(owner_id))
 
 
 def calibration_for(owner_id: int | None) -> Calibration:
@@ -66,8 +96,8 @@ def _checked_request(kind: str, request: dict[str, Any]) -> SimulationInputs:
     if kind == SimulationRun.Kind.SINGLE:
         instance = _instance(request)
         nodes = request.get("nodes", 1)
-        if not isinstance(nodes, int) or not 1 <= nodes <= MAX_NODES:
-            raise ValueError(f"nodes: must be between 1 and {MAX_NODES}")
+        if not isinstance(nodes, int) or not 1 <= nodes <= MAX_CLUSTER_NODES:
+            raise ValueError(f"nodes: must be between 1 and {MAX_CLUSTER_NODES}")
         if not is_simulatable(instance.accelerator):
             raise ValueError(f"instance_type: {instance.accelerator} has no published peak")
     return inputs
@@ -97,7 +127,8 @@ def _progress(run_id: int, pct: float, message: str) -> None:
     run_progress(SimulationRun, run_id, pct, message)
 
 
-def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
+def _single(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
+    inputs, cal = simulator.inputs, simulator.calibration
     instance = _instance(run.request)
     nodes = int(run.request.get("nodes") or 1)
     choice = best_layout(
@@ -146,14 +177,13 @@ def catalog_instances_frame(
 ) -> pd.DataFrame:
     """Simulatable instance types (optionally of some GPU slugs / providers), sweep columns."""
     rows = []
-    specs = catalog_gpu_specs()
     instances = InstanceType.objects.select_related("accelerator", "provider")
     if gpus:
         instances = instances.filter(accelerator__slug__in=gpus)
     if providers:
         instances = instances.filter(provider__slug__in=providers)
     for instance in instances:
-        if instance.accelerator.name not in specs:
+        if not is_simulatable(instance.accelerator):
             continue
         hw = hardware(instance, 1)
         rows.append(
@@ -179,23 +209,64 @@ def catalog_instances_frame(
     )
 
 
-def catalog_sweep(
-    inputs: SimulationInputs,
-    cal: Calibration,
+def simulator_sweep(
+    simulator: Simulator,
+    *,
     node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS,
     instances: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Fastest fitting layout per instance type and node count (whole catalog by default)."""
+    inputs = simulator.inputs
     frame = catalog_instances_frame() if instances is None else instances
     grid = constrained_grid(inputs)
     if frame.empty or grid.empty:
         return pd.DataFrame()
     result = sweep(
-        inputs.workload, inputs.goal, frame, list(node_counts), cal, catalog_gpu_specs(),
-        precision=inputs.constraints.precision, layouts=grid,
-        goodput=inputs.goodput_assumptions(cal.production_overhead_fraction),
+        inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
+        catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
+        goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
     )
     return result.configurations
+
+
+def simulator_goodput(simulator: Simulator, *, given: set[str]) -> dict[str, Any]:
+    """The whole-run goodput assumptions a sweep used (in the plan-field units of
+    requests.GOODPUT_INPUTS, each marked default unless its name is in `given`) and the
+    sequence-length and batch defaults that filled blanks, in words."""
+    used = simulator.inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction)
+    values = {name: getattr(used, field) / factor
+              for name, (field, factor) in GOODPUT_INPUTS.items()}
+    return {"goodput_assumptions": {name: {"value": value, "is_default": name not in given}
+                                    for name, value in values.items()},
+            "run_defaults": list(simulator.inputs.defaults)}
+
+
+def simulator_grid_size(simulator: Simulator) -> int:
+    """Layouts swept per instance type and node count (the user's fixed knobs applied)."""
+    return len(constrained_grid(simulator.inputs))
+
+
+def simulator_layout_memory(simulator: Simulator, *, instance_key: int, nodes: int,
+                            layout: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Memory breakdown (GiB per GPU) of one swept configuration (a row with every layout
+    knob), re-simulated; None when its GPU lacks the rate (run load_catalog)."""
+    instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
+    fixed = LayoutConstraints(**{k.name: layout[k.name] for k in LAYOUT_KNOBS
+                                 if k.name in layout and k.kind != "flag"})
+    try:
+        choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
+                             simulator.inputs.goal, simulator.calibration, fixed)
+    except ValueError:
+        return None
+    memory: dict[str, Any] = choice.result.to_dict()["memory"]
+    return memory
+
+
+def gpus_without_rate(names: list[str], precision: str) -> bool:
+    """True when none of the catalog GPUs `names` has a published `precision` rate."""
+    specs = catalog_gpu_specs()
+    return bool(names) and not any(specs[name].supports(precision) for name in names
+                                   if name in specs)
 
 
 def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
@@ -213,11 +284,12 @@ def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
     return grid.reset_index(drop=True)
 
 
-def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
+def _sweep(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
+    inputs = simulator.inputs
     _progress(run.id, 20, "sweeping every instance type x node count x layout")
     # Without a goal time is not predicted: the fastest configurations come first instead.
     order = ("samples_per_second", False) if inputs.missing else ("time_to_train_hours", True)
-    frame = catalog_sweep(inputs, cal).sort_values(order[0], ascending=order[1])
+    frame = simulator_sweep(simulator).sort_values(order[0], ascending=order[1])
     names = dict(InstanceType.objects.values_list("id", "name"))
     frame = frame.assign(instance_type=frame["instance_key"].map(names))
     rows = [without_time(r, inputs) for r in frame.head(200).to_dict("records")]
@@ -227,9 +299,8 @@ def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> di
 
 
 def _compute(run: SimulationRun) -> dict[str, Any]:
-    inputs = inputs_from_request(run.request)
     compute = _single if run.kind == SimulationRun.Kind.SINGLE else _sweep
-    return compute(run, inputs, calibration_for(run.owner_id))
+    return compute(run, simulator_for(request=run.request, owner_id=run.owner_id))
 
 
 def simulation_execute(*, run_id: int, attempt: Attempt) -> None:
@@ -258,7 +329,7 @@ def simulator_validate_file(
     """
     files = [str(p) for p in (paths or [])] + ([str(path)] if path is not None else [])
     runs = load_reference_runs(*files)
-    specs = catalog_gpu_specs()
+    specs = shipped_gpu_specs()
     group_by = cv or ("source" if loso else None)
     if group_by is not None:
         predictions = cross_validate(runs, specs, group_by=group_by)
@@ -272,7 +343,7 @@ def simulator_calibration_refit(*, paths: list[Path], out_path: Path) -> Calibra
     write it to `out_path` (simulator/data/calibration.json), with the leave-one-family-out
     predictions it was banded on beside it (accuracy.ACCURACY_FILE, the accuracy page)."""
     runs = load_reference_runs(*[str(p) for p in paths])
-    fitted, predictions = calibrate_and_validate(runs, catalog_gpu_specs())
+    fitted, predictions = calibrate_and_validate(runs, shipped_gpu_specs())
     save_calibration(fitted, str(out_path))
     write_accuracy(predictions, out_path.with_name(ACCURACY_FILE))
     return fitted

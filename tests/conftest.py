@@ -169,9 +169,11 @@ def worker_database_url() -> str:
 
 def start_worker(
     redis_url: str, log_path: Path, loglevel: str = "WARNING", node_name: str = "worker1",
-    **extra_env: str,
+    beat: bool = False, **extra_env: str,
 ) -> subprocess.Popen[bytes]:
-    """A real `celery worker` process (solo pool) on Redis and the test database."""
+    """A real `celery worker` process (solo pool) on Redis and the test database; with
+    beat=True it runs Celery beat inside it too (`-B`, the schedule file beside the log)."""
+    beat_args = ["-B", f"--schedule={log_path.with_suffix('.beat-schedule')}"] if beat else []
     env = dict(
         os.environ,
         REDIS_URL=redis_url,
@@ -186,6 +188,7 @@ def start_worker(
                 f"--loglevel={loglevel}", f"--hostname={node_name}@%h", "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
+                *beat_args,
             ],
             cwd=ROOT,
             env=env,

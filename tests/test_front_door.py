@@ -1,6 +1,7 @@
 """The front door, its worked example, /simulations/, /api/ and the account on every page."""
 
 import re
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -41,7 +42,6 @@ def test_catalog_lives_at_gpus(loaded_catalog: None) -> None:
 
 
 def test_worked_example_opens_one_finished_plan_per_user(ada: User) -> None:
-    assert Client().get("/plans/example")["Location"].startswith("/accounts/login/")
     client = _signed_in(ada)
     first = client.get("/plans/example")
     scenario = PlanScenario.objects.get(owner=ada, name=EXAMPLE_NAME)
@@ -54,6 +54,62 @@ def test_worked_example_opens_one_finished_plan_per_user(ada: User) -> None:
     assert PlanScenario.objects.filter(owner=ada).count() == 1
     bob = User.objects.create_user("bob", password="pw-bob-123")
     assert _signed_in(bob).get(first["Location"]).status_code == 404
+
+
+def test_a_visitor_sees_the_worked_example_read_only_and_nothing_is_stored(ada: User) -> None:
+    response = Client().get("/plans/example")
+    page = response.content.decode()
+    assert response.status_code == 200 and EXAMPLE_NAME in page
+    assert 'data-card="cheapest_meeting_deadline"' in page and 'id="plan-table"' in page
+    assert "Sign up to save and change it" in page
+    assert 'href="/accounts/signup/?next=/plans/example"' in page
+    # Read-only: no save form, no export, no what-if form.
+    for part in ('id="save-whatif-form"', 'id="save-form"', "Recompute", "report-exports"):
+        assert part not in page, part
+    assert PlanScenario.objects.count() == 0
+
+
+def test_a_shared_what_if_link_renders_for_a_visitor_and_is_rate_limited(
+    ada: User, settings: Any
+) -> None:
+    settings.ANONYMOUS_PREVIEWS_PER_10_MINUTES = 2
+    query = "workload=llama2-7b&tokens=1e11&deadline_days=30&providers=aws"
+    visitor = Client(REMOTE_ADDR="192.0.2.7")
+    first = visitor.get(f"/plans/whatif?{query}")
+    assert first.status_code == 200 and "Sign up to save and change it" in first.content.decode()
+    assert 'id="save-whatif-form"' not in first.content.decode()
+    assert visitor.get(f"/plans/whatif?{query}").status_code == 200  # cached: not counted
+    assert visitor.get(f"/plans/whatif?{query}&deadline_days=40").status_code == 200
+    refused = visitor.get(f"/plans/whatif?{query}&deadline_days=50")
+    assert refused.status_code == 429 and "Too many plans previewed" in refused.content.decode()
+    other = Client(REMOTE_ADDR="192.0.2.8").get(f"/plans/whatif?{query}&deadline_days=50")
+    assert other.status_code == 200  # another address has its own allowance
+    bad = visitor.get("/plans/whatif?workload=llama2-7b&tokens=-5")
+    assert bad.status_code == 400 and "problems" in bad.content.decode()
+    assert PlanScenario.objects.count() == 0
+    signed = _signed_in(ada).get(f"/plans/whatif?{query}").content.decode()
+    assert 'id="save-whatif-form"' in signed and "Sign up to save" not in signed
+
+
+def test_sign_up_and_log_in_keep_next_and_refuse_other_sites(loaded_catalog: None) -> None:
+    signup = Client().get("/accounts/signup/?next=/plans/example").content.decode()
+    assert 'name="next" value="/plans/example"' in signup
+    assert 'href="/accounts/login/?next=/plans/example"' in signup
+    login = Client().get("/accounts/login/?next=/plans/example").content.decode()
+    assert 'href="/accounts/signup/?next=/plans/example"' in login
+    form = {"username": "carol", "password1": "a-long-pass-42x", "password2": "a-long-pass-42x"}
+    made = Client().post("/accounts/signup/", form | {"next": "/plans/example"})
+    assert made.status_code == 302 and made["Location"] == "/plans/example"
+    elsewhere = Client().post("/accounts/signup/", form | {"username": "dan",
+                                                           "next": "https://evil.example/"})
+    assert elsewhere["Location"] == "/"
+
+
+def test_tokens_page_has_no_second_sign_out_in_its_content(ada: User) -> None:
+    page = _signed_in(ada).get("/accounts/tokens/").content.decode()
+    main = page[page.index("<main"):page.index("</main>")]
+    assert "Sign out" not in main and "Signed in as" not in main
+    assert page.count("Sign out") == 1
 
 
 def test_simulations_list_shows_only_your_own(ada: User) -> None:

@@ -65,7 +65,7 @@ def test_basic_auth_needs_https_and_a_401_says_how_to_sign_in(ada: User) -> None
 def test_all_digit_passwords_are_refused_at_sign_up() -> None:
     response = Client().post("/accounts/signup/", {"username": "bob", "password1": "83019274651",
                                                    "password2": "83019274651"})
-    assert response.status_code == 200 and "entirely numeric" in response.content.decode()
+    assert response.status_code == 400 and "entirely numeric" in response.content.decode()
     assert not User.objects.filter(username="bob").exists()
 
 
@@ -122,3 +122,44 @@ def test_check_deploy_is_clean_with_the_production_variables(tmp_path: Path) -> 
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_one_address_trying_many_user_names_is_locked(db: None) -> None:
+    client = Client()
+    for i in range(20):
+        client.post("/accounts/login/", {"username": f"guess{i}", "password": "wrong"})
+    User.objects.create_user("ada", password="pw-ada-123")
+    locked = client.post("/accounts/login/", {"username": "ada", "password": "pw-ada-123"})
+    assert "Too many failed sign-ins from your address" in locked.content.decode()
+    elsewhere = Client(REMOTE_ADDR="198.51.100.7")
+    assert elsewhere.post("/accounts/login/",
+                          {"username": "ada", "password": "pw-ada-123"}).status_code == 302
+
+
+def test_behind_a_trusted_proxy_each_client_address_counts_apart(ada: User,
+                                                                  settings: Any) -> None:
+    settings.TRUSTED_PROXY_COUNT = 1
+    attacker = Client(HTTP_X_FORWARDED_FOR="203.0.113.5")  # via the proxy on 127.0.0.1
+    for _ in range(5):
+        attacker.post("/accounts/login/", {"username": "ada", "password": "wrong"})
+    assert "Too many failed" in attacker.post(
+        "/accounts/login/", {"username": "ada", "password": "pw-ada-123"}).content.decode()
+    owner = Client(HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert owner.post("/accounts/login/",
+                      {"username": "ada", "password": "pw-ada-123"}).status_code == 302
+    # Not from the proxy: the forwarded address is dropped, REMOTE_ADDR counts.
+    direct = Client(REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    for _ in range(5):
+        direct.post("/accounts/login/", {"username": "ada", "password": "wrong"})
+    assert owner.post("/accounts/login/",
+                      {"username": "ada", "password": "pw-ada-123"}).status_code == 302
+
+
+def test_x_forwarded_proto_counts_only_from_a_trusted_proxy(settings: Any,
+                                                            loaded_catalog: None) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    proxied = Client(HTTP_X_FORWARDED_PROTO="https").get("/gpus/")
+    assert proxied.status_code == 200
+    spoofed = Client(REMOTE_ADDR="203.0.113.5", HTTP_X_FORWARDED_PROTO="https").get("/gpus/")
+    assert spoofed.status_code == 301 and spoofed["Location"].startswith("https://")

@@ -13,6 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planner.core.providers import PROVIDER_LABELS
+from planner.core.purchase_options import PAYMENT_OPTIONS, PURCHASE_OPTION_LABELS
+
 MISSING = "—"
 HOURS_PER_DAY = 24.0
 # Shorter than this, a duration reads in hours; from here on, in days.
@@ -21,28 +24,15 @@ DAYS_FROM_HOURS = 48.0
 _SCALES: tuple[tuple[float, str], ...] = (
     (1e15, "P"), (1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
 
-# What internal codes mean in words. Purchase and payment options match pricing.models'
-# choice labels (a test keeps them equal); the rest are plan and simulator codes.
+# What internal codes mean in words: purchase and payment options and providers from their
+# tables (planner.core.purchase_options, planner.core.providers); the rest are plan and
+# simulator codes.
 LABELS: dict[str, str] = {
-    "on_demand": "On-demand",
-    "spot": "Spot / preemptible",
-    "reserved_1y": "Reserved 1 year",
-    "reserved_3y": "Reserved 3 years",
-    "committed_1y": "Committed use 1 year",
-    "committed_3y": "Committed use 3 years",
-    "savings_plan_1y": "Savings plan 1 year",
-    "savings_plan_3y": "Savings plan 3 years",
-    "no_upfront": "No upfront",
-    "partial_upfront": "Partial upfront",
-    "all_upfront": "All upfront",
+    **PURCHASE_OPTION_LABELS,
+    **{p.code: p.label for p in PAYMENT_OPTIONS if p.code},
     "marketplace_machine": "Marketplace machine",
     "instance": "Cloud instance",
-    "aws": "AWS",
-    "gcp": "Google Cloud",
-    "azure": "Azure",
-    "lambda": "Lambda",
-    "runpod": "RunPod",
-    "vastai": "Vast.ai",
+    **PROVIDER_LABELS,
     "llm": "Decoder LLM",
     "llm_moe": "Mixture-of-experts LLM",
     "llm_lora": "LoRA fine-tuning",

@@ -9,22 +9,13 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, count, duration, label, layout_label, log_axis, usd
+from planner.core.purchase_options import PURCHASE_OPTION_COLOURS
 from planner.plans.core.ranking import collapse_regions
 
 # Up to this many points the time-cost cloud is drawn as SVG, which every browser shows;
 # beyond it WebGL keeps the page responsive (a browser without WebGL shows Plotly's notice).
 SVG_POINT_LIMIT = 5000
 
-_COLORS = {
-    "on_demand": "#3465a4",
-    "spot": "#e07b00",
-    "reserved_1y": "#4e9a06",
-    "reserved_3y": "#2e6a00",
-    "committed_1y": "#4e9a06",
-    "committed_3y": "#2e6a00",
-    "savings_plan_1y": "#75507b",
-    "savings_plan_3y": "#5c3566",
-}
 
 
 def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
@@ -82,7 +73,7 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
                 y=[_position(r["total_usd"]) for r in rows],
                 mode="markers",
                 name=label(option),
-                marker={"color": _COLORS.get(option), "size": 6, "opacity": 0.6},
+                marker={"color": PURCHASE_OPTION_COLOURS.get(option), "size": 6, "opacity": 0.6},
                 text=[r["hover"] for r in rows],
                 hoverinfo="text",
             )

@@ -13,16 +13,21 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.core.formatting import LABELS, count, duration, label, typed_number, usd
-from planner.plans.core.fields import PAYMENT_CHOICES, SCENARIO_FIELDS, ScenarioField
+from planner.core.formatting import (
+    LABELS,
+    count,
+    duration,
+    label,
+    percent,
+    typed_number,
+    usd,
+)
+from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
-from pricing.models import PurchaseOption
 from simulator.core import PRESETS
 
 MIN_PLANS, MAX_PLANS = 2, 4
 BLANK = "—"
-# Codes shown as their words ("on_demand" -> "On-demand").
-CODE_LABELS: dict[str, str] = dict(PurchaseOption.choices) | dict(PAYMENT_CHOICES)
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ def _input_text(field: ScenarioField, value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v:g}" for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(LABELS.get(str(v)) or CODE_LABELS.get(str(v), str(v)) for v in value)
+        return ", ".join(LABELS.get(str(v), str(v)) for v in value)
     return str(value)
 
 
@@ -100,8 +105,8 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
             reason = "no option meets the limits"
         else:
             reason = scenario.get_status_display()
-        return [reason, BLANK, BLANK, BLANK]
-    purchase = CODE_LABELS.get(pick["purchase_option"], pick["purchase_option"])
+        return [reason, BLANK, BLANK, BLANK, BLANK]
+    purchase = LABELS.get(pick["purchase_option"], pick["purchase_option"])
     return [
         f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
         f" × {count(pick['nodes'])} ({purchase})",
@@ -109,7 +114,14 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         f"{duration(pick['time_to_train_hours'])} ({pick['calibration_status']}"
         + (f"; {pick['rate_note']})" if pick.get("rate_note") else ")"),
         f"{count(pick['gpus'])} × {pick['gpu']}",
+        _miss_text(pick),
     ]
+
+
+def _miss_text(pick: dict[str, Any]) -> str:
+    """The pick's chance of missing its deadline or budget (one of them when only one is set)."""
+    chance = pick.get("miss_probability")
+    return BLANK if chance is None else percent(chance)
 
 
 def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -> go.Figure:
@@ -134,7 +146,8 @@ def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -
 def plan_comparison(scenarios: list[PlanScenario]) -> Comparison:
     picks = [top_pick(s) for s in scenarios]
     texts = [_outcome_texts(s, p) for s, p in zip(scenarios, picks, strict=True)]
-    labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs"]
+    labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs",
+              "Chance of missing the deadline or budget"]
     outcomes = [CompareRow(label, [t[i] for t in texts]) for i, label in enumerate(labels)]
     figure = None
     if any(picks):
@@ -152,5 +165,24 @@ def plan_list_rows(scenarios: Iterable[PlanScenario]) -> list[dict[str, Any]]:
         goal = next((f"{typed_number(inputs[k])} {k}" for k in ("tokens", "samples", "epochs")
                      if inputs.get(k)), BLANK)
         rows.append({"scenario": scenario, "goal": goal,
-                     "model": PRESETS[model].name if model in PRESETS else "custom model"})
+                     "model": PRESETS[model].name if model in PRESETS else "custom model",
+                     **_list_outcome(scenario)})
     return rows
+
+
+def _list_outcome(scenario: PlanScenario) -> dict[str, str]:
+    """Cost, time, miss chance and feasibility of the plan's first card, from the small
+    `pick` and `n_feasible` annotations (a plan from before them shows blanks)."""
+    pick = getattr(scenario, "pick", None)
+    n_feasible = getattr(scenario, "n_feasible", None)
+    if scenario.status != PlanScenario.Status.DONE:
+        feasible = scenario.get_status_display()
+    elif n_feasible is None:
+        feasible = BLANK
+    else:
+        feasible = (f"yes: {count(n_feasible)} options" if n_feasible
+                    else "no option meets the limits")
+    if not isinstance(pick, dict):
+        return {"cost": BLANK, "time": BLANK, "miss": BLANK, "feasible": feasible}
+    return {"cost": usd(pick.get("total_usd")), "time": duration(pick.get("time_to_train_hours")),
+            "miss": percent(pick.get("miss_probability")), "feasible": feasible}

@@ -4,6 +4,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from planner.core.providers import AWS, AZURE, GCP
+from planner.core.purchase_options import PAY_AS_YOU_GO, RESERVED_1Y
 from planner.plans.models import PlanScenario
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
@@ -14,8 +16,8 @@ EXAMPLE_INPUT: dict[str, Any] = {
     "workload": "llama2-7b",
     "tokens": 1e12,
     "deadline_days": 30,
-    "providers": ["aws", "azure", "gcp"],
-    "purchase_options": ["on_demand", "spot", "reserved_1y"],
+    "providers": [AWS, AZURE, GCP],
+    "purchase_options": [*PAY_AS_YOU_GO, RESERVED_1Y],
 }
 
 

@@ -13,18 +13,17 @@ from typing import Any
 
 from django import forms
 
+from planner.core.layout_knobs import KNOBS_BY_NAME
+from planner.core.purchase_options import COMMITMENT_PAYMENTS, PURCHASE_OPTION_LABELS
 from planner.plans.core.fields import (
     FOLDED_GROUPS,
     GROUPS,
-    PAYMENT_CHOICES,
-    PRECISION_CHOICES,
-    RECOMPUTE_CHOICES,
     SCENARIO_FIELDS,
     ScenarioField,
     split_field_message,
 )
-from planner.plans.scenario import preset_architecture
-from pricing.models import Accelerator, Provider, PurchaseOption
+from planner.plans.scenario import DEFAULT_PURCHASE, preset_architecture
+from pricing.models import Accelerator, Provider
 from simulator.core import PRESETS
 
 
@@ -37,11 +36,10 @@ def _choices(source: str) -> list[tuple[str, str]]:
         gpus = Accelerator.objects.values_list("slug", "model", "variant")
         return [(slug, f"{model} {variant}") for slug, model, variant in gpus]  # Accelerator.name
     if source == "purchase_options":
-        return list(PurchaseOption.choices)
+        return list(PURCHASE_OPTION_LABELS.items())
     if source == "payment_options":
-        return list(PAYMENT_CHOICES)
-    blank = [("", "search")]
-    return blank + list(RECOMPUTE_CHOICES if source == "recompute" else PRECISION_CHOICES)
+        return list(COMMITMENT_PAYMENTS)
+    return [("", "search")] + [(c, c) for c in KNOBS_BY_NAME[source].choices]
 
 
 def form_version(inputs: dict[str, Any]) -> str:
@@ -169,7 +167,7 @@ class PlanForm(forms.Form):
         super().__init__(*args, **kwargs)
         for field in SCENARIO_FIELDS:
             self.fields[field.name] = form_field(field)
-        self.fields["purchase_options"].initial = ["on_demand", "spot"]
+        self.fields["purchase_options"].initial = list(DEFAULT_PURCHASE)
         preset = str(self.initial.get("workload") or "")
         if not self.is_bound and preset in PRESETS:
             # The preset's architecture is shown in its editable fields, also without JS.

@@ -9,26 +9,29 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from planner.core.layout_knobs import KNOBS_BY_NAME
+from planner.core.purchase_options import (
+    COMMITMENT_PAYMENTS,
+    NO_UPFRONT,
+    PAY_AS_YOU_GO,
+    PURCHASE_OPTION_CODES,
+)
 from planner.plans.core.fields import (
     ARCH_FIELDS,
     EXTRA_INPUTS,
     FIELDS_BY_NAME,
     GOODPUT_FIELDS,
     LAYOUT_FIELDS,
-    PAYMENT_CHOICES,
-    PRECISION_CHOICES,
-    RECOMPUTE_CHOICES,
     SCENARIO_FIELDS,
 )
-from pricing.models import PurchaseOption
 from simulator.core import PRESETS
 from simulator.requests import parse_flag
 
-PURCHASE_OPTIONS = tuple(PurchaseOption.values)
-DEFAULT_PURCHASE = ("on_demand", "spot")
+PURCHASE_OPTIONS = PURCHASE_OPTION_CODES
+DEFAULT_PURCHASE = PAY_AS_YOU_GO
 NUMBER_KINDS = ("number", "integer")
-PAYMENT_OPTIONS = tuple(value for value, _ in PAYMENT_CHOICES)
-DEFAULT_PAYMENT = ("no_upfront",)
+PAYMENT_OPTIONS = tuple(value for value, _ in COMMITMENT_PAYMENTS)
+DEFAULT_PAYMENT = (NO_UPFRONT,)
 # Data set and checkpoint sizes default from the workload in the plan service (shown there).
 DEFAULTS: dict[str, Any] = {
     "storage_months": 1.0,
@@ -98,7 +101,7 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
         if field.kind == "integer":
             layout[name] = int(_number(name, value) or 0)
         else:
-            allowed = dict(RECOMPUTE_CHOICES if name == "recompute" else PRECISION_CHOICES)
+            allowed = KNOBS_BY_NAME[name].choices
             if value not in allowed:
                 raise ValueError(f"{name}: {FIELDS_BY_NAME[name].label} must be one of "
                                  f"{', '.join(allowed)} (you gave {value!r}).")

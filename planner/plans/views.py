@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_POST
 
-from planner.plans import compare, services
+from planner.plans import compare, preview, services
 from planner.plans import reports as plan_reports
 from planner.plans.core.fields import split_field_message
 from planner.plans.forms import PlanForm, form_version, initial_from_scenario, number_value
@@ -32,7 +32,7 @@ def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
 
 @login_required
 def plan_list(request: HttpRequest) -> HttpResponse:
-    plans = PlanScenario.objects.filter(owner_id=request.user.pk).defer("result")[:100]
+    plans = services.scenario_list(owner_id=request.user.pk)
     return render(request, "planner/plans/list.html", {"rows": compare.plan_list_rows(plans)})
 
 
@@ -72,7 +72,7 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         "result_key": services.scenario_page_version(scenario),
         "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
         "form_key": form_version(inputs),
-        "share_query": urlencode(_query(inputs), doseq=True),
+        "share_query": urlencode(whatif_query(inputs), doseq=True),
         **_staleness(),
     }
     return render(request, "planner/plans/detail.html", context)
@@ -85,7 +85,7 @@ def _staleness() -> dict[str, Any]:
     return {"stale_before": cutoff.isoformat(), "stale_days": days}
 
 
-def _query(inputs: dict) -> dict:
+def whatif_query(inputs: dict) -> dict:
     """The scenario as a form query: numbers as people type them (1e+12, 60, not 60.0)."""
     flat = {k: v for k, v in inputs.items() if k != "layout" and v not in (None, "", [])}
     flat.update(inputs.get("layout", {}))
@@ -97,10 +97,13 @@ def _query(inputs: dict) -> dict:
     return {k: number_value(v) for k, v in flat.items()}
 
 
-@login_required
 def plan_whatif(request: HttpRequest) -> HttpResponse:
-    """Recompute a changed scenario at once (no storing); the URL holds the whole state."""
+    """Recompute a changed scenario at once (no storing); the URL holds the whole state.
+    A visitor without an account sees it read-only (a shared link)."""
     form = PlanForm(request.GET)
+    if not request.user.is_authenticated:
+        raw = form.to_raw() if form.is_valid() else None
+        return plan_preview(request, raw=raw, form=form, share_query=request.GET.urlencode())
     context: dict = {
         "form": form,
         "scenario": None,
@@ -116,6 +119,30 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
         except ValueError as exc:
             form.add_scenario_error(exc)
     status = 200 if context["view"] else 400
+    return render(request, "planner/plans/detail.html", context, status=status)
+
+
+def plan_preview(request: HttpRequest, *, raw: dict[str, Any] | None, form: PlanForm | None,
+                 share_query: str, name: str = "") -> HttpResponse:
+    """A plan for a visitor without an account: read-only, from the preview cache, computed
+    at most ANONYMOUS_PREVIEWS_PER_10_MINUTES times per address; sign up to save and change."""
+    context: dict[str, Any] = {
+        "form": form, "scenario": None, "view": None, "is_preview": True, "preview_name": name,
+        "share_query": share_query, "sort": sort_order(request.GET.get("sort", "rank")),
+        **_staleness(),
+    }
+    status = 400
+    if raw is not None:
+        try:
+            found = preview.preview_plan(raw=raw, today=timezone.now().date(),
+                                         client=str(request.META.get("REMOTE_ADDR", "")))
+        except preview.PreviewLimitError as exc:
+            context["preview_error"], status = str(exc), 429
+        except ValueError as exc:
+            context["preview_error"] = split_field_message(str(exc))[1]
+        else:
+            context["view"] = PlanView(lambda: found.document, sort=context["sort"])
+            context["result_key"], status = found.version, 200
     return render(request, "planner/plans/detail.html", context, status=status)
 
 
@@ -157,7 +184,7 @@ def plan_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
     """An editable copy: the plan form prefilled with this plan's inputs; nothing runs until
     it is submitted."""
     original = _owned(request, scenario_id)
-    query = _query(original.inputs) | {"name": f"{original.name} (copy)"}
+    query = whatif_query(original.inputs) | {"name": f"{original.name} (copy)"}
     messages.info(request, f"A copy of “{original.name}”: change anything, then Plan it.")
     return redirect(f"{reverse('planner:plan_new')}?{urlencode(query, doseq=True)}")
 

@@ -94,14 +94,15 @@ def create_history(
     region: Form[str] = "",
     growth: Form[str] = "-50,-25,0,25",
     spot_alternative: Form[bool] = False,
-    elsewhere_alternative: Form[bool] = True,
+    elsewhere_alternative: Form[bool] = False,
 ) -> Status[Any]:
     """Parse the file; 400 lists row errors by line (nothing stored), 201 queues the analysis.
 
     duplicate_ids: refuse repeated job ids, or merge them into one job. provider/region: where
     you buy (blank: the cheapest place that sells commitments). growth: demand scenarios in %
     per year. spot_alternative / elsewhere_alternative: whether spot (with its interruption
-    overhead) and on-demand elsewhere cap the rate worth committing at."""
+    overhead) and on-demand elsewhere cap the rate worth committing at (default: the baseline
+    is on-demand of the same provider, region and instance type)."""
     try:
         options = _options(format=format, map=map, time_unit=time_unit, origin=origin,
                            gpu_type=gpu_type, skip_bad_rows=skip_bad_rows,
@@ -135,7 +136,9 @@ def create_history(
 @router.get("/{history_id}", summary="Status, progress and (when done) the recommendation")
 def get_history(request: HttpRequest, history_id: int) -> dict[str, Any]:
     """The document holds the hourly demand series, the prices and discounts used (with source
-    and as-of date), the analysis, the recommendation, look-back sensitivity and backtest."""
+    and as-of date), the analysis, `what_to_buy` (the recommendation, with its replay on the
+    history), `hindsight_reference` (what you would have bought knowing the future: a
+    reference only), look-back sensitivity and backtest."""
     history = get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
     return services.history_payload(history, selectors.latest_run(history.pk))
 

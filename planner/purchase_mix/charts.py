@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from planner.core.cloud import PURCHASE_OPTION_WORDS
 from planner.core.formatting import PALETTE, log_axis
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core.breakdown import (
     CostCurve,
     DurationHistogram,
@@ -18,7 +18,7 @@ from planner.purchase_mix.core.breakdown import (
     savings_steps,
 )
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.recommend import MixRecommendation
+from planner.purchase_mix.core.replay import MixReplay
 
 _LAYOUT: dict[str, Any] = {
     "template": "plotly_white",
@@ -36,8 +36,9 @@ def _color(index: int) -> str:
     return COLORS[index % len(COLORS)]
 
 
-def demand_curve(demand: HourlyDemand, recommendation: MixRecommendation) -> go.Figure:
-    """Hourly demand per GPU type and in total, committed GPUs as horizontal lines."""
+def demand_curve(demand: HourlyDemand, purchase: MixReplay) -> go.Figure:
+    """Hourly demand per GPU type and in total; what to buy (the recommendation's committed
+    GPUs) as horizontal lines. The hindsight reference is never drawn here."""
     total = demand.total_gpus
     hours = list(total.index)
     figure = go.Figure()
@@ -53,12 +54,13 @@ def demand_curve(demand: HourlyDemand, recommendation: MixRecommendation) -> go.
             line={"width": 1.5, "color": "#111827"},
         ))
     colors = {name: _color(i) for i, name in enumerate(demand.gpu_types)}
-    for plan in recommendation.plans:
+    for plan in purchase.plans:
         gpus = sum(plan.decision.levels) * plan.offer.gpus_per_instance
         if gpus == 0:
             continue
         figure.add_trace(go.Scatter(
-            name=f"{plan.offer.gpu_type} committed ({gpus} GPUs)", x=[hours[0], hours[-1]],
+            name=f"{plan.offer.gpu_type} committed, what to buy ({gpus} GPUs)",
+            x=[hours[0], hours[-1]],
             y=[gpus, gpus], mode="lines",
             line={"dash": "dash", "width": 2, "color": colors.get(plan.offer.gpu_type)},
         ))
@@ -69,8 +71,9 @@ def demand_curve(demand: HourlyDemand, recommendation: MixRecommendation) -> go.
     return figure
 
 
-def cost_curves(curves: Sequence[CostCurve]) -> go.Figure:
-    """Total cost against the committed GPUs per type, with the optimum marked."""
+def cost_curves(curves: Sequence[CostCurve], bought_gpus: Mapping[str, int]) -> go.Figure:
+    """Total cost against the committed GPUs per type: what to buy as a vertical line, the
+    lowest cost in hindsight (a reference) as a star."""
     figure = go.Figure()
     for i, curve in enumerate(curves):
         gpus = [level * curve.gpus_per_instance for level in curve.levels_instances]
@@ -80,11 +83,18 @@ def cost_curves(curves: Sequence[CostCurve]) -> go.Figure:
             mode="lines", line={"color": _color(i)},
             hovertemplate="%{x} GPUs committed<br>$%{y:,.0f}<extra></extra>",
         ))
+        bought = bought_gpus.get(curve.gpu_type, 0)
+        figure.add_trace(go.Scatter(
+            name=f"{curve.gpu_type} what to buy ({bought} GPUs)", x=[bought, bought],
+            y=[min(curve.cost_usd), max(curve.cost_usd)], mode="lines",
+            line={"dash": "dash", "width": 2, "color": _color(i)},
+        ))
         best = curve.best_level_instances
         figure.add_trace(go.Scatter(
-            name=f"{curve.gpu_type} optimum", x=[gpus[best]], y=[curve.cost_usd[best]],
-            # The optimum's text is hover text: printed labels of several GPU types overlap.
-            mode="markers", text=[f"optimum: {gpus[best]} GPUs"],
+            name=f"{curve.gpu_type} lowest cost in hindsight (reference)", x=[gpus[best]],
+            y=[curve.cost_usd[best]],
+            # The text is hover text: printed labels of several GPU types overlap.
+            mode="markers", text=[f"lowest in hindsight: {gpus[best]} GPUs"],
             hovertemplate="%{text}<br>$%{y:,.0f}<extra>" + curve.gpu_type + "</extra>",
             marker={"size": 12, "symbol": "star", "color": _color(i)},
         ))
@@ -119,9 +129,9 @@ def duration_histogram(histogram: DurationHistogram, ks_statistic: float | None)
     return figure
 
 
-def mix_over_time(recommendation: MixRecommendation) -> go.Figure:
-    """Stacked area: GPUs served by commitments, on demand and spot, hour by hour."""
-    mix = hourly_mix(recommendation)
+def mix_over_time(purchase: MixReplay) -> go.Figure:
+    """Stacked area: GPUs served by what to buy's commitments, on demand and spot, by hour."""
+    mix = hourly_mix(purchase)
     hours = list(mix.index)
     parts = (("committed_gpus", "Committed", "#059669"), ("on_demand_gpus", "On-demand",
              "#d97706"), ("spot_gpus", "Spot", "#7c3aed"))
@@ -141,7 +151,7 @@ def savings_waterfall(steps: SavingsSteps) -> go.Figure:
     """All on-demand, minus commitment and spot savings, equals the mix's cost (USD)."""
     figure = go.Figure(go.Waterfall(
         name="Cost", orientation="v", measure=["absolute", "relative", "relative", "total"],
-        x=["All on-demand", "Commitments", "Spot", "Recommended mix"],
+        x=["All on-demand", "Commitments", "Spot", "What to buy"],
         y=[steps.all_on_demand_cost_usd, -steps.commitment_savings_usd, -steps.spot_savings_usd,
            steps.cost_usd],
         texttemplate="%{y:$,.0f}", textposition="outside",
@@ -191,7 +201,7 @@ def team_bar(gpu_hours_by_team: Mapping[str, float], limit: int = 20) -> go.Figu
 def history_figures(
     *,
     demand: HourlyDemand,
-    recommendation: MixRecommendation,
+    purchase: MixReplay,
     analysis: Mapping[str, Any],
     daily_gpus: pd.Series,
     projected_gpus: pd.Series,
@@ -199,17 +209,19 @@ def history_figures(
 ) -> dict[str, go.Figure]:
     """Every figure of the history page, keyed by its element id."""
     curves = [
-        curve for plan in recommendation.plans
-        if (curve := commitment_cost_curve(plan, recommendation.demand)) is not None
+        curve for plan in purchase.plans
+        if (curve := commitment_cost_curve(plan, purchase.demand)) is not None
     ]
+    bought = {plan.offer.gpu_type: sum(plan.decision.levels) * plan.offer.gpus_per_instance
+              for plan in purchase.plans}
     figures = {
-        "chart-demand": demand_curve(demand, recommendation),
+        "chart-demand": demand_curve(demand, purchase),
         "chart-trend": demand_trend(daily_gpus, projected_gpus, growth_per_year),
-        "chart-mix": mix_over_time(recommendation),
-        "chart-waterfall": savings_waterfall(savings_steps(recommendation)),
+        "chart-mix": mix_over_time(purchase),
+        "chart-waterfall": savings_waterfall(savings_steps(purchase)),
     }
     if curves:
-        figures["chart-cost"] = cost_curves(curves)
+        figures["chart-cost"] = cost_curves(curves, bought)
     if analysis.get("duration_histogram"):
         durations = analysis.get("durations") or {}
         figures["chart-durations"] = duration_histogram(

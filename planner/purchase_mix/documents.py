@@ -1,7 +1,8 @@
-"""The recommendation document of a history: analysis, prices, what to buy, the hindsight
-optimum, look-back sensitivity and the backtest (what the page, the API and the CLI show).
+"""The document of a history's analysis: analysis, prices, what to buy (THE recommendation,
+with its replay on the history), the hindsight reference, look-back sensitivity and the
+backtest: what the page, the charts, the reports, the API and the CLI show.
 
-Called by services; calls the cores and the price selectors.
+Called by services; calls the cores and the offers service.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ from typing import Any
 import numpy as np
 
 from planner.core.cloud import GPU_SERVICE_YEARS_LEFT
-from planner.core.serialize import frame_to_dict
+from planner.core.serialize import frame_to_dict, json_safe
+from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors
 from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand
 from planner.purchase_mix.core.backtest import lookback_sensitivity
 from planner.purchase_mix.core.backtest_terms import backtest_terms
 from planner.purchase_mix.core.breakdown import duration_histogram
-from planner.purchase_mix.core.buy import what_to_buy
+from planner.purchase_mix.core.buy import WhatToBuy, what_to_buy
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import GpuOffer
-from planner.purchase_mix.core.recommend import MixRecommendation, recommend_mix
+from planner.purchase_mix.core.replay import MixReplay
 from planner.purchase_mix.core.risk import DEFAULT_SCENARIOS, RiskSettings
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 
@@ -56,16 +59,16 @@ class RunOptions:
     accelerator_map: Mapping[str, str] = field(default_factory=dict)
     growth_scenarios: tuple[float, ...] = ()
     is_spot_alternative: bool = False
-    is_elsewhere_alternative: bool = True
+    is_elsewhere_alternative: bool = False
 
     @property
     def risk_settings(self) -> RiskSettings:
         return RiskSettings(growth_scenarios_per_year=self.growth_scenarios or DEFAULT_SCENARIOS)
 
 
-def _sizes(analysis: DemandAnalysis) -> list[selectors.GpuDemandSize]:
+def _sizes(analysis: DemandAnalysis) -> list[offer_service.GpuDemandSize]:
     return [
-        selectors.GpuDemandSize(name, analysis.stats[name].p90_gpus)
+        offer_service.GpuDemandSize(name, analysis.stats[name].p90_gpus)
         for name in analysis.demand.gpu_types
     ]
 
@@ -113,22 +116,28 @@ def service_years_left(accelerators: Mapping[str, str]) -> dict[str, float]:
     return found
 
 
-def _what_to_buy_dict(
-    demand: HourlyDemand, offer_set: selectors.OfferSet, options: RunOptions
-) -> dict[str, Any]:
-    result = what_to_buy(
+def _what_to_buy(
+    demand: HourlyDemand, offer_set: offer_service.OfferSet, options: RunOptions
+) -> WhatToBuy:
+    return what_to_buy(
         demand, offer_set.offers, settings=options.risk_settings,
         is_spot_allowed=options.is_spot_alternative,
         is_elsewhere_allowed=options.is_elsewhere_alternative,
         service_years_left=service_years_left(offer_set.accelerators),
-    ).to_dict()
-    return result
+        savings_plans=offer_set.savings_plans,
+    )
 
 
-def _recommendation_dict(recommendation: MixRecommendation) -> dict[str, Any]:
-    result = recommendation.to_dict()
+HINDSIGHT_WORDS = ("What you would have bought knowing the future: the exact cost-minimising "
+                   "commitment if the past repeated exactly. A backtest reference, not a "
+                   "recommendation.")
+
+
+def _hindsight_dict(replay: MixReplay) -> dict[str, Any]:
+    result = replay.to_dict()
     result.pop("demand", None)
-    return result
+    result.pop("savings_plans", None)  # the recommendation's replay carries them
+    return {"words": HINDSIGHT_WORDS, **result}
 
 
 def recommendation_document(
@@ -141,7 +150,7 @@ def recommendation_document(
     and backtest, plus the hourly demand series: what the API, the page and the CLI show."""
     analysis = analyze_demand(history, horizon_days=TREND_HORIZON_DAYS)
     report(30)
-    offer_set = selectors.gpu_offers(
+    offer_set = offer_service.gpu_offers(
         sizes=_sizes(analysis),
         provider=options.provider,
         region=options.region,
@@ -150,13 +159,10 @@ def recommendation_document(
     )
     report(45)
     demand = analysis.demand
-    recommendation = recommend_mix(
-        fit_window(demand, options.lookback_days),
-        offer_set.offers,
-        savings_plans=offer_set.savings_plans,
-    )
-    report(55)
-    buy = _what_to_buy_dict(fit_window(demand, options.lookback_days), offer_set, options)
+    window = fit_window(demand, options.lookback_days)
+    buy = _what_to_buy(window, offer_set, options)
+    report(60)
+    hindsight = hindsight_replay(window, offer_set.offers)
     report(70)
     sensitivity = lookback_sensitivity(demand, offer_set.offers)
     report(80)
@@ -185,8 +191,9 @@ def recommendation_document(
         "accelerators": offer_set.accelerators,
         "unpriced": offer_set.unpriced,
         "prices": offer_set.prices,
-        "what_to_buy": buy,
-        "recommendation": _recommendation_dict(recommendation),
+        "offers": [json_safe(offer) for offer in offer_set.offers],
+        "what_to_buy": buy.to_dict(),
+        "hindsight_reference": _hindsight_dict(hindsight),
         "lookback_sensitivity": sensitivity.to_dict(),
         "backtest": backtest,
     }

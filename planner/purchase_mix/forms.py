@@ -6,6 +6,7 @@ from typing import IO, Any
 from django import forms
 from django.conf import settings
 
+from planner.core.cloud import SPOT_BAND_MONTHLY_FRACTION
 from planner.purchase_mix import selectors
 from planner.purchase_mix.core.upload.csv_stream import read_header
 from planner.purchase_mix.core.upload.parsing import (
@@ -49,12 +50,23 @@ def _header_of(upload: Any) -> tuple[str, ...]:
     return layout.header
 
 
-def _place_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def _place_choices(provider: str = "") -> tuple[list[Any], list[Any]]:
+    """Provider choices, and region choices scoped to the chosen provider (its regions only;
+    grouped by provider when none is chosen, so no list mixes every provider's regions)."""
     regions = selectors.region_choices()
-    providers = [("", "cheapest that sells commitments")] + [
-        (slug, slug) for slug in sorted({provider for provider, _ in regions})
-    ]
-    return providers, [("", "any region")] + sorted({(code, code) for _, code in regions})
+    slugs = sorted({slug for slug, _ in regions})
+    providers: list[Any] = [("", "cheapest that sells commitments")] + [(s, s) for s in slugs]
+    if provider in slugs:
+        return providers, [("", "any region")] + [(c, c) for s, c in regions if s == provider]
+    groups = [(slug, [(c, c) for s, c in regions if s == slug]) for slug in slugs]
+    return providers, [("", "any region"), *groups]
+
+
+def _chosen_provider(form: forms.Form) -> str:
+    """The provider of a submitted form, else of its initial values ("" for none)."""
+    if form.is_bound:
+        return str(form.data.get(form.add_prefix("provider")) or "")
+    return str(form.initial.get("provider") or "")
 
 
 class UploadForm(forms.Form):
@@ -96,9 +108,12 @@ class UploadForm(forms.Form):
                     "invalid_choice": "The file has no column %(value)s; pick one of its "
                     "columns (or leave it blank when the column has the usual name)."},
             )
-        providers, regions = _place_choices()
+        providers, regions = _place_choices(_chosen_provider(self))
         self.fields["provider"].choices = providers
         self.fields["region"].choices = regions
+        self.fields["region"].widget.attrs["data-follows"] = self["provider"].auto_id
+        self.fields["region"].error_messages["invalid_choice"] = (
+            "%(value)s is not a region of the chosen provider with prices.")
 
     @property
     def map_fields(self) -> list[forms.BoundField]:
@@ -198,8 +213,9 @@ class RunForm(forms.Form):
         help_text="Never commit above spot's rate with its interruption overhead.",
     )
     is_elsewhere_alternative = forms.BooleanField(
-        label="Other regions and providers count as an alternative", required=False,
-        initial=True,
+        label="Compare with on-demand elsewhere", required=False,
+        help_text="Off (the default): commitments are compared with on-demand of the same "
+        "provider, region and instance type; a cheaper equivalent elsewhere is shown beside.",
     )
     accelerator_map = forms.CharField(
         label="GPU names", required=False,
@@ -209,10 +225,13 @@ class RunForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        providers, regions = _place_choices()
+        providers, regions = _place_choices(_chosen_provider(self))
         self.fields["provider"].choices = providers
         self.fields["region"].choices = regions
-        bands = [(band, f"{band} per month") for band in selectors.SPOT_BANDS]
+        self.fields["region"].widget.attrs["data-follows"] = self["provider"].auto_id
+        self.fields["region"].error_messages["invalid_choice"] = (
+            "%(value)s is not a region of the chosen provider with prices.")
+        bands = [(band, f"{band} per month") for band in SPOT_BAND_MONTHLY_FRACTION]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
                 label=f"{provider} spot interruptions", choices=bands, required=False,

@@ -75,7 +75,9 @@ class AnalysisRun(TrackedRun):
         default=False, help_text="Spot (with its interruption overhead) counts as an alternative"
     )
     is_elsewhere_alternative = models.BooleanField(
-        default=True, help_text="On-demand in another region or provider counts as an alternative"
+        default=False,
+        help_text="On-demand in another region or provider counts as the baseline (default: "
+        "on-demand of the same provider, region and instance type)",
     )
 
     class Meta:

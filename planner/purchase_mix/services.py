@@ -23,7 +23,7 @@ from planner import runs
 from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
-from planner.purchase_mix.core.recommend import MixRecommendation, recommend_mix
+from planner.purchase_mix.core.replay import MixReplay, TypeDecision, replay_mix
 from planner.purchase_mix.core.upload.jobs import (
     JobHistory,
     ParseResult,
@@ -176,8 +176,10 @@ def history_create(
 ) -> UploadOutcome:
     """Parse an upload; when it is clean (or bad rows are skipped) store it and queue a run.
 
-    All or nothing: files are written first, rows in one transaction, files removed if the
-    transaction fails. Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
+    All or nothing: files are written first, rows (with the run's outbox entry) in one
+    transaction, files removed only if that transaction fails; a committed history keeps them
+    even when the task queue is down (QueueUnavailableError is raised after the commit).
+    Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
     """
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
@@ -199,6 +201,10 @@ def history_create(
                 **names,
             )
             run = run_create(history_id=history.pk, options=run_options or RunOptions())
+    except runs.QueueUnavailableError:
+        # Raised after the commit: the history and its run are saved, and the run needs the
+        # files; the outbox sends it when the queue is back.
+        raise
     except Exception:
         _delete_files(names)
         raise
@@ -247,18 +253,19 @@ def _history_fields(
 def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:
     """Queue an analysis run; the task starts when the transaction commits."""
 
-    run = AnalysisRun.objects.create(
-        history_id=history_id,
-        provider=options.provider,
-        region=options.region,
-        lookback_days=options.lookback_days,
-        spot_bands=dict(options.spot_bands),
-        accelerator_map=dict(options.accelerator_map),
-        growth_scenarios=list(options.growth_scenarios),
-        is_spot_alternative=options.is_spot_alternative,
-        is_elsewhere_alternative=options.is_elsewhere_alternative,
-    )
-    run_enqueue(run)
+    with transaction.atomic():
+        run = AnalysisRun.objects.create(
+            history_id=history_id,
+            provider=options.provider,
+            region=options.region,
+            lookback_days=options.lookback_days,
+            spot_bands=dict(options.spot_bands),
+            accelerator_map=dict(options.accelerator_map),
+            growth_scenarios=list(options.growth_scenarios),
+            is_spot_alternative=options.is_spot_alternative,
+            is_elsewhere_alternative=options.is_elsewhere_alternative,
+        )
+        run_enqueue(run)
     return run
 
 
@@ -370,25 +377,42 @@ def file_document(path: Path, *, options: ParseOptions, run_options: RunOptions)
 
 @dataclass(frozen=True)
 class HistoryReport:
-    """What the history page shows: the stored document plus core objects for the charts."""
+    """What the history page shows: the stored document plus core objects for the charts.
+    `purchase` is what to buy (the document's recommendation) replayed on the sizing window."""
 
     document: dict[str, Any]
     demand: HourlyDemand
-    recommendation: MixRecommendation
+    purchase: MixReplay
     trend_growth_per_year: float | None
     trend_daily_gpus: pd.Series
     trend_projected_gpus: pd.Series
     trend_fitted_growth_per_year: float | None
 
 
+def _offer(data: Mapping[str, Any]) -> GpuOffer:
+    fields = dict(data)
+    fields["commitments"] = tuple(CommitmentOption(**item) for item in fields["commitments"])
+    return GpuOffer(**fields)
+
+
 def offers_from_document(document: Mapping[str, Any]) -> list[GpuOffer]:
     """Rebuild the GpuOffers a run used from its document (prices as they were then)."""
-    offers = []
-    for plan in document["recommendation"]["plans"]:
-        data = dict(plan["offer"])
-        data["commitments"] = tuple(CommitmentOption(**item) for item in data["commitments"])
-        offers.append(GpuOffer(**data))
-    return offers
+    stored = document.get("offers")
+    if stored is None:  # documents stored before the "offers" key
+        stored = [item["offer"] for item in document["what_to_buy"]["types"]]
+    return [_offer(data) for data in stored]
+
+
+def decisions_from_document(document: Mapping[str, Any]) -> tuple[TypeDecision, ...]:
+    """What to buy as replayable levels: per GPU type, instances per commitment option of its
+    offer (in offer order), and whether its interruptible jobs run on spot."""
+    decisions = []
+    for item in document["what_to_buy"]["types"]:
+        layers = item["sizing"]["layers"]
+        levels = tuple(sum(layer["count"] for layer in layers if layer["option"] == option)
+                       for option in item["offer"]["commitments"])
+        decisions.append(TypeDecision(item["gpu_type"], levels, bool(item["is_spot"])))
+    return tuple(decisions)
 
 
 def trend_horizon_days(demand: HourlyDemand) -> int:
@@ -400,13 +424,12 @@ def trend_horizon_days(demand: HourlyDemand) -> int:
 def run_report(
     *, history: History, run: AnalysisRun, growth_per_year: float | None
 ) -> HistoryReport:
-    """Re-plays a finished run's recommendation on the stored hourly demand (fast) and refits
+    """Re-plays a finished run's what-to-buy on the stored hourly demand (fast) and refits
     the trend with the chosen growth rate; the rest comes from the stored document."""
     document = run.result or {}
     demand = history_demand(history)
-    recommendation = recommend_mix(
-        fit_window(demand, run.lookback_days), offers_from_document(document)
-    )
+    purchase = replay_mix(decisions_from_document(document),
+                          fit_window(demand, run.lookback_days), offers_from_document(document))
     trend = fit_trend(
         demand.total_gpus.sum(axis=1),
         growth_per_year=growth_per_year,
@@ -415,7 +438,7 @@ def run_report(
     return HistoryReport(
         document=document,
         demand=demand,
-        recommendation=recommendation,
+        purchase=purchase,
         trend_growth_per_year=growth_per_year,
         trend_daily_gpus=trend.daily_gpus,
         trend_projected_gpus=trend.projected_daily_gpus,

@@ -134,7 +134,7 @@ def _figure_scripts(run: AnalysisRun, report: services.HistoryReport) -> dict[st
     scripts: dict[str, SafeString] | None = cache.get(key)
     if scripts is None:
         figures = charts.history_figures(
-            demand=report.demand, recommendation=report.recommendation,
+            demand=report.demand, purchase=report.purchase,
             analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
             projected_gpus=report.trend_projected_gpus,
             growth_per_year=report.trend_growth_per_year,

@@ -3,6 +3,7 @@
 from django import template
 
 from planner.core import formatting
+from planner.core.purchase_options import ON_DEMAND, OPTIONS_BY_CODE
 
 register = template.Library()
 
@@ -23,6 +24,19 @@ def goodput_line(option: dict) -> str:  # type: ignore[type-arg]
     """{{ option|goodput_line }}: the option's goodput line of its cost breakdown."""
     return formatting.goodput_line(option.get("overhead_gpu_hours_pct"),
                                    option.get("overhead_usd"))
+
+
+@register.filter
+def is_commitment(purchase_option: str) -> bool:
+    """{% if p.purchase_option|is_commitment %}: bought ahead for a term (has a payment option)."""
+    option = OPTIONS_BY_CODE.get(purchase_option)
+    return option is not None and option.is_commitment
+
+
+@register.filter
+def is_on_demand(purchase_option: str) -> bool:
+    """{% if p.purchase_option|is_on_demand %}: the list price discounts are measured from."""
+    return purchase_option == ON_DEMAND
 
 
 @register.filter

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.providers import AWS
+from planner.core.purchase_options import ALL_UPFRONT, NO_UPFRONT, ON_DEMAND, PARTIAL_UPFRONT
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
     MAX_SPEC,
@@ -68,8 +70,8 @@ REGION_CODES = {
     "Mexico (Central)": "mx-central-1", "Middle East (Bahrain)": "me-south-1",
     "Middle East (UAE)": "me-central-1", "South America (Sao Paulo)": "sa-east-1",
 }
-_PAYMENT_OPTIONS = {"No Upfront": "no_upfront", "Partial Upfront": "partial_upfront",
-                    "All Upfront": "all_upfront"}
+_PAYMENT_OPTIONS = {"No Upfront": NO_UPFRONT, "Partial Upfront": PARTIAL_UPFRONT,
+                    "All Upfront": ALL_UPFRONT}
 _LEASE_YEARS = {"1yr": 1, "3yr": 3}
 
 
@@ -124,7 +126,7 @@ def _instance(ctx: _Context, sku: str, attributes: dict[str, Any]) -> dict[str, 
         count(ctx.skipped, f"unknown location: {attributes['location']}")
         return None
     return {
-        "provider": "aws", "instance_type": name, "accelerator": slug,
+        "provider": AWS, "instance_type": name, "accelerator": slug,
         "provider_accelerator_name": gpu_name, "gpu_count": gpus,
         "vcpus": ctx.checker.number(attributes.get("vcpu"), line, "attributes.vcpu"),
         "memory_gib": _memory_gib(ctx, attributes.get("memory", ""), line), "region": region,
@@ -219,7 +221,7 @@ def _product_rows(
     offers = _reserved(ctx, terms.get("Reserved", {}).get(sku, {}))
     on_demand = _on_demand(ctx, sku, terms.get("OnDemand", {}).get(sku, {}))
     if on_demand is not None:
-        offers.append({"purchase_option": "on_demand", "usd_per_hour": on_demand})
+        offers.append({"purchase_option": ON_DEMAND, "usd_per_hour": on_demand})
     offers.sort(key=lambda o: (o["purchase_option"], o.get("offering_class", ""),
                                o.get("payment_option", "")))
     return [base_row(**instance, **offer, as_of=day, line=ctx.lines.get(sku, 0))

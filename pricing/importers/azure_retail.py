@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.providers import AZURE
+from planner.core.purchase_options import ON_DEMAND, RESERVED_BY_YEARS, SAVINGS_PLAN_BY_YEARS, SPOT
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
     MAX_UPFRONT_USD,
@@ -109,7 +111,7 @@ def _savings_plans(checker: RowChecker, item: dict[str, Any], line: int, where: 
         price = checker.price(plan["retailPrice"], line, "savingsPlan.retailPrice")
         years = _years(checker, plan["term"], line, "savingsPlan.term")
         if price is not None and years is not None:
-            prices[f"savings_plan_{years}y"] = price
+            prices[SAVINGS_PLAN_BY_YEARS[years]] = price
     return prices
 
 
@@ -120,14 +122,14 @@ def _item_prices(
     if item["type"] == "Reservation":
         years = _years(checker, item.get("reservationTerm"), line, "reservationTerm")
         return {} if years is None else {
-            f"reserved_{years}y": round(price / (HOURS_PER_YEAR * years), 6)
+            RESERVED_BY_YEARS[years]: round(price / (HOURS_PER_YEAR * years), 6)
         }
     if item["unitOfMeasure"] != "1 Hour":
         checker.error(line, "unitOfMeasure", f"{where}: {item['unitOfMeasure']!r} is not 1 Hour")
         return {}
     if "Spot" in f"{item['skuName']} {item['meterName']}":
-        return {"spot": price}
-    return {"on_demand": price, **_savings_plans(checker, item, line, where)}
+        return {SPOT: price}
+    return {ON_DEMAND: price, **_savings_plans(checker, item, line, where)}
 
 
 def _item_rows(checker: RowChecker, item: Any, line: int, where: str, as_of: date | None,
@@ -150,7 +152,7 @@ def _item_rows(checker: RowChecker, item: Any, line: int, where: str, as_of: dat
     prices = _item_prices(checker, item, price, line, where)
     size = SIZES[item["armSkuName"]]
     return [base_row(
-        provider="azure", instance_type=item["armSkuName"],
+        provider=AZURE, instance_type=item["armSkuName"],
         accelerator=canonical_accelerator(size.gpu, item["armSkuName"]),
         provider_accelerator_name=size.gpu, gpu_count=size.gpu_count,
         vcpus=float(size.vcpus), memory_gib=float(size.memory_gib),

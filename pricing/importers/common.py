@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from planner.core.purchase_options import PAYMENT_OPTION_CODES, PURCHASE_OPTION_CODES
+
 # Canonical columns and units of a parsed price file.
 #   provider            provider slug: aws, gcp, azure, lambda, vast
 #   instance_type       provider's instance/VM/machine type name
@@ -57,7 +59,7 @@ CANONICAL_COLUMNS = [
     "is_estimated",
     "line",
 ]
-PAYMENT_OPTIONS = ("", "no_upfront", "partial_upfront", "all_upfront")
+PAYMENT_OPTIONS = PAYMENT_OPTION_CODES
 # Bounds of a price cell: USD per instance-hour, and USD paid upfront for a whole term.
 MAX_USD_PER_HOUR = 100_000.0
 MAX_UPFRONT_USD = 1e9
@@ -65,17 +67,7 @@ OFFERING_CLASSES = ("", "standard", "convertible")
 # Bound of a host spec cell (vCPUs, GiB of memory, GPUs): no instance has ten million.
 MAX_SPEC = 1e7
 
-PURCHASE_OPTIONS = (
-    "on_demand",
-    "spot",
-    "reserved_1y",
-    "reserved_3y",
-    "committed_1y",
-    "committed_3y",
-    "savings_plan_1y",
-    "savings_plan_3y",
-)
-
+PURCHASE_OPTIONS = PURCHASE_OPTION_CODES
 
 
 @dataclass(frozen=True)

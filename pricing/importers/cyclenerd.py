@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.providers import GCP
+from planner.core.purchase_options import COMMITTED_BY_YEARS, ON_DEMAND, SPOT
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
     ParsedPrices,
@@ -35,10 +37,10 @@ _GPU_NAMES = {
     "b200": "B200",
 }
 _OPTIONS = (
-    ("hour", "on_demand", 1.0),
-    ("hour_spot", "spot", 1.0),
-    ("month_1y", "committed_1y", HOURS_PER_MONTH),
-    ("month_3y", "committed_3y", HOURS_PER_MONTH),
+    ("hour", ON_DEMAND, 1.0),
+    ("hour_spot", SPOT, 1.0),
+    ("month_1y", COMMITTED_BY_YEARS[1], HOURS_PER_MONTH),
+    ("month_3y", COMMITTED_BY_YEARS[3], HOURS_PER_MONTH),
 )
 
 
@@ -76,7 +78,7 @@ def parse(
             skipped[key] = skipped.get(key, 0) + 1
             continue
         instance = {
-            "provider": "gcp",
+            "provider": GCP,
             "instance_type": row["machine_type"],
             "accelerator": slug,
             "provider_accelerator_name": name,

@@ -13,6 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from planner.core.providers import GCP
+from planner.core.purchase_options import COMMITTED_BY_YEARS, ON_DEMAND, SPOT
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
     MAX_USD_PER_HOUR,
@@ -63,8 +65,8 @@ MACHINES = {
         "24": (24, 96, 2), "32": (32, 128, 1), "48": (48, 192, 4), "96": (96, 384, 8)}),
 }
 USAGE_OPTIONS = {
-    "OnDemand": "on_demand", "Preemptible": "spot",
-    "Commit1Yr": "committed_1y", "Commit3Yr": "committed_3y",
+    "OnDemand": ON_DEMAND, "Preemptible": SPOT,
+    "Commit1Yr": COMMITTED_BY_YEARS[1], "Commit3Yr": COMMITTED_BY_YEARS[3],
 }
 # Most specific first: "A100 80GB" before "A100".
 _GPU_PATTERNS = (
@@ -178,7 +180,7 @@ def _machine_rows(checker: RowChecker, prices: _Prices, day: date) -> list[dict[
                               f"{total:,.0f} USD/h, above the {MAX_USD_PER_HOUR:,.0f} bound")
                 continue
             rows.append(base_row(
-                provider="gcp", instance_type=machine, accelerator=slug,
+                provider=GCP, instance_type=machine, accelerator=slug,
                 provider_accelerator_name=spec.gpu, gpu_count=spec.gpu_count,
                 vcpus=float(spec.vcpus), memory_gib=float(spec.memory_gib),
                 host_machine_type=machine, region=region, purchase_option=option,

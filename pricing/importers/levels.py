@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from planner.core.providers import AWS, GCP
+from planner.core.purchase_options import COMMITTED_BY_YEARS, RESERVED_BY_YEARS
 from pricing.importers.common import (
     ParsedPrices,
     RowChecker,
@@ -24,13 +26,13 @@ OPTIONAL = {"gpu", "gpu_count", "on_demand_usd_hr", "committed_usd_hr", "derived
 
 
 def _option(cloud: str, term: str, kind: str) -> str | None:
-    years = {"1yr": "1y", "3yr": "3y"}.get(term)
+    years = {"1yr": 1, "3yr": 3}.get(term)
     if years is None:
         return None
-    if cloud == "aws" and "RI" in kind:
-        return f"reserved_{years}"
-    if cloud == "gcp" and "CUD" in kind:
-        return f"committed_{years}"
+    if cloud == AWS and "RI" in kind:
+        return RESERVED_BY_YEARS[years]
+    if cloud == GCP and "CUD" in kind:
+        return COMMITTED_BY_YEARS[years]
     return None
 
 

@@ -21,6 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
+from planner.core.purchase_options import NO_UPFRONT, PAY_AS_YOU_GO
 from pricing.importers.common import (
     MAX_UPFRONT_USD,
     OFFERING_CLASSES,
@@ -68,14 +69,14 @@ def _prices(checker: RowChecker, row: dict[str, Any], line: int) -> dict[str, An
     if rate is None:
         checker.error(line, "usd_per_hour", "no price (give usd_per_hour or the effective rate)")
         return None
-    if rate == 0 and str(row.get("purchase_option", "")).strip() in ("on_demand", "spot"):
+    if rate == 0 and str(row.get("purchase_option", "")).strip() in PAY_AS_YOU_GO:
         checker.error(line, "usd_per_hour", "an on-demand or spot price must be more than 0")
         return None
     payment = str(row.get("payment_option", "")).strip()
     return {
         "usd_per_hour": rate,
         "recurring_usd_per_hour": math.nan if fee is None else fee,
-        "upfront_usd": 0.0 if payment == "no_upfront" else math.nan if upfront is None else upfront,
+        "upfront_usd": 0.0 if payment == NO_UPFRONT else math.nan if upfront is None else upfront,
     }
 
 

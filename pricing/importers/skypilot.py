@@ -13,6 +13,8 @@ from typing import Any, cast
 
 import pandas as pd
 
+from planner.core.providers import AWS, AZURE, GCP, LAMBDA, PROVIDER_CODES, VAST
+from planner.core.purchase_options import ON_DEMAND, SPOT
 from pricing.canonical import GCP_ATTACHABLE, canonical_accelerator, gcp_bundled_gpus, gcp_n1_host
 from pricing.importers.common import (
     ParsedPrices,
@@ -37,7 +39,7 @@ REQUIRED = {
     "Region",
 }
 OPTIONAL = {"AvailabilityZone", "Generation"}
-PROVIDERS = ("aws", "gcp", "azure", "lambda", "vast")
+PROVIDERS = PROVIDER_CODES
 _TOTAL_MIB = re.compile(r"'TotalGpuMemoryInMiB':\s*([\d.]+)")
 
 
@@ -45,14 +47,14 @@ def infer_provider(frame: pd.DataFrame) -> str:
     """The cloud a SkyPilot-format file describes, from its columns and instance names."""
     names = frame["InstanceType"]
     if "Generation" in frame.columns or names.str.startswith("Standard_").any():
-        return "azure"
+        return AZURE
     if (names == "").any() or names.str.match(r"^(a2|a3|a4|g2|n1)-").any():
-        return "gcp"
+        return GCP
     if names.str.startswith("gpu_").any():
-        return "lambda"
+        return LAMBDA
     if "AvailabilityZone" not in frame.columns:
-        return "vast"
-    return "aws"
+        return VAST
+    return AWS
 
 
 def _memory_mib_per_gpu(gpu_info: str, count: float) -> float | None:
@@ -77,7 +79,7 @@ def _priced_rows(checker: RowChecker, frame: pd.DataFrame) -> pd.DataFrame:
         checker.price(v, n, "Price") for v, n in zip(frame["Price"], out["line"], strict=False)
     ]
     # A spot price of 0 means no spot market at fetch time (Vast writes 0.00 for "none").
-    out["spot"] = [
+    out[SPOT] = [
         checker.price(v, n, "SpotPrice") or None
         for v, n in zip(frame["SpotPrice"], out["line"], strict=False)
     ]
@@ -97,7 +99,7 @@ def _priced_rows(checker: RowChecker, frame: pd.DataFrame) -> pd.DataFrame:
 def _option_rows(row: dict[str, Any], as_of: date, skipped: dict[str, int]
                  ) -> list[dict[str, Any]]:
     rows = []
-    for option, price in (("on_demand", row["price"]), ("spot", row["spot"])):
+    for option, price in ((ON_DEMAND, row["price"]), (SPOT, row[SPOT])):
         if price is None or (isinstance(price, float) and math.isnan(price)):
             reason = f"no {option.replace('_', '-')} price"
             skipped[reason] = skipped.get(reason, 0) + 1
@@ -113,7 +115,7 @@ def _option_rows(row: dict[str, Any], as_of: date, skipped: dict[str, int]
                     memory_gib=row["MemoryGiB"],
                     host_machine_type=row.get("host", ""),
                     region=row["Region"],
-                    zone=row["AvailabilityZone"] if option == "spot" else "",
+                    zone=row["AvailabilityZone"] if option == SPOT else "",
                     purchase_option=option,
                     usd_per_hour=price,
                     as_of=as_of,
@@ -134,7 +136,7 @@ def _lowest_per_region(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     chosen = []
     for (_, _, option), members in groups.items():
         members.sort(key=lambda r: r["usd_per_hour"])
-        if option != "spot":
+        if option != SPOT:
             chosen.append(members[0])
             continue
         median = dict(members[(len(members) - 1) // 2])  # the lower median: a listed zone price
@@ -183,7 +185,7 @@ def _plain_rows(frame: pd.DataFrame, provider: str) -> tuple[list[dict[str, Any]
             skipped[key] = skipped.get(key, 0) + 1
             continue
         row.update(provider=provider, accelerator=slug, gpu_count=int(count))
-        if provider == "vast":
+        if provider == VAST:
             row.update(InstanceType=vast_instance_name(row["InstanceType"], mib),
                        Region=vast_region(row["Region"]))
         records.append(row)
@@ -218,7 +220,7 @@ def _gcp_rows(frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, int]
             if host is not None:
                 combos.append(_gcp_combo(host, gpu, f"{host['InstanceType']}+{count}x{name}"))
     combined = pd.DataFrame(combos) if combos else frame.iloc[0:0].assign(host="")
-    records, skipped = _plain_rows(combined, "gcp")
+    records, skipped = _plain_rows(combined, GCP)
     if uncounted:
         skipped["accelerator row without AcceleratorCount"] = uncounted
     return records, skipped
@@ -236,7 +238,7 @@ def _gcp_combo(host: dict[str, Any], gpu: dict[str, Any], name: str) -> dict[str
         vCPUs=host["vCPUs"],
         MemoryGiB=host["MemoryGiB"],
         price=_sum(host["price"], gpu["price"]),
-        spot=_sum(host["spot"], gpu["spot"]),
+        spot=_sum(host[SPOT], gpu[SPOT]),
         line=gpu["line"],
     )
     return combo
@@ -255,7 +257,7 @@ def parse(
     cloud = provider or infer_provider(frame)
     priced = _priced_rows(checker, frame)
     checker.raise_if_any()
-    if cloud == "gcp":
+    if cloud == GCP:
         records, skipped = _gcp_rows(priced)
     else:
         records, skipped = _plain_rows(priced, cloud)

@@ -10,6 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
+from planner.core.providers import AWS
+from planner.core.purchase_options import NO_UPFRONT, ON_DEMAND, RESERVED_BY_YEARS
 from pricing.canonical import canonical_accelerator
 from pricing.importers.common import (
     ParsedPrices,
@@ -33,7 +35,8 @@ REQUIRED = {
     "reserved_1y_std_noupfront_usd_hr",
 }
 OPTIONAL = {"gpu_memory", "gpu_interconnect", "family", "generation"}
-_OPTIONS = (("on_demand_usd_hr", "on_demand"), ("reserved_1y_std_noupfront_usd_hr", "reserved_1y"))
+_OPTIONS = (("on_demand_usd_hr", ON_DEMAND),
+            ("reserved_1y_std_noupfront_usd_hr", RESERVED_BY_YEARS[1]))
 _SIZE = re.compile(r"([\d.]+)\s*(GiB|GB)")
 
 
@@ -59,7 +62,7 @@ def _instance(
         skipped[key] = skipped.get(key, 0) + 1
         return None
     return {
-        "provider": "aws",
+        "provider": AWS,
         "instance_type": row["instance_type"],
         "accelerator": slug,
         "provider_accelerator_name": row["gpu"],
@@ -93,9 +96,9 @@ def parse(
             else:
                 # The reserved column is the 1-year Standard RI with no upfront payment.
                 commitment = (
-                    {"payment_option": "no_upfront", "offering_class": "standard",
+                    {"payment_option": NO_UPFRONT, "offering_class": "standard",
                      "upfront_usd": 0.0, "recurring_usd_per_hour": price}
-                    if option == "reserved_1y" else {}
+                    if option == RESERVED_BY_YEARS[1] else {}
                 )
                 rows.append(
                     base_row(

@@ -58,3 +58,9 @@ def sort_header(context: template.Context, key: str, label: str) -> str:
 def peak(gpu: Accelerator, precision: str) -> float | None:
     """{{ gpu|peak:"bf16" }}: the dense peak at a precision key (TOPS for int8)."""
     return gpu.peak_tflops(precision)
+
+
+@register.filter
+def offers_for(per_cloud: dict[int, list[object]], gpu_id: int) -> list[object]:
+    """{{ per_cloud|offers_for:gpu.id }}: a GPU's cheapest offer in each cloud."""
+    return per_cloud.get(gpu_id, [])

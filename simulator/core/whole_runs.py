@@ -161,7 +161,8 @@ def whole_runs_as_reference(frame: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"whole-runs file: missing columns {missing}")
     rows = []
-    for line, record in enumerate(frame.to_dict("records"), start=2):
+    for line, raw in enumerate(frame.to_dict("records"), start=2):
+        record = {str(k): v for k, v in raw.items()}
         try:
             rows.append(whole_run_row(record))
         except ValueError as exc:

@@ -40,3 +40,11 @@
 
   provider.addEventListener("change", fill);
 })();
+
+// Column picker: a ticked or unticked box applies at once (the form works without JavaScript).
+(function () {
+  "use strict";
+  var form = document.getElementById("price-columns-form");
+  if (!form) return;
+  form.addEventListener("change", function () { form.submit(); });
+})();

@@ -33,10 +33,14 @@ def _sign_in(page: Page, base: str, username: str = "ada") -> None:
 
 
 def _open_example(page: Page, base: str) -> str:
-    """From the front door, open the worked example (signing in on the way); its URL."""
+    """From the front door, open the worked example (read-only), then log in from its call to
+    action: the user's own copy opens; its URL."""
     page.goto(f"{base}/")
     page.click("#example-link")
-    page.wait_for_url("**/accounts/login/**")
+    page.wait_for_url("**/plans/example")
+    page.wait_for_selector('[data-card="cheapest_meeting_deadline"]')
+    page.click("#login-cta")
+    page.wait_for_url("**/accounts/login/?next=/plans/example")
     _sign_in(page, base)
     page.wait_for_url(re.compile(r"/plans/\d+$"))
     page.wait_for_selector('[data-card="cheapest_meeting_deadline"]')
@@ -111,7 +115,9 @@ def test_every_page_fits_shows_the_user_and_every_nav_link_works(
         page.goto(f"{base}/")
         if width == PHONE:
             assert not page.locator("#site-nav").is_visible()  # folded into the menu
-            page.click("label.menu-button")
+            assert page.get_attribute("#menu-button", "aria-expanded") == "false"
+            page.click("#menu-button")
+            assert page.get_attribute("#menu-button", "aria-expanded") == "true"
             if index == 0:
                 screenshot(page, f"menu-open-{width}")
         link = page.locator("#site-nav a").nth(index)

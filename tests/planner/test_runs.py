@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.db import OperationalError
 from django.utils import timezone
 
-from planner.runs import Attempt, run_claim, run_execute, run_status
+from planner.runs import Attempt, run_claim, run_execute, run_fail, run_status, run_store
 from simulator.models import SimulationRun
 
 pytestmark = pytest.mark.django_db
@@ -91,13 +91,42 @@ def test_another_delivery_cannot_take_a_fresh_running_row(run: SimulationRun) ->
     assert run_claim(SimulationRun, run.id, Attempt(task_id="task-2"), "started") is None
 
 
-def test_a_running_row_older_than_the_time_limit_is_reclaimed(run: SimulationRun, settings) -> None:
+def test_a_running_row_whose_lease_expired_is_reclaimed_and_the_old_holder_is_fenced(
+    run: SimulationRun, settings
+) -> None:
     assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
     SimulationRun.objects.filter(pk=run.id).update(
-        started_at=timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 1)
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.RUN_LEASE_SECONDS + 1)
     )
     reclaimed = run_claim(SimulationRun, run.id, Attempt(task_id="task-2"), "started")
     assert reclaimed is not None and reclaimed.attempts == 2 and reclaimed.task_id == "task-2"
+    # The first delivery, still alive after losing its lease, can neither store nor fail it.
+    assert not run_store(SimulationRun, run.id, {"answer": "stale"}, holder="task-1")
+    assert not run_fail(SimulationRun, run.id, "stale", holder="task-1")
+    assert run_store(SimulationRun, run.id, {"answer": 2}, holder="task-2")
+    run.refresh_from_db()
+    assert (run.status, run.result, run.attempts) == ("done", {"answer": 2}, 2)
+
+
+def test_a_renewed_lease_keeps_a_long_run_from_being_taken(run: SimulationRun, settings) -> None:
+    """The started time does not matter while the lease is fresh."""
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    SimulationRun.objects.filter(pk=run.id).update(
+        started_at=timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT - 1),
+        heartbeat_at=timezone.now(),
+    )
+    assert run_claim(SimulationRun, run.id, Attempt(task_id="task-2"), "started") is None
+
+
+def test_a_run_without_a_lease_is_reclaimed_after_the_time_limit(run: SimulationRun,
+                                                                  settings) -> None:
+    """A plan handed to its sweep parts holds no lease; the time limit still frees it."""
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    SimulationRun.objects.filter(pk=run.id).update(
+        heartbeat_at=None,
+        started_at=timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 1),
+    )
+    assert run_claim(SimulationRun, run.id, Attempt(task_id="task-2"), "started") is not None
 
 
 def test_status_json_has_one_shape(run: SimulationRun) -> None:

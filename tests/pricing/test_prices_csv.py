@@ -16,6 +16,6 @@ def test_filtered_prices_download_as_csv_with_units(client: Client, loaded_catal
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert len(rows) > 100  # more than one page of 100
-    assert {r["Purchase option"] for r in rows} == {"spot"}
+    assert {r["Purchase option"] for r in rows} == {"Spot / preemptible"}
     assert all(float(r["Price (USD/instance-hour)"]) > 0 and r["As of"] for r in rows)
     assert page.context["page"].paginator.count == len(rows)

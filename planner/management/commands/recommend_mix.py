@@ -33,8 +33,11 @@ class Command(BaseCommand):
                             help="demand growth scenarios, %% per year, comma-separated")
         parser.add_argument("--spot-alternative", action="store_true",
                             help="count spot (with its interruption overhead) as an alternative")
+        parser.add_argument("--elsewhere-alternative", action="store_true",
+                            help="count on-demand in other regions/providers as the baseline "
+                                 "(default: on-demand of the same provider, region and instance)")
         parser.add_argument("--no-elsewhere", action="store_true",
-                            help="do not count on-demand in other regions/providers as one")
+                            help="the default; kept for scripts that pass it")
         parser.add_argument("--provider", default="", help="blank: cheapest where offered")
         parser.add_argument("--region", default="", help="blank: any region")
         parser.add_argument("--lookback-days", type=int, default=None)
@@ -62,7 +65,8 @@ class Command(BaseCommand):
                     lookback_days=options["lookback_days"],
                     growth_scenarios=parse_growth(options["growth"]),
                     is_spot_alternative=options["spot_alternative"],
-                    is_elsewhere_alternative=not options["no_elsewhere"],
+                    is_elsewhere_alternative=(options["elsewhere_alternative"]
+                                              and not options["no_elsewhere"]),
                 ),
             )
         except ValueError as error:
@@ -79,22 +83,34 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
     buy = document["what_to_buy"]
     lines = ["What to buy:"]
     for line in buy["lines"]:
+        savings = line.get("savings_usd") or {}
         lines.append(
-            f"  {line['count']} x {line['instance_type']} ({line['gpus']} GPUs) in "
-            f"{line['provider']} {line['region']}: {line['term_words']}, {line['payment_words']}; "
-            f"upfront ${line['upfront_usd']:,.0f}, ${line['usd_per_hour']:,.2f}/hour; "
+            f"  {line['words']} in {line['provider']} {line['region']}: {line['term_words']}, "
+            f"{line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
+            f"${line['usd_per_hour']:,.2f}/hour; savings over the term P10 "
+            f"${savings.get('p10') or 0:,.0f} / P90 ${savings.get('p90') or 0:,.0f}; "
+            f"break-even at {line['break_even_utilization_pct']:.0f}% utilisation; "
             f"starting {line['starting']}"
         )
+    if buy["lines"]:
+        lines.append(f"  total: upfront ${buy['upfront_usd']:,.0f}, "
+                     f"${buy['usd_per_hour']:,.2f}/hour")
     if not buy["lines"]:
         lines.append("  nothing to commit (reasons below); run everything without commitment")
     for item in buy["types"]:
         lines.extend(_type_lines(item))
     for name, reason in document["unpriced"].items():
         lines.append(f"{name}: not priced ({reason})")
-    hindsight = document["recommendation"]
+    replay = buy["replay"]["total"]
     lines.append(
-        f"Hindsight optimum on your history (not a forecast): "
-        f"${hindsight['hourly_commitment_usd']:,.2f}/hour committed, savings "
+        f"What to buy, replayed on your history: ${replay['cost_usd']:,.0f} against "
+        f"${replay['all_on_demand_cost_usd']:,.0f} all on demand, savings "
+        f"${replay['savings_usd']:,.0f} ({_pct(replay['savings_pct'])})"
+    )
+    hindsight = document["hindsight_reference"]
+    lines.append(
+        f"Hindsight reference (what you would have bought knowing the future; not a "
+        f"recommendation): ${hindsight['hourly_commitment_usd']:,.2f}/hour committed, savings "
         f"${hindsight['total']['savings_usd']:,.0f} ({_pct(hindsight['total']['savings_pct'])})"
     )
     lines.extend(backtest_lines(document.get("backtest")))
@@ -108,12 +124,14 @@ def _type_lines(item: dict[str, Any]) -> list[str]:
     lines = [
         f"{item['gpu_type']}: {offer['provider']} {offer['region']} {offer['instance_type']} "
         f"({offer['gpus_per_instance']} GPUs, on-demand ${offer['on_demand_usd_per_hour']:,.2f}/h)"
-        f"; cheapest alternative without commitment ${alt['usd_per_hour']:,.3f}"
+        f"; baseline without commitment ${alt['usd_per_hour']:,.3f}"
         f"/hour per instance ({alt['words']}); spot {item['spot_share_pct']:.0f}%, committed "
         f"{item['committed_share_pct']:.0f}%, on-demand {item['on_demand_share_pct']:.0f}% of "
         f"GPU-hours; worst case (mean of the worst 10%, first year) "
         f"${sizing['first_year_worst_case_usd']:,.0f}"
     ]
+    if item.get("elsewhere"):
+        lines.append(f"  elsewhere: {item['elsewhere']['words']}")
     gate_reasons = tuple(sizing["gate"]["reasons"])
     for choice in sizing["choices"]:
         status = f"{choice['count']} instances" if choice["count"] else "none"

@@ -6,15 +6,13 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from planner.core.cloud import (
+from planner.core.providers import (
     DEFAULT_EGRESS_USD_PER_GB,
     DEFAULT_SPOT_HAZARD_BY_GPU,
     DEFAULT_SPOT_HAZARD_PER_INSTANCE_HOUR,
     DEFAULT_STORAGE_USD_PER_GB_MONTH,
-    PURCHASE_TERM_YEARS,
 )
-
-PURCHASE_OPTIONS = tuple(PURCHASE_TERM_YEARS)
+from planner.core.purchase_options import PURCHASE_OPTION_CODES
 
 
 @dataclass(frozen=True)
@@ -89,8 +87,12 @@ class PlanConstraints:
     horizon_hours: float | None = 365.0 * 24.0
     allow_estimated_prices: bool = False
     allow_unlikely_capacity: bool = False
+    # A card says "meets the deadline" only at or below this chance of missing it (0-1).
+    miss_threshold: float = 0.10
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.miss_threshold <= 1.0:
+            raise ValueError("miss_threshold must be between 0 and 1")
         for name in ("deadline_hours", "budget_usd", "horizon_hours"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
@@ -98,6 +100,6 @@ class PlanConstraints:
         for name in ("providers", "regions", "gpus", "purchase_options"):
             if isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a collection of names, not one string")
-        unknown = set(self.purchase_options or ()) - set(PURCHASE_OPTIONS)
+        unknown = set(self.purchase_options or ()) - set(PURCHASE_OPTION_CODES)
         if unknown:
             raise ValueError(f"unknown purchase options: {sorted(unknown)}")

@@ -20,7 +20,8 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from planner.core.cloud import HOURS_PER_MONTH, HOURS_PER_YEAR, PURCHASE_TERM_YEARS
+from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.purchase_options import PURCHASE_TERM_HOURS
 from planner.plans.core.assumptions import PlanAssumptions
 
 
@@ -74,9 +75,9 @@ class OptionRates:
         )
 
 
-def min_billed_hours(term_years: np.ndarray, reuse_fraction: float) -> np.ndarray:
+def min_billed_hours(term_hours: np.ndarray, reuse_fraction: float) -> np.ndarray:
     """Commitment floor per row: term hours × (1 − reuse); 0 for on demand and spot."""
-    return np.asarray(term_years, dtype=np.float64) * HOURS_PER_YEAR * (1.0 - reuse_fraction)
+    return np.asarray(term_hours, dtype=np.float64) * (1.0 - reuse_fraction)
 
 
 def storage_rates(
@@ -103,11 +104,11 @@ def option_rates(table: pd.DataFrame, assumptions: PlanAssumptions) -> OptionRat
     egress = _lookup(table["provider"], assumptions.egress_usd_per_gb,
                      "egress_usd_per_gb of providers")
     per_hour, after = storage_rates(stored_gb, storage, assumptions.storage_months)
-    term_years = _lookup(table["purchase_option"], PURCHASE_TERM_YEARS, "term of options")
+    term_hours = _lookup(table["purchase_option"], PURCHASE_TERM_HOURS, "term of options")
     return OptionRates(
         usd_per_hour=table["usd_per_hour"].to_numpy(dtype=np.float64),
         nodes=table["nodes"].to_numpy(dtype=np.float64),
-        min_billed_hours=min_billed_hours(term_years, assumptions.commitment_reuse_fraction),
+        min_billed_hours=min_billed_hours(term_hours, assumptions.commitment_reuse_fraction),
         storage_usd_per_hour=per_hour,
         storage_fixed_usd=after,
         egress_usd=assumptions.egress_gb * egress,

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.core.formatting import typed_number
+from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
+from planner.core.providers import MAX_CLUSTER_NODES
 
 # kinds: "text", "number", "integer", "choice" (one of `choices_from`), "choices" (a list of
 # names), "date" (YYYY-MM-DD), "bands" (provider -> % per month).
@@ -26,13 +28,6 @@ GROUPS: tuple[tuple[str, str], ...] = (
 )
 # Groups shown folded, under one "Assumptions" disclosure (their defaults suit most runs).
 FOLDED_GROUPS: tuple[str, ...] = ("layout", "assumptions")
-RECOMPUTE_CHOICES: tuple[tuple[str, str], ...] = (
-    ("none", "none"), ("selective", "selective"), ("full", "full"))
-PAYMENT_CHOICES: tuple[tuple[str, str], ...] = (
-    ("no_upfront", "No upfront"), ("partial_upfront", "Partial upfront"),
-    ("all_upfront", "All upfront"))
-PRECISION_CHOICES: tuple[tuple[str, str], ...] = (
-    ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32"))
 
 
 @dataclass(frozen=True)
@@ -54,7 +49,7 @@ class ScenarioField:
     unit: str = ""
     example: str = ""
     # Where a choice's options come from: "presets", "providers", "gpus", "purchase_options",
-    # "recompute", "precision" (the interface layer resolves them).
+    # or a layout knob's name (its choices; the interface layer resolves them).
     choices_from: str = ""
     is_assumption: bool = False  # passed to PlanAssumptions under the same name
     is_layout: bool = False  # fixes the simulator's layout search (stored under "layout")
@@ -116,6 +111,14 @@ def _f(name: str, kind: str, label: str, group: str, **extra: object) -> Scenari
     return ScenarioField(name, kind, label, group, **extra)  # type: ignore[arg-type]
 
 
+def _knob(knob: LayoutKnob) -> ScenarioField:
+    """A layout knob (planner.core.layout_knobs) as a scenario field of the layout group."""
+    return ScenarioField(
+        knob.name, knob.kind, knob.label, "layout", minimum=knob.minimum,
+        maximum=knob.maximum, help=knob.help, unit=knob.unit, example=knob.example,
+        choices_from=knob.name if knob.choices else "", is_layout=True)
+
+
 SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("name", "text", "Name", "workload", help="Blank: named after the model and goal."),
     _f("workload", "choice", "Model preset", "workload", choices_from="presets",
@@ -153,6 +156,10 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        example="90", minimum=0.0, maximum=3_650.0, is_min_exclusive=True),
     _f("budget_usd", "number", "Budget", "constraints", unit="USD", example="250000",
        minimum=0.0, maximum=1e10, is_min_exclusive=True),
+    _f("miss_threshold_pct", "number", "Deadline miss chance allowed", "constraints",
+       unit="%", example="10", minimum=0.0, maximum=100.0,
+       help="Blank: 10 %. A card says it meets the deadline only when its chance of missing "
+       "it is at or below this; otherwise it says how likely the miss is."),
     _f("providers", "choices", "Providers", "constraints", choices_from="providers",
        help="Blank: all."),
     _f("regions", "choices", "Regions", "constraints", example="us-east-1,europe-west4",
@@ -164,9 +171,9 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("payment_options", "choices", "Commitment payment", "constraints",
        choices_from="payment_options", help="Blank: no upfront (AWS reservations)."),
     _f("max_nodes", "integer", "Largest cluster", "constraints", unit="nodes", example="128",
-       minimum=1, maximum=512),
+       minimum=1, maximum=MAX_CLUSTER_NODES),
     _f("spot_node_limit", "integer", "Spot nodes one allocation can get", "constraints",
-       unit="nodes", example="4", minimum=0, maximum=512,
+       unit="nodes", example="4", minimum=0, maximum=MAX_CLUSTER_NODES,
        help="Blank: 4 nodes of 4-8 GPU types, 16 of 1-2 GPU types; beyond it spot capacity "
        "is unlikely."),
     _f("allow_unlikely_capacity", "flag", "Recommend spot allocations beyond that limit",
@@ -176,22 +183,7 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("horizon_days", "number", "Practical horizon without a deadline", "constraints",
        unit="days", example="365", minimum=0.0, maximum=36_500.0, is_min_exclusive=True,
        help="Blank: 365; longer options are marked impractical."),
-    _f("recompute", "choice", "Activation recomputation", "layout", choices_from="recompute",
-       is_layout=True),
-    _f("zero_stage", "integer", "ZeRO stage", "layout", example="1", minimum=0, maximum=3,
-       is_layout=True),
-    _f("tp", "integer", "Tensor parallel", "layout", unit="GPUs", example="8", minimum=1,
-       maximum=64, is_layout=True),
-    _f("pp", "integer", "Pipeline parallel", "layout", unit="stages", example="4", minimum=1,
-       maximum=128, is_layout=True),
-    _f("virtual_stages", "integer", "Pipeline chunks per stage", "layout", example="2",
-       minimum=1, maximum=4, is_layout=True,
-       help="Interleaved 1F1B: each pipeline stage holds this many model chunks, so the "
-       "bubble is (PP-1)/(chunks × micro-batches). Blank: the planner chooses (1, 2 or 4)."),
-    _f("precision", "choice", "Precision", "layout", choices_from="precision", is_layout=True),
-    _f("tp_comm_overlap", "flag", "Overlap tensor-parallel communication", "layout",
-       is_layout=True, help="Megatron-Core --tp-comm-overlap or PyTorch async TP: a share of "
-       "the TP traffic, fitted on published runs, runs under the GEMMs. Off: all exposed."),
+    *(_knob(knob) for knob in LAYOUT_KNOBS if knob.is_on_forms and knob.is_planned),
     _f("dataset_gb", "number", "Data set size", "assumptions", unit="GB", example="4000",
        minimum=0.0, maximum=1e8, is_assumption=True, help="Blank: from the goal."),
     _f("checkpoint_gb", "number", "Checkpoint size", "assumptions", unit="GB", example="100",

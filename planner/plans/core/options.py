@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.plans.core.assumptions import PURCHASE_OPTIONS, PlanConstraints
+from planner.core.purchase_options import PURCHASE_OPTION_CODES
+from planner.plans.core.assumptions import PlanConstraints
 
 LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "zero_stage", "recompute", "micro_batch",
                   "grad_accum", "precision")
@@ -80,7 +81,7 @@ def check_prices(prices: pd.DataFrame) -> None:
     rates = prices["usd_per_hour"].to_numpy(dtype=np.float64)
     if not (np.isfinite(rates).all() and (rates > 0).all()):
         raise ValueError("prices: usd_per_hour must be finite and > 0")
-    unknown = set(prices["purchase_option"].unique()) - set(PURCHASE_OPTIONS)
+    unknown = set(prices["purchase_option"].unique()) - set(PURCHASE_OPTION_CODES)
     if unknown:
         raise ValueError(f"prices: unknown purchase options {sorted(map(str, unknown))}")
     if prices[list(PRICE_COLUMNS)].isna().any().any():

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.core.cloud import hazard_per_instance_hour
+from planner.core import formatting as fmt
+from planner.core.purchase_options import SPOT
 from planner.core.serialize import json_safe
-from planner.plans.core.assumptions import PURCHASE_OPTIONS, PlanAssumptions, PlanConstraints
+from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
@@ -44,21 +45,19 @@ from planner.plans.core.options import (
     with_defaults,
     work_table,
 )
-from planner.plans.core.ranking import Recommendation, pareto_mask, recommend_options
+from planner.plans.core.ranking import (
+    Recommendation,
+    pareto_mask,
+    recommend_options,
+    tradeoff_line,
+)
 from planner.plans.core.spot_risk import RunTimes, run_times
-
-__all__ = [
-    "CONFIG_COLUMNS", "OUTPUT_COLUMNS", "PRICE_COLUMNS", "PURCHASE_OPTIONS", "PlanAssumptions",
-    "PlanConstraints", "PlanResult", "Recommendation", "hazard_per_instance_hour", "pareto_mask",
-    "plan", "price_dates",
-]
 
 REASON_DEADLINE = "misses deadline"
 REASON_BUDGET = "over budget"
 REASON_CAPACITY = "spot capacity unlikely"
 REASON_ESTIMATED = "estimated price"
 REASON_HORIZON = "longer than the practical horizon"
-REASON_MEMORY = "does not fit memory"
 REASON_UNPRICED = "no current price"
 REASON_OFFER_LIMIT = "larger than the offer allows"
 # Reasons an option row can carry (joined by "; "), in the order they are written.
@@ -119,7 +118,23 @@ class PlanResult:
             "assumptions": json_safe(self.assumptions),
             "constraints": json_safe(_constraints_dict(self.constraints)),
             "what_would_work": what_would_work(self.table, self.constraints),
+            "tradeoff": tradeoff_line(self.table, self.recommendations),
+            "pick": self.pick_summary(),
         }
+
+    def pick_summary(self) -> dict[str, Any] | None:
+        """The first card's figures, small enough for the plan list to read without loading
+        the options: title, total (USD), time (hours), chances of missing (0-1)."""
+        if not self.recommendations:
+            return None
+        card = self.recommendations[0]
+        row = self.table.iloc[card.row_index]
+        return json_safe({
+            "title": card.title, "total_usd": float(row["total_usd"]),
+            "time_to_train_hours": float(row["time_to_train_hours"]),
+            "miss_probability": float(row["miss_probability"]),
+            "deadline_miss_probability": float(row["deadline_miss_probability"]),
+        })
 
 
 def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
@@ -139,7 +154,30 @@ def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[s
     budget = None if on_time.empty else float(np.ceil(on_time["total_usd"].min()))
     return {"deadline_days": deadline, "budget_usd": budget,
             "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
-            "cheapest_usd": float(usable["total_usd"].min())}
+            "cheapest_usd": float(usable["total_usd"].min()),
+            "fix": combined_fix(usable, constraints)}
+
+
+def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints) -> str:
+    """One change of deadline, budget and GPU count that works together, in words: the
+    cheapest option on time (its GPUs and total), or the fastest when none is on time."""
+    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
+    if constraints.deadline_hours is not None and not on_time.empty:
+        row = on_time.loc[on_time["total_usd"].idxmin()]
+        return (f"For {fmt.duration(constraints.deadline_hours)} you need at least "
+                f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))} "
+                f"({fmt.label(row['provider'])} {row['instance_type']} × "
+                f"{fmt.count(row['nodes'])}, {fmt.label(row['purchase_option'])}).")
+    if constraints.deadline_hours is None:
+        row = usable.loc[usable["total_usd"].idxmin()]
+        return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
+                f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
+    row = usable.loc[usable["time_to_train_hours"].idxmin()]
+    return (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: the "
+            f"fastest takes {fmt.duration(row['time_to_train_hours'])} with "
+            f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}; allow more "
+            "nodes or GPU models, or move the deadline to at least "
+            f"{fmt.duration(row['time_to_train_hours'])}.")
 
 
 # Snapshots further apart than this are flagged when compared in one plan.
@@ -174,22 +212,18 @@ def plan(
     prices: pd.DataFrame,
     assumptions: PlanAssumptions,
     constraints: PlanConstraints,
-    *,
-    n_memory_infeasible: int = 0,
 ) -> PlanResult:
     """Cost, risk-rate and rank every configuration × price option (see module docstring).
 
     configs: CONFIG_COLUMNS, one row per (instance_key, nodes), hours and GiB as named.
     prices: PRICE_COLUMNS, usd_per_hour per instance-hour (> 0), purchase_option in
-    PURCHASE_OPTIONS. `n_memory_infeasible`: configurations the sweep dropped for memory.
+    planner.core.purchase_options.
     Raises ValueError on bad input or when no option passes the filters.
     """
     configs = with_defaults(configs, CONFIG_DEFAULTS)
     prices = with_defaults(prices, PRICE_DEFAULTS)
     check_configs(configs)
     check_prices(prices)
-    if n_memory_infeasible < 0:
-        raise ValueError("n_memory_infeasible must be >= 0")
     cfg_rows, price_rows, n_over_limit = option_pairs(configs, prices, constraints)
     work = work_table(configs, prices, cfg_rows, price_rows)
     rates = option_rates(work, assumptions)
@@ -200,8 +234,7 @@ def plan(
     reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
     infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
                   for reason in ROW_REASONS}
-    infeasible |= {REASON_MEMORY: int(n_memory_infeasible), REASON_UNPRICED: n_unpriced,
-                   REASON_OFFER_LIMIT: n_over_limit}
+    infeasible |= {REASON_UNPRICED: n_unpriced, REASON_OFFER_LIMIT: n_over_limit}
     recommendations = recommend_options(table, constraints)
     return PlanResult(table, recommendations, infeasible, n_samples, assumptions, constraints)
 
@@ -254,7 +287,7 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     tokens = work["tokens_per_second"].to_numpy()
     meets = expected <= (constraints.deadline_hours or np.inf)
     within = total <= (constraints.budget_usd or np.inf)
-    is_spot = (work["purchase_option"] == "spot").to_numpy()
+    is_spot = (work["purchase_option"] == SPOT).to_numpy()
     capacity_unlikely = is_spot & (work["nodes"].to_numpy() > work["spot_node_limit"].to_numpy())
     estimated = (work["basis"] == "estimated").to_numpy()
     beyond_horizon = expected > (constraints.horizon_hours or np.inf)

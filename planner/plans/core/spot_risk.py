@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.core.purchase_options import SPOT
 from planner.core.spot import young_interval_hours
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.costs import OptionRates
@@ -191,7 +192,7 @@ def _hazard_for(provider: str, gpu: str, assumptions: PlanAssumptions) -> float:
 
 def spot_hazards(table: pd.DataFrame, assumptions: PlanAssumptions) -> np.ndarray:
     """Hazard per instance-hour of every spot row (0 for other rows)."""
-    spot = (table["purchase_option"] == "spot").to_numpy()
+    spot = (table["purchase_option"] == SPOT).to_numpy()
     hazards = np.zeros(len(table), dtype=np.float64)
     if not spot.any():
         return hazards

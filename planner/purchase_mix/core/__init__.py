@@ -7,6 +7,8 @@ callers pass every parameter, including random seeds.
 
 Modules: upload/ (jobs schemas, parsing, streaming CSV, GPU names), demand (hourly demand),
 analysis (statistics), commitment (exact sizing), savings_plan (LP), offers (prices),
-type_plan and recommend (the mix), backtest (look-back sensitivity, backtest), breakdown
-(charts' data), synthetic (test data). Spot overhead comes from planner.core.spot.
+type_plan, replay (a purchase replayed hour by hour), buy and risk (what to buy: the
+recommendation), hindsight (the exact optimum on the past: a reference only), backtest
+(look-back sensitivity, backtest), breakdown (charts' data), synthetic (test data). Spot
+overhead comes from planner.core.spot (spot_jobs.py applies it per job size).
 """

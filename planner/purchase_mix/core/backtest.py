@@ -1,4 +1,5 @@
-"""Look-back sensitivity and a train/test backtest of the recommendation."""
+"""Look-back sensitivity and a train/test backtest of the hindsight sizing (exact optimum on a
+window, replayed on the rest)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,10 @@ from typing import Any
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.hindsight import hindsight_decisions, hindsight_replay
 from planner.purchase_mix.core.offers import GpuOffer
 from planner.purchase_mix.core.outcome import ReplayOutcome
-from planner.purchase_mix.core.recommend import (
-    TypeDecision,
-    decide_mix,
-    evaluate_mix,
-    recommend_mix,
-)
+from planner.purchase_mix.core.replay import TypeDecision, replay_mix
 
 LOOKBACK_DAYS: tuple[int, ...] = (7, 30, 60, 90)
 
@@ -53,9 +50,9 @@ def lookback_sensitivity(
         if window_days <= 0:
             raise ValueError("look-back days must be > 0")
         window = demand.last_days(window_days)
-        fit = recommend_mix(window, offers, checkpoint_policy=checkpoint_policy)
+        fit = hindsight_replay(window, offers, checkpoint_policy=checkpoint_policy)
         decisions = tuple(plan.decision for plan in fit.plans)
-        whole = evaluate_mix(decisions, demand, offers, checkpoint_policy=checkpoint_policy)
+        whole = replay_mix(decisions, demand, offers, checkpoint_policy=checkpoint_policy)
         results.append(
             LookbackResult(
                 window_days,
@@ -109,17 +106,17 @@ def backtest(
     if split < 1 or split >= demand.n_hours:
         raise ValueError("the history is too short to split")
     train, test = demand.window(0, split), demand.window(split, demand.n_hours)
-    fitted = decide_mix(train, offers, checkpoint_policy=checkpoint_policy)
+    fitted = hindsight_decisions(train, offers, checkpoint_policy=checkpoint_policy)
     candidates = {
         "all_on_demand": _no_commitment(fitted),
         "fit_on_train": fitted,
-        f"lookback_{lookback_days}d": decide_mix(
+        f"lookback_{lookback_days}d": hindsight_decisions(
             train.last_days(lookback_days), offers, checkpoint_policy=checkpoint_policy
         ),
-        "hindsight": decide_mix(test, offers, checkpoint_policy=checkpoint_policy),
+        "hindsight": hindsight_decisions(test, offers, checkpoint_policy=checkpoint_policy),
     }
     outcomes = {
-        name: evaluate_mix(decisions, test, offers, checkpoint_policy=checkpoint_policy).total
+        name: replay_mix(decisions, test, offers, checkpoint_policy=checkpoint_policy).total
         for name, decisions in candidates.items()
     }
     best = outcomes["hindsight"].cost_usd

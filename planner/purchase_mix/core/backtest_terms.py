@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import PURCHASE_OPTION_WORDS
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buy import type_inputs
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
@@ -132,7 +132,7 @@ def backtest_terms(
     settings: RiskSettings,
     train_fraction: float = 2 / 3,
     is_spot_allowed: bool = False,
-    is_elsewhere_allowed: bool = True,
+    is_elsewhere_allowed: bool = False,
 ) -> TermBacktest:
     """Fit on the first `train_fraction` of the hours, cost on the rest (see module doc)."""
     if not 0 < train_fraction < 1:

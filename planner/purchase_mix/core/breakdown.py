@@ -15,7 +15,7 @@ from scipy.special import ndtr
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.commitment import TermRate, replay_cost_usd
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.recommend import MixRecommendation, TypePlan
+from planner.purchase_mix.core.replay import MixReplay, TypePlan
 
 
 @dataclass(frozen=True)
@@ -66,17 +66,17 @@ def _type_base_gpus(plan: TypePlan, demand: HourlyDemand) -> tuple[np.ndarray, n
     return firm + interruptible, np.zeros_like(firm)
 
 
-def hourly_mix(recommendation: MixRecommendation) -> pd.DataFrame:
+def hourly_mix(purchase: MixReplay) -> pd.DataFrame:
     """GPUs per hour served by commitments, on demand and spot, summed over priced types.
 
     Columns committed_gpus, on_demand_gpus, spot_gpus; index = the demand's hours.
     Unused committed capacity is not counted (it is paid but serves no demand).
     """
-    demand = recommendation.demand
+    demand = purchase.demand
     committed = np.zeros(demand.n_hours)
     on_demand = np.zeros(demand.n_hours)
     spot = np.zeros(demand.n_hours)
-    for plan in recommendation.plans:
+    for plan in purchase.plans:
         base, to_spot = _type_base_gpus(plan, demand)
         level_gpus = float(sum(plan.decision.levels)) * plan.offer.gpus_per_instance
         used = np.minimum(base, level_gpus)
@@ -104,8 +104,8 @@ class CostCurve:
 def commitment_cost_curve(plan: TypePlan, demand: HourlyDemand) -> CostCurve | None:
     """Cost against commitment level in the plan's cheapest term (None without terms).
 
-    Uncapped, the solver puts the whole commitment in the cheapest term, so this curve's
-    minimum is the recommended level.
+    Uncapped, the exact solver puts the whole commitment in the cheapest term, so this
+    curve's minimum is the hindsight optimum (a reference, not what to buy).
     """
     offer = plan.offer
     if not offer.commitments:
@@ -134,14 +134,14 @@ class SavingsSteps:
     cost_usd: float
 
 
-def savings_steps(recommendation: MixRecommendation) -> SavingsSteps:
+def savings_steps(purchase: MixReplay) -> SavingsSteps:
     """Split the total savings into the commitment part and the spot part (they add up)."""
     spot_savings = 0.0
-    for plan in recommendation.plans:
+    for plan in purchase.plans:
         outcome = plan.expected
         od_per_gpu_hour = plan.offer.on_demand_usd_per_gpu_hour
         spot_savings += outcome.spot_gpu_hours * od_per_gpu_hour - outcome.spot_cost_usd
-    total = recommendation.total
+    total = purchase.total
     return SavingsSteps(
         all_on_demand_cost_usd=total.all_on_demand_cost_usd,
         commitment_savings_usd=total.savings_usd - spot_savings,

@@ -1,7 +1,13 @@
-"""What to buy: per GPU type, the risk-sized layered commitments (risk.py) as lines a buyer
-can act on, beside spot and on-demand shares and the worst case. Plain words throughout.
+"""What to buy: THE recommendation of a purchase-mix analysis. Per GPU type, the risk-sized
+layered commitments (risk.py) as lines a buyer can act on, beside spot and on-demand shares,
+the worst case, and the purchase replayed hour by hour on the history (replay.py). Every
+view (page, charts, reports, API, CLI) reads this one object; the hindsight optimum
+(hindsight.py) is a labelled reference only.
 
-Money in USD; rates per instance-hour; shares of the first year's expected GPU-hours (P50).
+Baseline: on-demand of the same provider, region and instance type as the commitment, unless
+the caller allows spot or on-demand elsewhere as the alternative; a cheaper equivalent
+elsewhere is reported beside it either way. Money in USD; rates per instance-hour; shares of
+the first year's expected GPU-hours (P50).
 """
 
 from __future__ import annotations
@@ -12,13 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import PURCHASE_OPTION_WORDS
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.offers import GpuOffer
-from planner.purchase_mix.core.recommend import offers_by_type, spot_plan_for
-from planner.purchase_mix.core.risk import RiskSettings, TypeSizing, size_type
+from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer, offers_by_type
+from planner.purchase_mix.core.replay import MixReplay, replay_mix
+from planner.purchase_mix.core.risk import RiskSettings, Spread, TermChoice, TypeSizing, size_type
+from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
+from planner.purchase_mix.core.spot_jobs import spot_plan_for
+from planner.purchase_mix.core.type_plan import TypeDecision
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,12 @@ class BuyLine:
     usd_per_hour: float  # all instances, effective (upfront amortised + fee)
     recurring_usd_per_hour: float  # all instances, billed hourly
     starting: str
+    gpus_per_instance: int = 1
+    offering_class: str = ""
+    term_years: float = 1.0
+    break_even_utilization_pct: float = 0.0  # effective rate / the baseline's rate
+    savings_usd: Spread | None = None  # over the term, P10/P50/P90, against the baseline
+    words: str = ""  # "3 x p4d.24xlarge (8 GPUs each, 24 GPUs)"
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,15 @@ class Alternative:
 
     usd_per_hour: float
     words: str
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """A cheaper on-demand equivalent outside the chosen place: information, not the baseline
+    (unless the caller allows it as the alternative)."""
+
+    usd_per_hour: float  # per instance of the chosen size (GPUs scaled)
+    words: str  # "the same GPUs cost $X/h on-demand at Y (...)"
 
 
 @dataclass(frozen=True)
@@ -62,10 +86,14 @@ class TypeBuy:
     committed_share_pct: float  # P50 coverage of the first year
     on_demand_share_pct: float
     off_spot_gpu_hours: float = 0.0  # interruptible jobs too large or too long for spot
+    elsewhere: Elsewhere | None = None
 
 
 @dataclass(frozen=True)
 class WhatToBuy:
+    """The recommendation. `replay` is this purchase replayed on the sizing window's hourly
+    demand (cost, coverage, hourly mix; its commitment levels are the lines' counts)."""
+
     types: tuple[TypeBuy, ...]
     lines: tuple[BuyLine, ...]
     first_year_worst_case_usd: float  # sum over types of each type's CVaR (conservative)
@@ -73,19 +101,33 @@ class WhatToBuy:
     upfront_usd: float
     usd_per_hour: float
     settings: RiskSettings
+    replay: MixReplay | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, without the replay's hourly demand series."""
         result: dict[str, Any] = json_safe(self)
+        if result.get("replay"):
+            result["replay"].pop("demand", None)
         return result
+
+
+def elsewhere_for(offer: GpuOffer) -> Elsewhere | None:
+    """The cheaper on-demand equivalent elsewhere, in words, or None when none is cheaper."""
+    rate = offer.elsewhere_usd_per_hour
+    if not rate or rate >= offer.on_demand_usd_per_hour:
+        return None
+    return Elsewhere(rate, f"the same {offer.gpus_per_instance} GPUs cost ${rate:,.2f}/h "
+                           f"on-demand at {offer.elsewhere}")
 
 
 def alternative_for(offer: GpuOffer, spot: SpotPlan | None, *, is_spot_allowed: bool,
                     is_elsewhere_allowed: bool) -> Alternative:
-    """Cheapest allowed no-commitment rate per instance-hour, with where it comes from."""
+    """Cheapest allowed no-commitment rate per instance-hour, with where it comes from.
+    By default: on-demand of the same provider, region and instance type (like with like)."""
     found = [Alternative(offer.on_demand_usd_per_hour,
-                         f"on-demand in {offer.provider} {offer.region}")]
+                         f"on-demand {offer.instance_type} in {offer.provider} {offer.region}")]
     if is_elsewhere_allowed and offer.elsewhere_usd_per_hour:
-        found.append(Alternative(offer.elsewhere_usd_per_hour, f"on-demand in {offer.elsewhere}"))
+        found.append(Alternative(offer.elsewhere_usd_per_hour, f"on-demand at {offer.elsewhere}"))
     if is_spot_allowed and spot is not None:
         found.append(Alternative(
             spot.effective_usd_per_hour,
@@ -95,10 +137,26 @@ def alternative_for(offer: GpuOffer, spot: SpotPlan | None, *, is_spot_allowed: 
     return min(found, key=lambda item: item.usd_per_hour)
 
 
+def count_words(count: int, instance_type: str, gpus_per_instance: int) -> str:
+    """"3 x p4d.24xlarge (8 GPUs each, 24 GPUs)": instances, GPUs per instance and in all."""
+    each = "1 GPU each" if gpus_per_instance == 1 else f"{gpus_per_instance} GPUs each"
+    total = count * gpus_per_instance
+    return f"{count} x {instance_type} ({each}, {total} GPU{'' if total == 1 else 's'})"
+
+
+def _choice_for(sizing: TypeSizing, layer_option: CommitmentOption) -> TermChoice | None:
+    for choice in sizing.choices:
+        if (choice.term, choice.payment_option, choice.usd_per_hour) == (
+                layer_option.term, layer_option.payment_option, layer_option.usd_per_hour):
+            return choice
+    return None
+
+
 def _lines(offer: GpuOffer, sizing: TypeSizing) -> tuple[BuyLine, ...]:
     lines = []
     for layer in sizing.layers:
         option, count = layer.option, layer.count
+        choice = _choice_for(sizing, option)
         recurring = option.recurring_usd_per_hour
         if recurring is None:
             recurring = option.usd_per_hour if option.upfront_usd == 0 else 0.0
@@ -112,8 +170,23 @@ def _lines(offer: GpuOffer, sizing: TypeSizing) -> tuple[BuyLine, ...]:
             upfront_usd=count * option.upfront_usd, usd_per_hour=count * option.usd_per_hour,
             recurring_usd_per_hour=count * recurring,
             starting="now" if option.term_years > 1 else "now; review at renewal in 12 months",
+            gpus_per_instance=offer.gpus_per_instance, offering_class=option.offering_class,
+            term_years=option.term_years,
+            break_even_utilization_pct=choice.break_even_utilization_pct if choice else
+            100.0 * option.usd_per_hour / sizing.alternative_usd_per_hour,
+            savings_usd=layer.savings_usd,
+            words=count_words(count, offer.instance_type, offer.gpus_per_instance),
         ))
     return tuple(lines)
+
+
+def buy_decision(item: TypeBuy) -> TypeDecision:
+    """The purchase as replayable levels: instances per commitment option, in offer order."""
+    levels = tuple(
+        sum(layer.count for layer in item.sizing.layers if layer.option == option)
+        for option in item.offer.commitments
+    )
+    return TypeDecision(item.gpu_type, levels, item.is_spot)
 
 
 @dataclass(frozen=True)
@@ -173,7 +246,7 @@ def buy_type(
     committed_pct = base_pct * sizing.coverage_pct.p50 / 100.0 if sizing.layers else 0.0
     return TypeBuy(offer.gpu_type, offer, alternative, sizing, _lines(offer, sizing), is_spot,
                    spot, spot_pct, committed_pct, base_pct - committed_pct,
-                   demand.off_spot_gpu_hours.get(offer.gpu_type, 0.0))
+                   demand.off_spot_gpu_hours.get(offer.gpu_type, 0.0), elsewhere_for(offer))
 
 
 def what_to_buy(
@@ -182,10 +255,12 @@ def what_to_buy(
     *,
     settings: RiskSettings,
     is_spot_allowed: bool = False,
-    is_elsewhere_allowed: bool = True,
+    is_elsewhere_allowed: bool = False,
     service_years_left: Mapping[str, float] | None = None,
+    savings_plans: Sequence[SavingsPlanOffer] = (),
 ) -> WhatToBuy:
-    """Risk-sized purchases for every priced GPU type in `demand` (see risk.py)."""
+    """Risk-sized purchases for every priced GPU type in `demand` (see risk.py), replayed on
+    `demand` hour by hour (`replay`, with the savings-plan alternatives for the same demand)."""
     by_type = offers_by_type(offers)
     years_left = service_years_left or {}
     types = tuple(
@@ -204,4 +279,6 @@ def what_to_buy(
         upfront_usd=sum(line.upfront_usd for line in lines),
         usd_per_hour=sum(line.usd_per_hour for line in lines),
         settings=settings,
+        replay=replay_mix(tuple(buy_decision(item) for item in types), demand, offers,
+                          savings_plans=savings_plans),
     )

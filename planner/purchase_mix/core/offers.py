@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.core.cloud import PAYMENT_OPTION_WORDS
+from planner.core.purchase_options import NO_UPFRONT, PAYMENT_OPTION_WORDS
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class CommitmentOption:
     term_years: float
     usd_per_hour: float
     max_instances: int | None = None
-    payment_option: str = "no_upfront"
+    payment_option: str = NO_UPFRONT
     upfront_usd: float = 0.0
     recurring_usd_per_hour: float | None = None
     offering_class: str = ""  # "standard" | "convertible" | "" (AWS reserved instances)
@@ -57,7 +58,8 @@ class GpuOffer:
     spot_interruptions_per_hour: float = 0.0
     # Cheapest on-demand elsewhere (another region or provider), per instance of this size.
     elsewhere_usd_per_hour: float | None = None
-    elsewhere: str = ""
+    elsewhere: str = ""  # where, which machine (GPUs per machine, SXM or PCIe)
+    gpu_words: str = ""  # the bought GPU with its form factor, e.g. "A100 SXM4-40GB"
 
     def __post_init__(self) -> None:
         if self.gpus_per_instance <= 0:
@@ -75,3 +77,12 @@ class GpuOffer:
     @property
     def on_demand_usd_per_gpu_hour(self) -> float:
         return self.on_demand_usd_per_hour / self.gpus_per_instance
+
+
+def offers_by_type(offers: Sequence[GpuOffer]) -> dict[str, GpuOffer]:
+    by_type: dict[str, GpuOffer] = {}
+    for offer in offers:
+        if offer.gpu_type in by_type:
+            raise ValueError(f"more than one offer for {offer.gpu_type}")
+        by_type[offer.gpu_type] = offer
+    return by_type

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_MONTH, PURCHASE_OPTION_WORDS
+from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core import forecast
 from planner.purchase_mix.core.forecast import BlockTable, HistoryGate, Paths
 from planner.purchase_mix.core.offers import CommitmentOption
@@ -174,8 +175,9 @@ def _blocked_reason(option: CommitmentOption, gate: HistoryGate, alt: float) -> 
         return next((r for r in gate.reasons if "3-year" in r), "no 3-year term")
     if option.usd_per_hour >= alt:
         return (
-            f"The {words} costs ${option.usd_per_hour:,.3f}/h per instance, not below the "
-            f"cheapest alternative without commitment (${alt:,.3f}/h)."
+            f"Never pays off at this price: the {words} costs ${option.usd_per_hour:,.3f}/h "
+            f"per instance, break-even at {100.0 * option.usd_per_hour / alt:,.0f}% "
+            f"utilisation of the baseline (${alt:,.3f}/h)."
         )
     return ""
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.core.cloud import HOURS_PER_YEAR, PURCHASE_OPTION_WORDS
+from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.purchase_mix.core.demand import HourlyDemand
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer, solve_savings_plan
 from planner.purchase_mix.core.type_plan import TypePlan

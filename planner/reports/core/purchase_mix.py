@@ -42,28 +42,74 @@ def _commitment_text(item: dict[str, Any]) -> str:
             f"{fmt.usd_per(hourly, 'hour')})")
 
 
-def _buy_text(plan: dict[str, Any]) -> str:
-    """The commitments taken (levels with no instance are left out) and whether spot is used."""
-    parts = [_commitment_text(c) for c in plan.get("commitments") or []
-             if isinstance(c, dict) and (as_number(c.get("instances")) or 0) > 0]
-    spot = plan.get("spot")
-    if isinstance(spot, dict) and spot.get("is_chosen", True):
+def _line_text(line: dict[str, Any]) -> str:
+    """"3 x p4d.24xlarge (8 GPUs each, 24 GPUs), 3-year reservation, all upfront"."""
+    words = line.get("words") or (f"{line.get('count')} x {line.get('instance_type')} "
+                                  f"({line.get('gpus')} GPUs)")
+    return f"{words}, {line.get('term_words')}, {line.get('payment_words')}"
+
+
+def _buy_text(buy: dict[str, Any], gpu_type: str, spot: Any) -> str:
+    """What to buy for one GPU type: its lines, and whether spot is used."""
+    parts = [_line_text(line) for line in buy.get("lines") or []
+             if isinstance(line, dict) and line.get("gpu_type") == gpu_type]
+    if isinstance(spot, dict):
         rate = as_number(spot.get("effective_usd_per_hour") or spot.get("spot_usd_per_hour"))
         parts.append(f"spot for interruptible jobs ({fmt.usd_per(rate or 0, 'instance-hour')})")
     return "; ".join(parts) + ("; the rest on demand" if parts else "on demand only")
 
 
+def _replay(buy: dict[str, Any]) -> dict[str, Any]:
+    replay = buy.get("replay")
+    return replay if isinstance(replay, dict) else {}
+
+
+def _spot_of(buy: dict[str, Any], gpu_type: str) -> Any:
+    for item in buy.get("types") or []:
+        if item.get("gpu_type") == gpu_type and item.get("is_spot"):
+            return item.get("spot")
+    return None
+
+
 def _mix_table(document: dict[str, Any]) -> Table:
+    """What to buy per GPU type, replayed on the history (the same purchase as the lines)."""
+    buy = _what_to_buy(document)
     rows = []
-    for plan in (document.get("recommendation") or {}).get("plans") or []:
+    for plan in _replay(buy).get("plans") or []:
         offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
-        rows.append((str(offer.get("gpu_type", "")), fmt.label(offer.get("provider")),
-                     offer.get("region"),
-                     offer.get("instance_type"), _buy_text(plan),
+        name = str(offer.get("gpu_type", ""))
+        rows.append((name, fmt.label(offer.get("provider")), offer.get("region"),
+                     offer.get("instance_type"), _buy_text(buy, name, _spot_of(buy, name)),
                      *(as_number(expected.get(k)) for k in EXPECTED_KEYS)))
-    return Table("mix", "What to buy, per GPU type", "Purchase mix", MIX_COLUMNS, tuple(rows),
+    return Table("mix", "What to buy, per GPU type, replayed on the history", "Purchase mix",
+                 MIX_COLUMNS, tuple(rows),
                  note="Replayed on the hourly demand of the history; savings against buying "
-                      "everything on demand")
+                      "everything on demand at the same provider, region and instance type")
+
+
+HINDSIGHT_COLUMNS = (
+    Column("gpu_type", "GPU type"), Column("instance_type", "Instance type"),
+    Column("bought", "Would have bought"),
+    Column("cost_usd", "Cost", "USD", digits=2),
+    Column("savings_usd", "Savings", "USD", digits=2),
+)
+
+
+def _hindsight_table(document: dict[str, Any]) -> Table:
+    """The hindsight reference: labelled, never the recommendation."""
+    reference = document.get("hindsight_reference") or {}
+    rows = []
+    for plan in reference.get("plans") or []:
+        offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
+        taken = [_commitment_text(c) for c in plan.get("commitments") or []
+                 if isinstance(c, dict) and (as_number(c.get("instances")) or 0) > 0]
+        rows.append((str(offer.get("gpu_type", "")), offer.get("instance_type"),
+                     "; ".join(taken) or "nothing", as_number(expected.get("cost_usd")),
+                     as_number(expected.get("savings_usd"))))
+    return Table("hindsight", "Hindsight reference (not a recommendation)", "Hindsight reference",
+                 HINDSIGHT_COLUMNS, tuple(rows),
+                 note=str(reference.get("words") or "What you would have bought knowing the "
+                          "future; a backtest reference only"))
 
 
 BUY_COLUMNS = (
@@ -73,6 +119,9 @@ BUY_COLUMNS = (
     Column("gpus", "GPUs", "count"), Column("upfront_usd", "Upfront", "USD", digits=2),
     Column("usd_per_hour", "Effective", "USD/h", digits=2),
     Column("recurring_usd_per_hour", "Billed hourly", "USD/h", digits=2),
+    Column("savings_p10_usd", "Savings over the term P10", "USD", is_printed=False),
+    Column("savings_p90_usd", "Savings over the term P90", "USD", is_printed=False),
+    Column("break_even_utilization_pct", "Break-even utilisation", "%", digits=0),
     Column("starting", "Starting"),
 )
 TYPE_COLUMNS = (
@@ -92,11 +141,18 @@ def _what_to_buy(document: dict[str, Any]) -> dict[str, Any]:
 
 def _buy_lines_table(buy: dict[str, Any]) -> Table:
     """The document's what-to-buy lines: one purchase each (numbers stay numbers)."""
-    rows = tuple(tuple(_cell(line.get(c.key)) for c in BUY_COLUMNS)
+    rows = tuple(tuple(_cell(_line_value(line, c.key)) for c in BUY_COLUMNS)
                  for line in buy.get("lines") or [] if isinstance(line, dict))
     return Table("what_to_buy", "What to buy", "What to buy", BUY_COLUMNS, rows,
                  note="Commitments to buy now; everything else runs on the alternative of "
                       "its GPU type (see Per GPU type)")
+
+
+def _line_value(line: dict[str, Any], key: str) -> Any:
+    if key.startswith("savings_p"):
+        spread = line.get("savings_usd") or {}
+        return spread.get(key.split("_")[1]) if isinstance(spread, dict) else None
+    return line.get(key)
 
 
 def _buy_types_table(buy: dict[str, Any]) -> Table:
@@ -189,32 +245,33 @@ def _teams_table(document: dict[str, Any]) -> Table:
 
 
 def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
-    recommendation = document.get("recommendation") or {}
-    total = recommendation.get("total") or {}
-    stats = ((document.get("analysis") or {}).get("stats") or {}).get("total") or {}
-    quiet_week = recommendation.get("p10_week_total") or {}
     buy = _what_to_buy(document)
+    replay = _replay(buy)
+    total = replay.get("total") or {}
+    stats = ((document.get("analysis") or {}).get("stats") or {}).get("total") or {}
+    quiet_week = replay.get("p10_week_total") or {}
     bought = (
         Figure("What to buy now: upfront", as_number(buy.get("upfront_usd")), "USD", 2),
         Figure("What to buy now: per hour", as_number(buy.get("usd_per_hour")), "USD/h", 2),
+        Figure("What to buy now: first-year savings (P50)",
+               as_number(buy.get("first_year_savings_p50_usd")), "USD"),
         Figure("What to buy now: first-year worst case",
                as_number(buy.get("first_year_worst_case_usd")), "USD"),
     ) if buy else ()
     return (
         *bought,
-        Figure("Replayed mix: cost over the history", as_number(total.get("cost_usd")), "USD", 2),
+        Figure("What to buy, replayed: cost over the history", as_number(total.get("cost_usd")),
+               "USD", 2),
         Figure("All on demand: cost over the history",
                as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_pct")), "%", 1),
         Figure("Risk: savings if every week were the P10 week",
                as_number(quiet_week.get("savings_usd")), "USD", 2),
-        Figure("Replayed mix: commitment per hour",
-               as_number(recommendation.get("hourly_commitment_usd")), "USD/h", 2),
         Figure("Demand", as_number(total.get("demand_gpu_hours")), "GPU-hours"),
         Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),
         Figure("Peak demand", as_number(stats.get("peak_gpus")), "GPUs", 1),
-        Figure("Hours replayed", as_number(recommendation.get("n_hours")), "h"),
+        Figure("Hours replayed", as_number(replay.get("n_hours")), "h"),
         *_price_dates(document),
     )
 
@@ -225,17 +282,27 @@ def _price_dates(document: dict[str, Any]) -> tuple[Figure, ...]:
 
 
 def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
+    """Per GPU type: what to buy, where, against what, and why nothing when nothing."""
+    buy = _what_to_buy(document)
+    expected_by_type = {str((plan.get("offer") or {}).get("gpu_type", "")): plan.get("expected")
+                        or {} for plan in _replay(buy).get("plans") or []}
     findings = []
-    for plan in (document.get("recommendation") or {}).get("plans") or []:
-        offer, expected = plan.get("offer") or {}, plan.get("expected") or {}
-        findings.append(Finding(
-            str(offer.get("gpu_type", "")), _buy_text(plan),
-            f"{fmt.label(offer.get('provider'))} {offer.get('region')} "
-            f"{offer.get('instance_type')}: {fmt.usd(as_number(expected.get('cost_usd')) or 0)} "
-            f"against {fmt.usd(as_number(expected.get('all_on_demand_cost_usd')) or 0)} "
-            "all on demand "
-            f"({as_number(expected.get('savings_pct')) or 0:.1f} % saved, "
-            f"{as_number(expected.get('coverage_pct')) or 0:.1f} % of demand committed)."))
+    for item in buy.get("types") or []:
+        offer, name = item.get("offer") or {}, str(item.get("gpu_type", ""))
+        expected = expected_by_type.get(name, {})
+        why = (f"{fmt.label(offer.get('provider'))} {offer.get('region')} "
+               f"{offer.get('instance_type')}: {fmt.usd(as_number(expected.get('cost_usd')) or 0)}"
+               f" against {fmt.usd(as_number(expected.get('all_on_demand_cost_usd')) or 0)} "
+               f"all on demand there ({as_number(expected.get('savings_pct')) or 0:.1f} % saved)."
+               )
+        elsewhere = item.get("elsewhere") or {}
+        if elsewhere.get("words"):
+            why += f" Elsewhere: {elsewhere['words']}."
+        reasons = (item.get("sizing") or {}).get("reasons") or []
+        if reasons:
+            why += " Nothing committed: " + " ".join(str(r) for r in reasons)
+        findings.append(Finding(name, _buy_text(buy, name, item.get("spot") if item.get("is_spot")
+                                                else None), why))
     return tuple(findings)
 
 
@@ -255,9 +322,10 @@ def _cost_chart(table: Table) -> Chart:
     saved = tuple(float(v) if isinstance(v, int | float) else 0.0
                   for v in table.column("savings_usd"))
     index = tuple(float(i) for i in range(len(names)))
-    return Chart("costs", "Cost with the mix and savings per GPU type", "bar", "GPU type",
+    return Chart("costs", "Cost with what to buy, and savings, per GPU type", "bar", "GPU type",
                  "Cost over the history (USD)",
-                 (Series("Cost with the mix", index, cost), Series("Saved", index, saved)), names)
+                 (Series("Cost with what to buy", index, cost), Series("Saved", index, saved)),
+                 names)
 
 
 def _caveats(document: dict[str, Any]) -> tuple[str, ...]:
@@ -289,13 +357,12 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
         tables: tuple[Table, ...] = (*buy_tables, mix)
     else:
         tables = (mix, *buy_tables)
-    tables = (*tables, demand, _sources_table(document),
+    tables = (*tables, _hindsight_table(document), demand, _sources_table(document),
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
     return Report(
         kind="history", subject_id=subject_id, generated_at=generated_at,
         title=f"Purchase mix for {payload.get('name') or f'history {subject_id}'}",
-        subtitle=f"{as_number((document.get('recommendation') or {}).get('n_hours')) or 0:.0f} "
-                 "hours of demand replayed",
+        subtitle=f"{as_number(_replay(buy).get('n_hours')) or 0:.0f} hours of demand replayed",
         summary=_summary(document), findings=_findings(document), tables=tables,
         charts=(_demand_chart(demand), _cost_chart(mix)), caveats=_caveats(document),
     )

@@ -127,8 +127,9 @@ def test_a_stored_bf16_a10g_plan_points_at_the_precision_field() -> None:
     raw = {"workload": "mpt-125m", "tokens": 2.5e9, "providers": ["aws"],
            "gpus": ["a10g-pcie-24gb"], "layout": {"precision": "bf16"}}
     scenario = scenario_from_input(raw, today=date(2026, 12, 1))
-    found = services.plan_configurations(scenario=scenario, owner_id=None)
-    no_fit = services.plan_document(scenario=scenario, owner_id=None, found=found)["no_fit"]
+    simulator = services.plan_simulator(scenario=scenario, owner_id=None)
+    found = services.plan_configurations(scenario=scenario, simulator=simulator)
+    no_fit = services.plan_document(scenario=scenario, simulator=simulator, found=found)["no_fit"]
     assert no_fit["field"] == "precision" and "bf16" in no_fit["message"]
     # at fp32 the same GPUs plan
     raw["layout"] = {"precision": "fp32"}

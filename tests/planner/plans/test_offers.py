@@ -116,17 +116,21 @@ def test_the_page_shows_an_uncalibrated_gpu_with_its_status_and_wider_band(
 
 
 # Llama 2 paper, Table 2: 184,320 GPU-hours (7B) and 1,720,320 (70B) on A100-80GB for 2T
-# tokens; both are whole multiples of 1,024 GPU-hours (7B: 1,024 GPUs x 180 h).
+# tokens; both are whole multiples of 1,024 GPU-hours (7B: 1,024 GPUs x 180 h), at 43 % MFU
+# by 6·N·D: near steady state, like Nemotron-4's iteration-time figure. The published whole
+# runs of whole_runs.csv took ~1.6x steady state, so the plan budgets that on top.
 @pytest.mark.parametrize(("workload", "published_gpu_hours"),
                          [("llama2-7b", 184_320.0), ("llama2-70b", 1_720_320.0)])
-def test_llama2_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
+def test_llama2_steady_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
         capsys: Any, workload: str, published_gpu_hours: float) -> None:
     options = _plan_json(capsys, "--workload", workload, "--tokens", "2e12", "--gpus",
                          "a100-sxm4-80gb", "--providers", "aws")["result"]["options"]
     at_scale = [o for o in options if o["gpus"] == 1024]
     assert at_scale
     for option in at_scale:
-        assert option["gpu_hours"] == pytest.approx(published_gpu_hours, rel=0.20)
+        steady = option["gpus"] * option["time_to_train_hours"] * option["goodput"]
+        assert steady == pytest.approx(published_gpu_hours, rel=0.20)
+        assert option["gpu_hours"] > published_gpu_hours
     # Every option is a whole run: goodput below 1, its loss a line of the cost breakdown.
     for option in options:
         assert 0.5 < option["goodput"] < 1.0

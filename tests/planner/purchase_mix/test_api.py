@@ -42,7 +42,8 @@ def test_post_multipart_then_get_document(
     document = payload["document"]
     assert len(document["hourly_demand"]["firm"]["series"]["A100"]) == 84
     assert document["prices"] and all("as_of" in row for row in document["prices"])
-    assert "total" in document["recommendation"]
+    assert "total" in document["what_to_buy"]["replay"]
+    assert "recommendation" not in document and document["hindsight_reference"]["words"]
 
 
 def test_session_auth_and_mapped_philly(

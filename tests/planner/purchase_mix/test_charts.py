@@ -5,8 +5,9 @@ import pytest
 from planner.purchase_mix import charts
 from planner.purchase_mix.core.breakdown import DurationHistogram, savings_steps
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
-from planner.purchase_mix.core.recommend import recommend_mix
+from planner.purchase_mix.core.replay import TypeDecision, replay_mix
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def recommendation():
                  (CommitmentOption("reserved_1y", 1.0, 20.0),), 10.0, 0.0001),
         GpuOffer("L4", "gcp", "us-central1", "g2", 1, 1.0),
     ]
-    return recommend_mix(demand, offers)
+    return hindsight_replay(demand, offers)
 
 
 def _titles(figure):
@@ -38,18 +39,26 @@ def test_demand_curve_has_types_total_and_commitment_lines(recommendation):
     assert _titles(figure) == ("Hour (UTC)", "Average concurrent GPUs (GPUs)")
 
 
-def test_cost_curve_marks_the_recommended_optimum(recommendation):
+def test_charts_draw_what_to_buy_and_label_the_hindsight_optimum_as_reference(recommendation):
+    hindsight = recommendation.plans[0]
+    offers = [plan.offer for plan in recommendation.plans]
+    bought = replay_mix([TypeDecision("A100", (1,), True), TypeDecision("L4", (), False)],
+                        recommendation.demand, offers)
     figures = charts.history_figures(
-        demand=recommendation.demand, recommendation=recommendation, analysis={},
+        demand=bought.demand, purchase=bought, analysis={},
         daily_gpus=pd.Series([1.0]), projected_gpus=pd.Series([1.0]), growth_per_year=None,
     )
     figure = figures["chart-cost"]
-    curve, optimum = figure.data
-    plan = recommendation.plans[0]
-    assert optimum.x[0] == sum(plan.decision.levels) * 8
-    assert min(curve.y) == optimum.y[0]
+    curve, to_buy, reference = figure.data
+    assert to_buy.name == "A100 what to buy (8 GPUs)" and set(to_buy.x) == {8}
+    assert reference.name == "A100 lowest cost in hindsight (reference)"
+    assert reference.x[0] == sum(hindsight.decision.levels) * 8 != 8
+    assert min(curve.y) == reference.y[0]
     assert _titles(figure) == ("Committed GPUs (GPUs)", "Total cost over the history (USD)")
     assert "chart-durations" not in figures
+    committed = [t for t in figures["chart-demand"].data if "committed" in t.name]
+    assert [(t.name, list(t.y)) for t in committed] == [
+        ("A100 committed, what to buy (8 GPUs)", [8, 8])]
 
 
 def test_mix_is_stacked_and_adds_up_to_demand(recommendation):

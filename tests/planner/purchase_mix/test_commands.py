@@ -34,7 +34,7 @@ def test_helios_usage_json_has_hourly_demand_and_prices(loaded_catalog, db):
     assert {row["purchase_option"] for row in prices} >= {"on_demand", "spot"}
     assert all(row["source"] and row["as_of"] for row in prices)
     assert document["settings"]["lookback_days"] == 2
-    assert document["recommendation"]["n_hours"] == 48
+    assert document["what_to_buy"]["replay"]["n_hours"] == 48
     assert "discount_pct" in prices[0]
 
 

@@ -128,7 +128,7 @@ def test_page_shows_what_to_buy_and_why_nothing_is_committed(
     assert 'id="what-to-buy"' in body and "Why nothing is committed" in body
     assert "a commitment needs at least 30 days" in body
     assert "1-year reservation" in body and "reserved_1y" not in body.split("Backtest")[0]
-    assert "Break-even utilisation" in body and "Hindsight optimum on your history" in body
+    assert "Break-even utilisation" in body and "Hindsight reference (not a recommendation)" in body
 
 
 def test_api_merge_option_and_bad_growth(client, user, db):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from planner.models import AnalysisRun, History
-from planner.purchase_mix import selectors, services
+from planner.purchase_mix import offers, selectors, services
 from planner.purchase_mix.core.offers import GpuOffer
 from tests.planner.conftest import BAD_CSV, GENERIC_CSV, HELIOS
 
@@ -19,8 +19,8 @@ def _create(owner_id: int, text: str, **options: object) -> services.UploadOutco
 
 
 def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
-    offer_set = selectors.gpu_offers(
-        sizes=[selectors.GpuDemandSize("A100", 20.0), selectors.GpuDemandSize("P100", 1.0)],
+    offer_set = offers.gpu_offers(
+        sizes=[offers.GpuDemandSize("A100", 20.0), offers.GpuDemandSize("P100", 1.0)],
         provider="aws", region="us-east-1", spot_bands={}, accelerator_map={},
     )
     (offer,) = offer_set.offers
@@ -44,8 +44,8 @@ def test_offers_from_loaded_prices_aws_us_east_1(loaded_catalog, db):
 
 
 def test_offers_small_demand_prefers_small_nodes_and_gcp_commitments(loaded_catalog, db):
-    offer_set = selectors.gpu_offers(
-        sizes=[selectors.GpuDemandSize("A100-40GB", 1.0)],
+    offer_set = offers.gpu_offers(
+        sizes=[offers.GpuDemandSize("A100-40GB", 1.0)],
         provider="gcp", region="us-central1", spot_bands={"gcp": ">20%"}, accelerator_map={},
     )
     (offer,) = offer_set.offers
@@ -59,8 +59,8 @@ def test_offers_small_demand_prefers_small_nodes_and_gcp_commitments(loaded_cata
 
 
 def test_offers_cheapest_where_offered_uses_accelerator_map(loaded_catalog, db):
-    offer_set = selectors.gpu_offers(
-        sizes=[selectors.GpuDemandSize("P100", 16.0)], provider="", region="",
+    offer_set = offers.gpu_offers(
+        sizes=[offers.GpuDemandSize("P100", 16.0)], provider="", region="",
         spot_bands={}, accelerator_map={"P100": "v100-sxm2-16gb"},
     )
     (offer,) = offer_set.offers
@@ -129,7 +129,7 @@ def test_recommendation_document_has_demand_prices_and_metrics(loaded_catalog, d
     assert set(document["hourly_demand"]["firm"]["series"]) == {"V100"}
     assert len(document["hourly_demand"]["firm"]["hours"]) == 84
     assert document["prices"][0]["purchase_option"] == "on_demand"
-    plan = document["recommendation"]["plans"][0]
+    plan = document["what_to_buy"]["replay"]["plans"][0]
     assert plan["offer"]["provider"] == "aws"
     assert [r["days"] for r in document["lookback_sensitivity"]["results"]] == [7, 30, 60, 90]
     assert document["backtest"]["strategies"][0]["name"] == "all_on_demand"

@@ -29,7 +29,7 @@ def test_task_runs_once_and_a_second_delivery_changes_nothing(queued_run):
     queued_run.refresh_from_db()
     assert (queued_run.result, queued_run.finished_at) == first
     assert AnalysisRun.objects.count() == 1
-    plans = queued_run.result["recommendation"]["plans"]
+    plans = queued_run.result["what_to_buy"]["replay"]["plans"]
     assert {plan["offer"]["gpu_type"] for plan in plans} == {"A100-80GB", "H100"}
 
 

@@ -39,7 +39,7 @@ def test_login_page_and_signup(client, db):
         "/accounts/signup/",
         {"username": "carol", "password1": "a-long-pass-42x", "password2": "a-long-pass-42x"},
     )
-    assert response.status_code == 302 and response["Location"] == "/history/"
+    assert response.status_code == 302 and response["Location"] == "/"
     assert client.get("/history/").status_code == 200
 
 

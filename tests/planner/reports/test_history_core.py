@@ -14,8 +14,8 @@ TYPE = {"gpu_type": "=H100", "spot_share_pct": 10.0, "committed_share_pct": 70.0
         "on_demand_share_pct": 20.0, "off_spot_gpu_hours": 5.0,
         "alternative": {"usd_per_hour": 98.3, "words": "on-demand in aws us-east-1"}}
 DOCUMENT = {
-    "recommendation": {"plans": [], "total": {"cost_usd": 1000.0, "savings_usd": 250.0},
-                       "n_hours": 48},
+    "hindsight_reference": {"plans": [], "total": {"cost_usd": 900.0, "savings_usd": 350.0},
+                            "n_hours": 48, "words": "knowing the future"},
     "hourly_demand": {"firm": {"hours": ["2024-01-01T00:00:00+00:00"],
                                "series": {"=H100": [16.0]}},
                       "interruptible": {"hours": [], "series": {}}},
@@ -29,7 +29,9 @@ def _report(document: dict) -> object:
 
 def test_what_to_buy_lines_are_the_main_table() -> None:
     buy = {"lines": [LINE], "types": [TYPE], "upfront_usd": 0.0, "usd_per_hour": 70.5,
-           "first_year_worst_case_usd": 700_000.0}
+           "first_year_worst_case_usd": 700_000.0,
+           "replay": {"plans": [], "total": {"cost_usd": 1000.0, "savings_usd": 250.0},
+                      "n_hours": 48}}
     report = _report({**DOCUMENT, "what_to_buy": buy})
     main = report.main_table
     assert main.key == "what_to_buy"
@@ -40,6 +42,8 @@ def test_what_to_buy_lines_are_the_main_table() -> None:
     figures = {f.label: f.value for f in report.summary}
     assert figures["What to buy now: per hour"] == 70.5
     assert figures["What to buy now: first-year worst case"] == 700_000.0
+    assert figures["What to buy, replayed: cost over the history"] == 1000.0
+    assert report.table("hindsight").note == "knowing the future"
 
 
 @pytest.mark.parametrize("buy", [None, {"lines": [], "types": []}])

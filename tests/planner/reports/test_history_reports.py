@@ -40,7 +40,7 @@ def history(ana_client: Client, loaded_catalog: None, eager_celery: None,
 
 def _page_cost(client: Client, history: History) -> str:
     page = client.get(f"/history/{history.pk}").content.decode()
-    found = re.search(r"Cost over the history</dt><dd>\$([\d,.]+)", page)
+    found = re.search(r"Replayed on your history</dt><dd>\$([\d,.]+)", page)
     assert found, "the history page shows no cost"
     assert f'href="/history/{history.pk}/report.xlsx"' in page
     return found.group(1)
@@ -55,7 +55,8 @@ def test_every_format_shows_the_cost_of_the_page(ana_client: Client, history: Hi
         xlsx.sheetnames)
     summary = {r[0]: r[1] for r in xlsx["Summary"].iter_rows(min_row=2, values_only=True)}
     # The page prints whole dollars from $1,000 up (the one formatter); the file keeps cents.
-    assert summary["Replayed mix: cost over the history"] == pytest.approx(cost_usd, abs=0.5)
+    replayed = summary["What to buy, replayed: cost over the history"]
+    assert replayed == pytest.approx(cost_usd, abs=0.5)
     demand = xlsx["Hourly demand"]
     assert demand.freeze_panes == "A2" and demand["B1"].value.endswith("(GPUs)")
     assert isinstance(demand["B2"].value, int | float)  # a number, not text
@@ -66,7 +67,7 @@ def test_every_format_shows_the_cost_of_the_page(ana_client: Client, history: Hi
 
     pdf = ana_client.get(f"/history/{history.pk}/report.pdf")
     text = re.sub(r"\s+", " ", pdf_text(pdf.content, tmp_path))
-    assert f"Replayed mix: cost over the history ${cost}" in text
+    assert f"What to buy, replayed: cost over the history ${cost}" in text
     assert "Concurrent GPUs (GPUs)" in text
 
     html = ana_client.get(f"/history/{history.pk}/report.html").content.decode()

@@ -6,7 +6,7 @@ from planner.plans.core.costs import OptionRates, min_billed_hours, storage_rate
 
 def _rates(rng, n):
     per_hour, after = storage_rates(500.0, rng.uniform(0, 0.2, n), 2.0)
-    floors = min_billed_hours(rng.choice([0.0, 1.0, 3.0], n), 0.97)
+    floors = min_billed_hours(rng.choice([0.0, 8760.0, 26280.0], n), 0.97)
     return OptionRates(usd_per_hour=rng.uniform(1, 50, n), nodes=rng.integers(1, 9, n) * 1.0,
                        min_billed_hours=floors, storage_usd_per_hour=per_hour,
                        storage_fixed_usd=after, egress_usd=rng.uniform(0, 100, n))

@@ -5,8 +5,10 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from planner.core.cloud import default_checkpoint_gb, default_dataset_gb, offer_facts
-from planner.plans.core.plan import PlanAssumptions, PlanConstraints, plan, price_dates
+from planner.core.cloud import default_checkpoint_gb, default_dataset_gb
+from planner.core.providers import offer_facts
+from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
+from planner.plans.core.plan import plan, price_dates
 from planner.plans.core.ranking import collapse_regions
 from tests.planner.plans.core.test_plan import _config, _price
 

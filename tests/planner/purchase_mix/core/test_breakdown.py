@@ -9,8 +9,8 @@ from planner.purchase_mix.core.breakdown import (
     savings_steps,
 )
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
-from planner.purchase_mix.core.recommend import recommend_mix
 
 
 def _recommendation(firm, spare, spot_usd_per_hour=None):
@@ -21,7 +21,7 @@ def _recommendation(firm, spare, spot_usd_per_hour=None):
     )
     offer = GpuOffer("A100", "aws", "r", "p4d", 1, 10.0,
                      (CommitmentOption("reserved_1y", 1.0, 6.0),), spot_usd_per_hour, 0.0)
-    return recommend_mix(demand, [offer])
+    return hindsight_replay(demand, [offer])
 
 
 def test_duration_histogram_counts_and_fit_add_up():

@@ -6,7 +6,7 @@ import pytest
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY
 from planner.purchase_mix.core.demand import split_hourly_demand
 from planner.purchase_mix.core.offers import GpuOffer
-from planner.purchase_mix.core.recommend import spot_plan_for
+from planner.purchase_mix.core.spot_jobs import spot_plan_for
 from planner.purchase_mix.core.upload.jobs import JobHistory
 
 HOUR = 3600

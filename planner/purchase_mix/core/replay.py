@@ -1,40 +1,41 @@
-"""Purchase-mix recommendation per GPU type: commitments by term, on-demand rest, spot.
+"""Replay a fixed purchase on hourly demand: per GPU type, commitments by term (whole
+instances), spot for interruptible jobs when chosen, the rest on demand.
 
-Per type: interruptible demand goes to spot when spot's effective rate including checkpoint
-and rework overhead (planner.core.spot) beats on-demand; the remaining demand is covered by
-whole-instance commitments sized exactly on the hourly replay (commitment.py);
-the rest runs on demand. Savings plans (USD/h across types) are solved separately as an
-alternative for the same demand (savings_plan.py).
-Risk "P10 week": each week of demand is scaled to the 10th percentile of weekly mean demand
-and the chosen mix is replayed on it (negative savings = stranded commitment).
+Both the recommendation (what_to_buy in buy.py, risk-sized) and the hindsight reference
+(hindsight.py, the exact optimum on the past) are replayed here, so their costs compare.
+Savings plans (USD/h across types) are solved separately as an alternative for the same
+demand (savings_plan.py). Risk "P10 week": each week of demand is scaled to the 10th
+percentile of weekly mean demand and the purchase is replayed on it (negative savings =
+stranded commitment). Money in USD, rates per instance-hour.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from planner.core.cloud import HOURS_PER_YEAR, PURCHASE_OPTION_WORDS
+from planner.core.cloud import HOURS_PER_YEAR
+from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
-from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan, plan_spot
-from planner.purchase_mix.core.commitment import TermRate, solve_commitment
+from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.offers import GpuOffer
+from planner.purchase_mix.core.offers import GpuOffer, offers_by_type
 from planner.purchase_mix.core.outcome import ReplayOutcome, make_outcome, sum_outcomes
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.savings_plan_mix import SavingsPlanResult, savings_plan_results
+from planner.purchase_mix.core.spot_jobs import spot_plan_for
 from planner.purchase_mix.core.type_plan import TermCommitment, TypeDecision, TypePlan
 
 HOURS_PER_WEEK = 168
-__all__ = ["MixRecommendation", "TermCommitment", "TypeDecision", "TypePlan", "recommend_mix"]
+__all__ = ["MixReplay", "TermCommitment", "TypeDecision", "TypePlan", "replay_mix"]
 
 
 @dataclass(frozen=True)
-class MixRecommendation:
+class MixReplay:
     """Per-type plans, their sum, the P10-week risk replay and savings-plan alternatives."""
 
     plans: tuple[TypePlan, ...]
@@ -53,79 +54,11 @@ class MixRecommendation:
         return result
 
 
-def offers_by_type(offers: Sequence[GpuOffer]) -> dict[str, GpuOffer]:
-    by_type: dict[str, GpuOffer] = {}
-    for offer in offers:
-        if offer.gpu_type in by_type:
-            raise ValueError(f"more than one offer for {offer.gpu_type}")
-        by_type[offer.gpu_type] = offer
-    return by_type
-
-
-def spot_plan_for(
-    offer: GpuOffer,
-    job_gpus: float | None,
-    policy: CheckpointPolicy,
-    gpu_hours_by_job_gpus: Mapping[int, float] | None = None,
-) -> SpotPlan | None:
-    """Spot's effective rate for this type's interruptible jobs. With the GPU-hours per job
-    size, the overhead is computed per size (instances per job from its GPUs) and averaged
-    by GPU-hours; otherwise from the mean job size `job_gpus`."""
-    if offer.spot_usd_per_hour is None:
-        return None
-    if gpu_hours_by_job_gpus:
-        return _spot_by_size(offer, gpu_hours_by_job_gpus, policy)
-    gpus = job_gpus if job_gpus else float(offer.gpus_per_instance)
-    return _spot(offer, gpus, policy)
-
-
-def _spot(offer: GpuOffer, gpus: float, policy: CheckpointPolicy) -> SpotPlan:
-    assert offer.spot_usd_per_hour is not None
-    return plan_spot(
-        spot_usd_per_hour=offer.spot_usd_per_hour,
-        interruptions_per_hour=offer.spot_interruptions_per_hour,
-        on_demand_usd_per_hour=offer.on_demand_usd_per_hour,
-        instances_per_job=float(max(1, math.ceil(gpus / offer.gpus_per_instance))),
-        policy=policy,
-    )
-
-
-def _spot_by_size(
-    offer: GpuOffer, gpu_hours: Mapping[int, float], policy: CheckpointPolicy
-) -> SpotPlan:
-    total = sum(gpu_hours.values())
-    plans = {gpus: _spot(offer, float(gpus), policy) for gpus in gpu_hours}
-    overhead = sum(plans[g].overhead_fraction * hours for g, hours in gpu_hours.items()) / total
-    instances = sum(plans[g].instances_per_job * hours for g, hours in gpu_hours.items()) / total
-    effective = (offer.spot_usd_per_hour or 0.0) * (1.0 + overhead)
-    mtbf = [p.mean_hours_between_interruptions for p in plans.values()]
-    return SpotPlan(
-        spot_usd_per_hour=offer.spot_usd_per_hour or 0.0,
-        instances_per_job=instances,
-        mean_hours_between_interruptions=min((m for m in mtbf if m), default=None),
-        checkpoint_interval_hours=None,
-        overhead_fraction=overhead,
-        effective_usd_per_hour=effective,
-        is_chosen=effective < offer.on_demand_usd_per_hour,
-    )
-
-
-def _base_instances(
+def base_instances(
     offer: GpuOffer, firm: np.ndarray, interruptible: np.ndarray, is_spot: bool
 ) -> np.ndarray:
     gpus = firm if is_spot else firm + interruptible
     return np.asarray(gpus / offer.gpus_per_instance, dtype=np.float64)
-
-
-def decide_type(
-    offer: GpuOffer, firm: np.ndarray, interruptible: np.ndarray, spot: SpotPlan | None
-) -> TypeDecision:
-    """Spot for interruptible demand if it pays; exact commitment levels for the rest."""
-    is_spot = spot is not None and spot.is_chosen and float(interruptible.sum()) > 0
-    terms = [TermRate(option.usd_per_hour, option.max_instances) for option in offer.commitments]
-    base = _base_instances(offer, firm, interruptible, is_spot)
-    solution = solve_commitment(base, terms, offer.on_demand_usd_per_hour)
-    return TypeDecision(offer.gpu_type, solution.levels, is_spot)
 
 
 def replay_type(
@@ -137,7 +70,7 @@ def replay_type(
 ) -> ReplayOutcome:
     """Cost and metrics of a fixed decision over hourly firm/interruptible GPU demand."""
     g = offer.gpus_per_instance
-    base = _base_instances(offer, firm, interruptible, decision.is_spot)
+    base = base_instances(offer, firm, interruptible, decision.is_spot)
     level = float(sum(decision.levels))
     used_instance_hours = float(np.minimum(base, level).sum())
     rates = [option.usd_per_hour for option in offer.commitments]
@@ -188,7 +121,7 @@ def term_commitments(offer: GpuOffer, levels: tuple[int, ...]) -> tuple[TermComm
     )
 
 
-def _type_columns(demand: HourlyDemand, gpu_type: str) -> tuple[np.ndarray, np.ndarray]:
+def type_columns(demand: HourlyDemand, gpu_type: str) -> tuple[np.ndarray, np.ndarray]:
     firm = demand.firm_gpus[gpu_type].to_numpy(dtype=np.float64)
     return firm, demand.interruptible_gpus[gpu_type].to_numpy(dtype=np.float64)
 
@@ -196,7 +129,7 @@ def _type_columns(demand: HourlyDemand, gpu_type: str) -> tuple[np.ndarray, np.n
 def plan_type(
     offer: GpuOffer, decision: TypeDecision, demand: HourlyDemand, policy: CheckpointPolicy
 ) -> TypePlan:
-    firm, interruptible = _type_columns(demand, offer.gpu_type)
+    firm, interruptible = type_columns(demand, offer.gpu_type)
     spot = spot_plan_for(
         offer, demand.interruptible_job_gpus.get(offer.gpu_type), policy,
         demand.interruptible_gpu_hours_by_job_gpus.get(offer.gpu_type),
@@ -215,36 +148,14 @@ def plan_type(
     )
 
 
-def decide_mix(
-    demand: HourlyDemand,
-    offers: Sequence[GpuOffer],
-    *,
-    checkpoint_policy: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY,
-) -> tuple[TypeDecision, ...]:
-    """Fit step: one decision per priced GPU type present in the demand."""
-    by_type = offers_by_type(offers)
-    decisions = []
-    for gpu_type in demand.gpu_types:
-        if gpu_type not in by_type:
-            continue
-        offer = by_type[gpu_type]
-        firm, interruptible = _type_columns(demand, gpu_type)
-        spot = spot_plan_for(
-            offer, demand.interruptible_job_gpus.get(gpu_type), checkpoint_policy,
-            demand.interruptible_gpu_hours_by_job_gpus.get(gpu_type),
-        )
-        decisions.append(decide_type(offer, firm, interruptible, spot))
-    return tuple(decisions)
-
-
-def evaluate_mix(
+def replay_mix(
     decisions: Sequence[TypeDecision],
     demand: HourlyDemand,
     offers: Sequence[GpuOffer],
     *,
     checkpoint_policy: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY,
     savings_plans: Sequence[SavingsPlanOffer] = (),
-) -> MixRecommendation:
+) -> MixReplay:
     """Replay fixed decisions on (possibly different) demand and report the metrics."""
     by_type = offers_by_type(offers)
     plans = tuple(
@@ -252,7 +163,7 @@ def evaluate_mix(
         for decision in decisions
         if decision.gpu_type in demand.gpu_types
     )
-    return MixRecommendation(
+    return MixReplay(
         plans=plans,
         total=sum_outcomes([plan.expected for plan in plans]),
         p10_week_total=sum_outcomes([plan.p10_week for plan in plans]),
@@ -265,25 +176,3 @@ def evaluate_mix(
     )
 
 
-def recommend_mix(
-    demand: HourlyDemand,
-    offers: Sequence[GpuOffer],
-    *,
-    checkpoint_policy: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY,
-    savings_plans: Sequence[SavingsPlanOffer] = (),
-) -> MixRecommendation:
-    """Recommend commitments (per term, whole instances), on-demand rest and spot per type.
-
-    demand: hourly average concurrent GPUs (split_hourly_demand, or HourlyDemand.from_total).
-    offers: one GpuOffer per GPU type; types without an offer are listed as unpriced.
-    """
-    if demand.n_hours == 0:
-        raise ValueError("no demand hours")
-    decisions = decide_mix(demand, offers, checkpoint_policy=checkpoint_policy)
-    return evaluate_mix(
-        decisions, demand, offers, checkpoint_policy=checkpoint_policy, savings_plans=savings_plans
-    )
-
-
-def decisions_by_type(recommendation: MixRecommendation) -> Mapping[str, TypeDecision]:
-    return {plan.decision.gpu_type: plan.decision for plan in recommendation.plans}

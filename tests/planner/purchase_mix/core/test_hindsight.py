@@ -7,8 +7,8 @@ import pytest
 from planner.core.spot import CheckpointPolicy, expected_overhead, plan_spot
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
-from planner.purchase_mix.core.recommend import recommend_mix
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 
 
@@ -38,7 +38,7 @@ def _demand(firm, interruptible, gpu_type="A100"):
 def test_almost_idle_gets_no_commitment():
     firm = np.zeros(24 * 30)
     firm[::100] = 8.0
-    recommendation = recommend_mix(_demand(firm, np.zeros_like(firm)), [_offer()])
+    recommendation = hindsight_replay(_demand(firm, np.zeros_like(firm)), [_offer()])
     assert recommendation.hourly_commitment_usd == 0
     assert recommendation.plans[0].decision.levels == (0, 0)
 
@@ -46,7 +46,7 @@ def test_almost_idle_gets_no_commitment():
 def test_only_interruptible_demand_goes_to_spot():
     rng = np.random.default_rng(2)
     firm, interruptible = rng.uniform(30, 50, 24 * 14), rng.uniform(0, 16, 24 * 14)
-    plan = recommend_mix(_demand(firm, interruptible), [_offer()]).plans[0]
+    plan = hindsight_replay(_demand(firm, interruptible), [_offer()]).plans[0]
     assert plan.decision.is_spot
     assert plan.expected.spot_gpu_hours == pytest.approx(interruptible.sum())
     levels = solve_commitment(firm / 8, [TermRate(20.0), TermRate(13.0)], 32.0).levels
@@ -55,7 +55,8 @@ def test_only_interruptible_demand_goes_to_spot():
 
 def test_expensive_spot_is_not_chosen():
     firm = np.full(48, 16.0)
-    plan = recommend_mix(_demand(firm, np.full(48, 8.0)), [_offer(spot=31.0, hazard=0.05)]).plans[0]
+    demand = _demand(firm, np.full(48, 8.0))
+    plan = hindsight_replay(demand, [_offer(spot=31.0, hazard=0.05)]).plans[0]
     assert plan.spot is not None and plan.spot.effective_usd_per_hour > 32.0
     assert not plan.decision.is_spot and plan.expected.spot_gpu_hours == 0
 
@@ -77,7 +78,7 @@ def test_young_overhead_matches_the_worked_example():
 def test_metrics_add_up_and_serialize():
     rng = np.random.default_rng(4)
     firm = 40 + 20 * np.sin(np.arange(24 * 21) / 24 * 2 * np.pi) + rng.random(24 * 21)
-    recommendation = recommend_mix(
+    recommendation = hindsight_replay(
         _demand(firm, rng.uniform(0, 8, len(firm))),
         [_offer(cap_3y=2)],
         savings_plans=[SavingsPlanOffer("1y", 1, {"A100": 21.0})],
@@ -101,6 +102,6 @@ def test_metrics_add_up_and_serialize():
 
 def test_unpriced_types_are_listed_and_duplicate_offers_raise():
     demand = _demand(np.ones(24), np.zeros(24), gpu_type="L4")
-    assert recommend_mix(demand, [_offer()]).unpriced_gpu_types == ("L4",)
+    assert hindsight_replay(demand, [_offer()]).unpriced_gpu_types == ("L4",)
     with pytest.raises(ValueError):
-        recommend_mix(demand, [_offer(), _offer()])
+        hindsight_replay(demand, [_offer(), _offer()])

@@ -1,0 +1,197 @@
+"""The cost-versus-wait frontier: a grid of pool sizes x disciplines x waiting policies, split
+into parts for several workers, swept, and the cheapest point that meets a wait target."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from planner.capacity.core.jobs import DISCIPLINES, POLICIES, PoolJobs, peak_concurrent_gpus
+from planner.capacity.core.points import (
+    GridPoint,
+    PointFigures,
+    point_figures,
+    queue_length_series,
+    replay_point,
+)
+from planner.capacity.core.prices import CapacityPrices
+
+DEFAULT_POOL_POINTS = 30
+
+
+def pool_sizes(jobs: PoolJobs, n_points: int = DEFAULT_POOL_POINTS) -> tuple[int, ...]:
+    """About `n_points` whole pool sizes evenly from 0 to the no-wait peak demand."""
+    peak = peak_concurrent_gpus(jobs)
+    return tuple(int(n) for n in np.unique(np.round(np.linspace(0, peak, n_points))))
+
+
+def sweep_grid(
+    sizes: Sequence[int], disciplines: Sequence[str], policies: Sequence[str],
+    max_wait_hours: Sequence[float],
+) -> tuple[GridPoint, ...]:
+    """Every size x discipline x policy (x T for constant and size_aware; none has T = 0),
+    ordered by discipline, policy, T, then size (one frontier curve after another)."""
+    if not sizes:
+        raise ValueError("pool_gpus: give at least one pool size")
+    if any(n < 0 for n in sizes):
+        raise ValueError("pool_gpus: pool sizes must be >= 0")
+    for name, given, allowed in (("discipline", disciplines, DISCIPLINES),
+                                 ("policy", policies, POLICIES)):
+        bad = [value for value in given if value not in allowed]
+        if bad or not given:
+            raise ValueError(f"{name}: choose from {', '.join(allowed)}")
+    if any(not t >= 0 for t in max_wait_hours):
+        raise ValueError("max_wait_hours: every limit must be a number of hours >= 0 (or inf)")
+    if any(p != "none" for p in policies) and not max_wait_hours:
+        raise ValueError("max_wait_hours: give at least one limit for constant or size_aware")
+    curves = [(d, p, 0.0 if p == "none" else t) for d in dict.fromkeys(disciplines)
+              for p in dict.fromkeys(policies)
+              for t in (dict.fromkeys(max_wait_hours) if p != "none" else (0.0,))]
+    sizes_sorted = sorted(set(int(n) for n in sizes))
+    return tuple(GridPoint(n, d, p, t) for d, p, t in dict.fromkeys(curves) for n in sizes_sorted)
+
+
+def grid_parts(n_points: int, n_parts: int) -> list[tuple[int, int]]:
+    """[start, stop) index ranges of about equal size covering 0..n_points."""
+    n_parts = max(1, min(n_parts, n_points))
+    bounds = np.linspace(0, n_points, n_parts + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def sweep_points(
+    jobs: PoolJobs, points: Sequence[GridPoint], prices: CapacityPrices,
+    report: Callable[[int, int], None] = lambda done, total: None,
+) -> list[PointFigures]:
+    """Replay each point; `report(done, total)` after each."""
+    found = []
+    for index, point in enumerate(points):
+        found.append(point_figures(jobs, replay_point(jobs, point), point, prices))
+        report(index + 1, len(points))
+    return found
+
+
+def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float) -> int:
+    """The cheapest point whose P95 wait meets the target (ties: shorter P95, then the smaller
+    pool). A pool of 0 waits for nothing, so a grid with one always has an answer."""
+    if not target_p95_wait_hours >= 0:
+        raise ValueError("target_p95_wait_hours: must be a number of hours >= 0")
+    meeting = [i for i, p in enumerate(points) if p.p95_wait_hours <= target_p95_wait_hours]
+    if not meeting:
+        raise ValueError("target_p95_wait_hours: no point of the sweep meets it; add pool "
+                         "size 0 or a shorter wait limit")
+    return min(meeting, key=lambda i: (round(points[i].total_usd, 6), points[i].p95_wait_hours,
+                                       points[i].pool_gpus))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What the recommended point gives up and gains against a reference point."""
+
+    name: str
+    reference: PointFigures
+    saved_usd: float
+    saved_pct: float | None
+    added_p95_wait_hours: float
+    added_mean_wait_hours: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "reference": self.reference.to_dict(),
+                "saved_usd": self.saved_usd, "saved_pct": self.saved_pct,
+                "added_p95_wait_hours": self.added_p95_wait_hours,
+                "added_mean_wait_hours": self.added_mean_wait_hours}
+
+
+def compare(name: str, chosen: PointFigures, reference: PointFigures) -> Comparison:
+    saved = reference.total_usd - chosen.total_usd
+    pct = 100.0 * saved / reference.total_usd if reference.total_usd > 0 else None
+    return Comparison(name, reference, saved, pct,
+                      chosen.p95_wait_hours - reference.p95_wait_hours,
+                      chosen.mean_wait_hours - reference.mean_wait_hours)
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """The swept points, the recommended one, and what it gives up against buying everything
+    on demand (pool 0) and against the no-wait commitment (`no_wait_pool_gpus` with policy
+    none), plus the queue length over time at the recommended point."""
+
+    gpu_type: str
+    peak_gpus: int
+    points: tuple[PointFigures, ...]
+    recommended_index: int
+    target_p95_wait_hours: float
+    against: tuple[Comparison, ...]
+    queue: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def recommended(self) -> PointFigures:
+        return self.points[self.recommended_index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gpu_type": self.gpu_type, "peak_gpus": self.peak_gpus,
+            "target_p95_wait_hours": self.target_p95_wait_hours,
+            "points": [p.to_dict() for p in self.points],
+            "recommended_index": self.recommended_index,
+            "recommended": self.recommended.to_dict(),
+            "against": [c.to_dict() for c in self.against],
+            "queue": self.queue,
+        }
+
+
+def plan_from_points(
+    jobs: PoolJobs, points: Sequence[PointFigures], prices: CapacityPrices, *,
+    target_p95_wait_hours: float, no_wait_pool_gpus: int | None,
+) -> CapacityPlan:
+    """Recommend among swept points and compare; replays the references and the recommended
+    point once more (its queue over time)."""
+    index = recommend_index(points, target_p95_wait_hours)
+    chosen = points[index]
+    against = [compare("all on demand", chosen, _figures(jobs, GridPoint(0, "fifo", "none", 0.0),
+                                                        prices))]
+    if no_wait_pool_gpus is not None:
+        reference = GridPoint(int(no_wait_pool_gpus), chosen.discipline, "none", 0.0)
+        against.append(compare("no-wait commitment", chosen, _figures(jobs, reference, prices)))
+    point = GridPoint(chosen.pool_gpus, chosen.discipline, chosen.policy, chosen.max_wait_hours)
+    queue = queue_length_series(jobs, replay_point(jobs, point))
+    return CapacityPlan(jobs.gpu_type, peak_concurrent_gpus(jobs), tuple(points), index,
+                        target_p95_wait_hours, tuple(against), queue)
+
+
+def _figures(jobs: PoolJobs, point: GridPoint, prices: CapacityPrices) -> PointFigures:
+    return point_figures(jobs, replay_point(jobs, point), point, prices)
+
+
+def parse_hours_list(text: str, name: str = "max_wait_hours") -> tuple[float, ...]:
+    """"1,4,inf" -> (1.0, 4.0, inf); ValueError naming the field otherwise."""
+    values = []
+    for item in filter(None, (part.strip() for part in str(text).split(","))):
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"{name}: {item!r} is not a number of hours (or inf)") from None
+        if math.isnan(value) or value < 0:
+            raise ValueError(f"{name}: {item!r} must be >= 0 hours")
+        values.append(value)
+    return tuple(values)
+
+
+def parse_pool_sizes(text: str) -> tuple[int, ...]:
+    """"0,8,16" -> (0, 8, 16); ValueError naming the field otherwise."""
+    values = []
+    for item in filter(None, (part.strip() for part in str(text).split(","))):
+        if not item.isdigit() or int(item) > 10_000_000:
+            raise ValueError(f"pool_gpus: {item!r} is not a whole number of GPUs from 0")
+        values.append(int(item))
+    return tuple(values)
+
+
+def figures_from_dict(data: dict[str, Any]) -> PointFigures:
+    """The PointFigures that `to_dict` gave (parts stored as JSON)."""
+    values = dict(data)
+    values["max_wait_hours"] = float(values["max_wait_hours"])
+    return PointFigures(**values)

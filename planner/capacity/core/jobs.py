@@ -1,0 +1,111 @@
+"""The jobs one pool serves, and how long each may wait for it (the waiting policies).
+
+Times are float64 seconds since the Unix epoch; the history's start time is the submit time
+(the purchase mix's no-wait reading of a history: a job was asked for when it started).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+POLICIES: tuple[str, ...] = ("none", "constant", "size_aware")
+DISCIPLINES: tuple[str, ...] = ("fifo", "backfill")
+
+
+@dataclass(frozen=True)
+class PoolJobs:
+    """GPU jobs of one type in submit order (ties keep the history's order).
+
+    submit_s          float64 seconds since epoch
+    duration_s        float64 seconds, >= 0
+    gpus              int64, >= 1 (jobs with 0 GPUs are left out)
+    is_interruptible  bool, may run on spot when it bursts
+    """
+
+    gpu_type: str
+    submit_s: np.ndarray
+    duration_s: np.ndarray
+    gpus: np.ndarray
+    is_interruptible: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.submit_s)
+        for name in ("duration_s", "gpus", "is_interruptible"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"{name}: {len(getattr(self, name))} values for {n} jobs")
+        if n and bool((self.gpus < 1).any()):
+            raise ValueError("gpus: every job needs at least 1 GPU")
+        if n and bool((self.duration_s < 0).any()):
+            raise ValueError("duration_s: a job has a negative duration")
+        if n and bool((np.diff(self.submit_s) < 0).any()):
+            raise ValueError("submit_s: jobs must be in submit order")
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.submit_s)
+
+    @property
+    def gpu_seconds(self) -> np.ndarray:
+        return self.gpus * self.duration_s
+
+
+def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:
+    """The jobs of `gpu_type` from a JobHistory frame (start/end epoch seconds, gpu_count,
+    gpu_type, is_interruptible); ValueError when the type has no GPU job."""
+    rows = jobs[(jobs["gpu_type"].astype(str) == gpu_type) & (jobs["gpu_count"] > 0)]
+    if rows.empty:
+        raise ValueError(f"gpu_type: no job with GPUs of type {gpu_type!r}")
+    submit = rows["start_epoch_s"].to_numpy(dtype=np.float64)
+    order = np.argsort(submit, kind="stable")
+    duration = (rows["end_epoch_s"].to_numpy(dtype=np.float64) - submit)[order]
+    return PoolJobs(
+        gpu_type=gpu_type,
+        submit_s=submit[order],
+        duration_s=duration,
+        gpus=rows["gpu_count"].to_numpy(dtype=np.int64)[order],
+        is_interruptible=rows["is_interruptible"].to_numpy(dtype=bool)[order],
+    )
+
+
+def wait_limits_s(jobs: PoolJobs, policy: str, max_wait_hours: float) -> np.ndarray:
+    """Seconds each job may wait for the pool before it bursts (float64, inf = forever).
+
+    none:       0 (a job bursts unless it starts the instant it arrives)
+    constant:   T hours for every job
+    size_aware: T x (job GPU-hours / mean GPU-hours of these jobs): the limit grows in
+                proportion to the job's size (GPUs x duration), Starburst's waiting budget,
+                scaled so the mean limit is T, the same total budget as `constant` with T.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy: {policy!r} is not one of {', '.join(POLICIES)}")
+    if policy == "none":
+        return np.zeros(jobs.n_jobs)
+    if not max_wait_hours >= 0:  # also refuses NaN
+        raise ValueError(f"max_wait_hours: {max_wait_hours} is not a number of hours >= 0")
+    limit_s = max_wait_hours * 3600.0
+    if policy == "constant" or math.isinf(limit_s):
+        return np.full(jobs.n_jobs, limit_s)
+    size = jobs.gpu_seconds
+    mean = float(size.mean()) if jobs.n_jobs else 0.0
+    if mean <= 0:
+        return np.full(jobs.n_jobs, limit_s)
+    return limit_s * size / mean
+
+
+def peak_concurrent_gpus(jobs: PoolJobs) -> int:
+    """Most GPUs in use at once if every job starts when submitted; a job ending at t and one
+    starting at t do not overlap (completions come first, as in the simulator)."""
+    if jobs.n_jobs == 0:
+        return 0
+    times = np.concatenate([jobs.submit_s + jobs.duration_s, jobs.submit_s])
+    deltas = np.concatenate([-jobs.gpus, jobs.gpus])
+    # Ends (flag 0) sort before starts (flag 1) at the same instant; a zero-length job holds
+    # its GPUs through the instant it starts (flag 2), as in the simulator.
+    is_instant = jobs.duration_s == 0
+    flags = np.concatenate([np.where(is_instant, 2.0, 0.0), np.ones(jobs.n_jobs)])
+    order = np.lexsort((flags, times))
+    return int(np.cumsum(deltas[order]).max())

@@ -1,0 +1,115 @@
+"""Every chart's text alternative, from its Plotly figure (the dict `to_plotly_json` gives):
+a one-sentence finding and its data as rows of a table. Django-free.
+
+A chart states its own finding in `layout.meta.finding`; without one, the finding names the
+lowest and highest value of its first numeric trace, with the axis titles as units.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from planner.core.formatting import number
+
+MAX_ROWS = 500
+
+
+@dataclass(frozen=True)
+class ChartData:
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    n_points: int  # all points; rows holds at most MAX_ROWS of them
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict):
+        return _text(value.get("text", ""))
+    return "" if value is None else str(value)
+
+
+def _axis_title(layout: dict[str, Any], axis: str) -> str:
+    return _text((layout.get(axis) or {}).get("title"))
+
+
+def chart_title(figure: dict[str, Any]) -> str:
+    """The figure's title without Plotly's HTML line breaks and tags."""
+    title = _text((figure.get("layout") or {}).get("title"))
+    return " ".join(title.replace("<br>", " ").replace("<br />", " ").split()) or "Chart"
+
+
+def _values(trace: dict[str, Any], key: str) -> list[Any]:
+    values = trace.get(key)
+    if isinstance(values, dict) and "bdata" in values:  # plotly's typed array (JSON-encoded)
+        array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        return [float(v) for v in array.reshape(-1)]
+    if hasattr(values, "tolist"):  # a numpy array, before encoding
+        values = values.tolist()
+    return list(values) if isinstance(values, list | tuple) else []
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _points(trace: dict[str, Any]) -> list[tuple[str, float]]:
+    """(label, value) pairs of a trace: the value axis is x for horizontal bars, else y."""
+    horizontal = trace.get("orientation") == "h"
+    values = _values(trace, "x" if horizontal else "y")
+    labels = _values(trace, "y" if horizontal else "x")
+    texts = _values(trace, "text") or _values(trace, "hovertext")
+    points = []
+    for i, value in enumerate(values):
+        if not _is_number(value):
+            continue
+        label = texts[i] if i < len(texts) and isinstance(texts[i], str) and texts[i] else (
+            labels[i] if i < len(labels) else i + 1)
+        points.append((_text(label).split("<br>")[0], float(value)))
+    return points
+
+
+def chart_finding(figure: dict[str, Any]) -> str:
+    """One sentence: what the chart shows."""
+    layout = figure.get("layout") or {}
+    meta = layout.get("meta")
+    if isinstance(meta, dict) and meta.get("finding"):
+        return str(meta["finding"])
+    for trace in figure.get("data") or []:
+        points = _points(trace)
+        if len(points) < 2:
+            continue
+        axis = "xaxis" if trace.get("orientation") == "h" else "yaxis"
+        what = _axis_title(layout, axis) or _text(trace.get("name")) or "value"
+        low = min(points, key=lambda p: p[1])
+        high = max(points, key=lambda p: p[1])
+        series = f" ({trace['name']})" if trace.get("name") else ""
+        return (f"{what}{series}: lowest {number(low[1], 3)} at {low[0]}, highest "
+                f"{number(high[1], 3)} at {high[0]}, over {len(points)} points.")
+    return f"{chart_title(figure)}: the data is in the table below."
+
+
+def chart_data(figure: dict[str, Any]) -> ChartData:
+    """The figure's points as table rows: series, x and y (with the axis titles as headers)."""
+    layout = figure.get("layout") or {}
+    header = ("Series", _axis_title(layout, "xaxis") or "x", _axis_title(layout, "yaxis") or "y")
+    rows: list[tuple[str, ...]] = []
+    n_points = 0
+    for i, trace in enumerate(figure.get("data") or []):
+        name = _text(trace.get("name")) or f"Series {i + 1}"
+        xs, ys = _values(trace, "x"), _values(trace, "y")
+        for x, y in zip(xs, ys, strict=False):
+            n_points += 1
+            if len(rows) < MAX_ROWS:
+                rows.append((name, _cell(x), _cell(y)))
+    return ChartData(chart_title(figure), header, tuple(rows), n_points)
+
+
+def _cell(value: Any) -> str:
+    if _is_number(value):
+        return number(float(value), 4)
+    return _text(value).replace("<br>", " ")

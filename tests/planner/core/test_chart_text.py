@@ -1,0 +1,48 @@
+"""Every chart's text alternative: a one-sentence finding and its data as a table."""
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.utils import PlotlyJSONEncoder
+
+from planner.core.chart_text import MAX_ROWS, chart_data, chart_finding, chart_title
+
+
+def _encoded(figure: go.Figure) -> dict:
+    """The figure as a page receives it (typed arrays and all)."""
+    return json.loads(json.dumps(figure.to_plotly_json(), cls=PlotlyJSONEncoder))
+
+
+def test_finding_names_the_lowest_and_highest_point_with_the_axis_unit() -> None:
+    figure = go.Figure(go.Bar(x=["A100", "H100", "L4"], y=np.array([1.5, 3.25, 0.5])),
+                       layout={"title": {"text": "Price<br>per GPU"},
+                               "yaxis": {"title": {"text": "$/GPU-hour"}}})
+    finding = chart_finding(_encoded(figure))
+    assert finding == "$/GPU-hour: lowest 0.5 at L4, highest 3.25 at H100, over 3 points."
+    assert chart_title(_encoded(figure)) == "Price per GPU"
+
+
+def test_horizontal_bars_read_their_values_on_x_and_a_stated_finding_wins() -> None:
+    bars = go.Figure(go.Bar(y=["a", "b"], x=[10, 20], orientation="h"),
+                     layout={"xaxis": {"title": {"text": "TFLOPS per $"}}})
+    assert chart_finding(_encoded(bars)).startswith("TFLOPS per $: lowest 10 at a, highest 20")
+    bars.update_layout(meta={"finding": "b gives twice the compute per dollar of a."})
+    assert chart_finding(_encoded(bars)) == "b gives twice the compute per dollar of a."
+
+
+def test_data_table_has_a_row_per_point_capped_and_counts_them_all() -> None:
+    n = MAX_ROWS + 20
+    figure = go.Figure([go.Scatter(x=np.arange(n), y=np.arange(n) * 0.5, name="demand"),
+                        go.Scatter(x=[1], y=[2], name="peak")],
+                       layout={"xaxis": {"title": {"text": "Hour"}},
+                               "yaxis": {"title": {"text": "GPUs"}}})
+    data = chart_data(_encoded(figure))
+    assert data.header == ("Series", "Hour", "GPUs")
+    assert len(data.rows) == MAX_ROWS and data.n_points == n + 1
+    assert data.rows[3] == ("demand", "3", "1.5")
+
+
+def test_a_figure_without_numbers_still_gets_a_sentence() -> None:
+    assert chart_finding({"data": [], "layout": {"title": {"text": "Empty"}}}) == (
+        "Empty: the data is in the table below.")

@@ -1,0 +1,149 @@
+"""One answer per analysis: the page's what-to-buy table and summary, the demand chart's
+committed lines, the four report formats, the API document and `recommend_mix` (text and
+--json) give the same counts, terms and dollars for one 100-day, 6,000-job history."""
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow.csv as pa_csv
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from openpyxl import load_workbook
+
+from planner.core import formatting as fmt
+from planner.models import AnalysisRun, History
+from planner.purchase_mix.core.synthetic import synthetic_jobs_table
+from tests.planner.conftest import file_upload
+from tests.planner.reports.conftest import pdf_text
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def jobs_file(tmp_path: Path) -> Path:
+    path = tmp_path / "jobs100.csv"
+    table = synthetic_jobs_table(6000, seed=3, days=100, growth_over_window=0.0,
+                                 interruptible_share=0.1)
+    pa_csv.write_csv(table, str(path))
+    return path
+
+
+@pytest.fixture
+def analysed(user_client: Client, loaded_catalog: None, eager_celery: None, jobs_file: Path,
+             django_capture_on_commit_callbacks: Any) -> History:
+    with django_capture_on_commit_callbacks(execute=True):
+        user_client.post("/history/upload", {"file": file_upload(jobs_file), "fmt": "generic",
+                                            "provider": "aws", "duplicate_ids": "refuse"})
+    history = History.objects.get()
+    assert AnalysisRun.objects.get(history=history).status == "done"
+    return history
+
+
+def _page_lines(page: str) -> list[tuple[str, str, str, str]]:
+    table = page.split('id="what-to-buy"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r'<td class="c-words">(.*?)</td>.*?<td class="c-term">(.*?)</td>.*?'
+                      r'<td class="num c-upfront">(.*?)</td><td class="num c-hourly">(.*?)/hour',
+                      table, flags=re.S)
+
+
+def _chart(page: str, element_id: str) -> dict[str, Any]:
+    found = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>',
+                      page, flags=re.S)
+    assert found, element_id
+    return json.loads(found.group(1))
+
+
+def _committed_gpus(figure: dict[str, Any]) -> dict[str, int]:
+    lines = {}
+    for trace in figure["data"]:
+        found = re.fullmatch(r"(.+) committed, what to buy \((\d+) GPUs\)", trace["name"])
+        if found:
+            assert trace["y"][0] == trace["y"][1] == int(found.group(2))
+            lines[found.group(1)] = int(found.group(2))
+    return lines
+
+
+def _expected_gpus(lines: list[dict[str, Any]]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for line in lines:
+        totals[line["gpu_type"]] = totals.get(line["gpu_type"], 0) + line["gpus"]
+    return totals
+
+
+def _rounded(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return [tuple(round(v, 2) if isinstance(v, int | float) else v for v in row) for row in rows]
+
+
+def test_page_chart_reports_api_and_cli_give_one_answer(
+        user_client: Client, analysed: History, jobs_file: Path, tmp_path: Path) -> None:
+    document = user_client.get(f"/api/histories/{analysed.pk}").json()["document"]
+    buy = document["what_to_buy"]
+    lines = buy["lines"]
+    assert lines, "this history commits something"
+    assert "recommendation" not in document
+    assert document["hindsight_reference"]["words"].startswith("What you would have bought")
+    # Like with like: every committed line is measured against on-demand of its own place.
+    for item in buy["types"]:
+        offer = item["offer"]
+        assert offer["provider"] == "aws"
+        assert item["alternative"]["usd_per_hour"] == offer["on_demand_usd_per_hour"]
+    assert all(0 < line["break_even_utilization_pct"] <= 100 for line in lines)
+
+    expected = [(line["words"], line["term_words"], fmt.usd(line["upfront_usd"]),
+                 fmt.usd(line["usd_per_hour"])) for line in lines]
+    for line in lines:
+        each = line["gpus"] // line["count"]
+        assert line["words"] == (f"{line['count']} x {line['instance_type']} "
+                                 f"({each} GPUs each, {line['gpus']} GPUs)")
+    page = user_client.get(f"/history/{analysed.pk}").content.decode()
+    assert _page_lines(page) == expected
+    assert f"<dt>Upfront, all lines</dt><dd>{fmt.usd(buy['upfront_usd'])}</dd>" in page
+
+    # The demand chart draws what to buy, never the hindsight reference.
+    assert _committed_gpus(_chart(page, "chart-demand")) == _expected_gpus(lines)
+    hindsight_gpus = {plan["offer"]["gpu_type"]: sum(c["gpus"] for c in plan["commitments"])
+                      for plan in document["hindsight_reference"]["plans"]}
+    assert hindsight_gpus != _expected_gpus(lines), "the case must tell the two apart"
+
+    rows = list(csv.DictReader(io.StringIO(user_client.get(
+        f"/history/{analysed.pk}/report.csv").content.decode("utf-8-sig"))))
+    as_csv = [(float(r["Instances (count)"]), float(r["GPUs (count)"]), r["Buy"],
+               float(r["Upfront (USD)"]), float(r["Effective (USD/h)"])) for r in rows]
+    numbers = [(line["count"], line["gpus"], line["term_words"], line["upfront_usd"],
+                line["usd_per_hour"]) for line in lines]
+    assert _rounded(as_csv) == _rounded(numbers)
+
+    book = load_workbook(io.BytesIO(user_client.get(
+        f"/history/{analysed.pk}/report.xlsx").content))
+    sheet = list(book["What to buy"].iter_rows(values_only=True))
+    header = list(sheet[0])
+    picked = [(row[header.index("Instances (count)")], row[header.index("GPUs (count)")],
+               row[header.index("Buy")], row[header.index("Upfront (USD)")],
+               row[header.index("Effective (USD/h)")]) for row in sheet[1:]]
+    assert _rounded(picked) == _rounded(numbers)
+    summary = {r[0]: r[1] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["What to buy now: upfront"] == pytest.approx(buy["upfront_usd"])
+
+    text = re.sub(r"\s+", " ", pdf_text(user_client.get(
+        f"/history/{analysed.pk}/report.pdf").content, tmp_path))
+    html = user_client.get(f"/history/{analysed.pk}/report.html").content.decode()
+    for words, term, upfront, _hourly in expected:
+        assert upfront in html
+        assert f"{words}, {term}" in text and f"{words}, {term}" in html
+    assert f"What to buy now: upfront {fmt.usd(buy['upfront_usd'])}" in text
+
+    out = io.StringIO()
+    call_command("recommend_mix", str(jobs_file), "--provider", "aws", "--json", stdout=out)
+    assert json.loads(out.getvalue())["document"]["what_to_buy"]["lines"] == lines
+    out = io.StringIO()
+    call_command("recommend_mix", str(jobs_file), "--provider", "aws", stdout=out)
+    printed = out.getvalue()
+    for line in lines:
+        assert (f"{line['words']} in aws {line['region']}: {line['term_words']}, "
+                f"{line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
+                f"${line['usd_per_hour']:,.2f}/hour") in printed
