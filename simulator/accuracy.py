@@ -71,8 +71,15 @@ class AccuracyReport:
         return list(part.to_dict("records"))
 
     def families_beaten(self) -> tuple[int, int]:
-        families = self.table("family")
+        """(families where the simulator beats the rule on median and P90, families with a
+        predicted row)."""
+        families = [f for f in self.table("family") if f["n_predicted"]]
         return sum(bool(f["beats_rule"]) for f in families), len(families)
+
+    def families_not_beaten(self) -> list[str]:
+        """Families with a predicted row where the rule of thumb wins on median or P90."""
+        return [str(f["group"]) for f in self.table("family")
+                if f["n_predicted"] and not f["beats_rule"]]
 
 
 def accuracy_report(path: Path = ACCURACY_PATH) -> AccuracyReport:

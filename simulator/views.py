@@ -83,7 +83,7 @@ def simulation_accuracy(request: HttpRequest) -> HttpResponse:
     return render(request, "simulator/accuracy.html", {
         "overall": report.table("overall") + report.table("metric_class"),
         "sections": sections, "beaten": beaten, "families": families, "figure": figure,
-        "n_rows": len(report.rows),
+        "n_rows": len(report.rows), "not_beaten": report.families_not_beaten(),
         "goodput": goodput_summary(services.shipped_calibration().production_overhead_fraction)})
 
 

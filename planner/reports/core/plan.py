@@ -276,13 +276,23 @@ def _nothing_works(would: dict[str, Any]) -> str:
     return text
 
 
+def _recommended(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The option of the plan's first recommendation (the page's first card), if any."""
+    cards = document.get("recommendations") or []
+    if not cards:
+        return None
+    first = cards[0].get("row_index")
+    return next((o for o in document["options"] if o.get("row_index") == first), None)
+
+
 def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,
                      subject_id: int, generated_at: str) -> Report:
     """The report of a plan document (see module docstring); ValueError if it has no options."""
     if not isinstance(document, dict) or "options" not in document:
         raise ValueError("result: the plan has no result yet")
     options = ranked_options(document)
-    best = options[0] if options and as_number(options[0].get("rank")) else None
+    best = _recommended(document) or (
+        options[0] if options and as_number(options[0].get("rank")) else None)
     return Report(
         kind="plan", subject_id=subject_id, title=name or f"Plan: {_subtitle(inputs)}",
         subtitle=_subtitle(inputs), generated_at=generated_at,
