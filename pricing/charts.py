@@ -36,6 +36,7 @@ def peak_title(points: Sequence[GpuPoint]) -> str:
 def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
     """Peak throughput against the cheapest on-demand $/GPU-hour, one labelled point per GPU."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
+    points = [p for p in points if p.usd_per_gpu_hour > 0]  # a log axis has no 0
     figure = go.Figure(go.Scatter(
         name="GPUs",
         x=[p.usd_per_gpu_hour for p in points],
@@ -66,7 +67,8 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
 def tflops_per_dollar_bar(points: Sequence[GpuPoint]) -> go.Figure:
     """Peak throughput per $/GPU-hour as horizontal bars, best at the top."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
-    ranked = sorted(points, key=lambda p: p.peak_tflops / p.usd_per_gpu_hour, reverse=True)
+    priced = [p for p in points if p.usd_per_gpu_hour > 0]  # never divide by a bad price
+    ranked = sorted(priced, key=lambda p: p.peak_tflops / p.usd_per_gpu_hour, reverse=True)
     figure = go.Figure(go.Bar(
         name=f"{unit} per $/GPU-hour",
         orientation="h",

@@ -132,8 +132,10 @@ def cheapest_offers(
     *, today: date, purchase_option: str = PurchaseOption.ON_DEMAND, gpu: str = "",
     min_gpus: int | None = None,
 ) -> QuerySet[Price]:
-    """Current prices of one purchase option, cheapest $/GPU-hour first."""
-    offers = price_list(today=today, gpu=gpu, purchase_option=purchase_option)
+    """Current prices of one purchase option, cheapest $/GPU-hour first; a price not above 0
+    (refused by the importer, but planted some other way) is no offer."""
+    offers = price_list(today=today, gpu=gpu, purchase_option=purchase_option).filter(
+        usd_per_hour__gt=0)
     if min_gpus is not None:
         offers = offers.filter(instance_type__gpu_count__gte=min_gpus)
     return offers.order_by("usd_per_gpu_hour_value", "id")
@@ -451,7 +453,7 @@ def gpu_points(rows: Iterable[CatalogRow]) -> list[GpuPoint]:
     """Catalog rows that have both a peak and a price, as plain chart data."""
     points = []
     for row in rows:
-        if row.peak_tflops is None or row.cheapest is None:
+        if row.peak_tflops is None or row.cheapest is None or not row.usd_per_gpu_hour:
             continue
         offer, instance = row.cheapest, row.cheapest.instance_type
         where = f"{instance.provider.name} {offer.region.code} {instance.name}"

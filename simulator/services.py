@@ -248,11 +248,12 @@ def simulator_grid_size(simulator: Simulator) -> int:
 
 def simulator_layout_memory(simulator: Simulator, *, instance_key: int, nodes: int,
                             layout: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Memory breakdown (GiB per GPU) of one swept configuration (a row with every layout
-    knob), re-simulated; None when its GPU lacks the rate (run load_catalog)."""
+    """Memory breakdown (GiB per GPU) of one swept configuration (a row with its layout
+    knobs), re-simulated; None when its GPU lacks the rate (run load_catalog)."""
     instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
-    fixed = LayoutConstraints(**{k.name: layout[k.name] for k in LAYOUT_KNOBS
-                                 if k.name in layout and k.kind != "flag"})
+    fixed = LayoutConstraints(**{
+        k.name: int(layout[k.name]) if k.kind == "integer" else str(layout[k.name])
+        for k in LAYOUT_KNOBS if k.kind != "flag" and k.name in layout})
     try:
         choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
                              simulator.inputs.goal, simulator.calibration, fixed)
@@ -273,14 +274,16 @@ def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
     """The sweep's layout grid with the user's fixed layout fields applied."""
     grid = layout_grid(inputs.workload)
     fixed = inputs.constraints
-    for name in ("tp", "pp", "cp", "zero_stage", "micro_batch", "virtual_stages"):
-        value = getattr(fixed, name)
-        if value is not None:
-            grid = grid[grid[name] == value]
-    if fixed.recompute is not None:
-        grid = grid[grid["recompute"] == RECOMPUTE_MODES.index(fixed.recompute)]
-    if fixed.tp_comm_overlap:
-        grid = grid.assign(tp_comm_overlap=1)
+    for knob in LAYOUT_KNOBS:
+        value = getattr(fixed, knob.name)
+        if knob.kind == "flag" and value:
+            grid = grid.assign(**{knob.name: 1})  # a column the sweep reads when present
+        elif value is None or knob.name not in grid.columns:
+            continue  # searched, or not a grid column (dp follows; precision is per GPU)
+        elif knob.name == "recompute":  # the grid codes modes by their index
+            grid = grid[grid["recompute"] == RECOMPUTE_MODES.index(value)]
+        else:
+            grid = grid[grid[knob.name] == value]
     return grid.reset_index(drop=True)
 
 

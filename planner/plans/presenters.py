@@ -189,6 +189,12 @@ class PlanView:
         return found
 
     @cached_property
+    def skipped_prices(self) -> list[dict[str, Any]]:
+        """Prices the plan could not use (not above 0 USD/h), each with why."""
+        skipped: list[dict[str, Any]] = self._document.get("skipped_prices", [])
+        return skipped
+
+    @property
     def size_defaults(self) -> dict[str, str]:
         found: dict[str, str] = self._document.get("size_defaults", {})
         return found

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -21,7 +22,7 @@ from planner.core.cloud import (
     hazard_per_instance_hour,
 )
 from planner.core.formatting import large_count, number
-from planner.core.providers import MAX_CLUSTER_NODES, offer_facts
+from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
@@ -119,6 +120,22 @@ _PRICE_FIELDS = {
 }
 
 
+def usable_prices(prices: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The prices a plan can use, and the ones it skips: a price that is not above 0 USD/h
+    (one the importer refuses, planted in the database some other way) would divide by zero
+    or make an option free."""
+    rate = pd.to_numeric(prices["usd_per_hour"], errors="coerce").astype(float)
+    bad = ~np.isfinite(rate) | (rate <= 0)
+    skipped = [
+        {"provider": str(row["provider"]), "instance_type": str(row["instance_type"]),
+         "region": str(row["region"]), "purchase_option": str(row["purchase_option"]),
+         "usd_per_hour": float(row["usd_per_hour"]) if np.isfinite(row["usd_per_hour"]) else None,
+         "reason": "not above 0 USD per hour"}
+        for row in prices[bad].to_dict("records")
+    ]
+    return prices[~bad].reset_index(drop=True), skipped
+
+
 def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) -> pd.DataFrame:
     """Current prices of the allowed instance types, regions, purchase and payment options,
     with what each offer is (kind, node limits), its basis and its age in days."""
@@ -193,6 +210,7 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
         miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
+        preferred_regions=tuple(settings.PLAN_PREFERRED_REGIONS or HOME_REGIONS),
     )
 
 
@@ -229,7 +247,8 @@ def plan_from_configurations(
         )
     keys = sorted({int(k) for k in found.configs["instance_key"]})
     today = timezone.now().date()
-    prices = plan_prices(scenario=scenario, instance_keys=keys, today=today)
+    prices, skipped_prices = usable_prices(
+        plan_prices(scenario=scenario, instance_keys=keys, today=today))
     if prices.empty:
         raise NoConfigurationFitsError(
             "providers: no current price for any configuration that fits "
@@ -240,6 +259,7 @@ def plan_from_configurations(
                   _constraints(scenario))
     document = result.to_dict(limit=OPTIONS_KEPT)
     document["size_defaults"] = defaults["notes"]
+    document["skipped_prices"] = skipped_prices
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
@@ -286,13 +306,8 @@ def _chosen_memory(simulator: Simulator, result: PlanResult) -> dict[str, Any] |
     if ranked.empty:
         return None
     row = ranked.iloc[0]
-    layout = {"tp": int(row["tp"]), "pp": int(row["pp"]), "dp": int(row["dp"]),
-              "cp": int(row["cp"]), "zero_stage": int(row["zero_stage"]),
-              "recompute": str(row["recompute"]), "precision": str(row["precision"]),
-              "micro_batch": int(row["micro_batch"]),
-              "virtual_stages": int(row["virtual_stages"])}
     return simulator_layout_memory(simulator, instance_key=int(row["instance_key"]),
-                                   nodes=int(row["nodes"]), layout=layout)
+                                   nodes=int(row["nodes"]), layout=row.to_dict())
 
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = False
@@ -300,6 +315,9 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     """Check the scenario's fields (cheap: no sweep), store it and enqueue its plan; whether
     any configuration fits is the task's answer (plan_document)."""
     scenario = scenario_from_input(raw, today=timezone.now().date())
+    # What the worker will read, checked now (ValueError names the field): never accepted and
+    # then failed in the worker.
+    simulator_for(request=simulation_request(scenario), owner_id=owner_id)
     with transaction.atomic():
         stored = PlanScenario.objects.create(
             owner_id=owner_id,
@@ -361,6 +379,17 @@ def scenario_result(scenario_id: int) -> dict[str, Any]:
     result: dict[str, Any] = PlanScenario.objects.values_list("result", flat=True).get(
         pk=scenario_id) or {}
     return result
+
+
+def scenario_has_feasible(scenario_id: int, version: str) -> bool:
+    """Whether any option of the plan meets its limits (then it has charts and exports),
+    remembered under the page version so a cached page does not load the result for it."""
+    key = f"plan-has-feasible:{version}"
+    found = cache.get(key)
+    if found is None:
+        found = bool(scenario_result(scenario_id).get("n_feasible"))
+        cache.set(key, found, 3600)
+    return bool(found)
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:

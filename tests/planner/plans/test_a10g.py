@@ -52,7 +52,7 @@ def test_every_a10g_option_says_fp32_lower_bound_and_uncalibrated(
 def test_the_cli_table_labels_every_a10g_row(capsys: Any) -> None:
     call_command("plan", *ARGS, "--top", "5")
     lines = capsys.readouterr().out.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["rank", "provider"])
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["Rank", "Provider"])
     rows = lines[header + 1:]
     assert len(rows) == 5
     assert all("uncalibrated" in row and NOTE in row for row in rows)
