@@ -44,6 +44,7 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("compute", "Compute", False),
     ("storage", "Storage", False),
     ("egress", "Egress", False),
+    ("goodput", "Failures & overhead", True),
     ("total", "Total", True),
     ("mfu", "MFU", False),
     ("headroom", "Memory headroom", False),
@@ -209,6 +210,18 @@ class PlanView:
         """The plan's carbon accounting, what its energy counts and its sources ({} for a plan
         made before carbon was added)."""
         found: dict[str, Any] = self._document.get("carbon", {})
+        return found
+
+    @cached_property
+    def goodput_assumptions(self) -> dict[str, Any]:
+        """Whole-run goodput inputs used: name -> {value (plan-field unit), is_default}."""
+        found: dict[str, Any] = self._document.get("goodput_assumptions", {})
+        return found
+
+    @cached_property
+    def run_defaults(self) -> list[str]:
+        """The sequence-length and batch defaults that filled blanks, in words."""
+        found: list[str] = self._document.get("run_defaults", [])
         return found
 
     @cached_property

@@ -21,6 +21,7 @@ from planner.plans.core.fields import (
     ARCH_FIELDS,
     EXTRA_INPUTS,
     FIELDS_BY_NAME,
+    GOODPUT_FIELDS,
     LAYOUT_FIELDS,
     SCENARIO_FIELDS,
 )
@@ -287,5 +288,8 @@ def simulation_request(scenario: Scenario) -> dict[str, Any]:
         workload = {k: int(data[k]) for k in ARCH_FIELDS if data.get(k)}
     else:
         workload = {"params_billion": data["params_billion"], "seq_len": data.get("seq_len")}
-    goal = {k: data.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples")}
-    return {"workload": workload, "goal": goal, "layout": data.get("layout", {})}
+    goal = {k: data.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples",
+                                     "global_batch_tokens")}
+    goodput = {k: data[k] for k in GOODPUT_FIELDS if data.get(k) is not None}
+    return {"workload": workload, "goal": goal, "layout": data.get("layout", {}),
+            "goodput": goodput}

@@ -50,6 +50,7 @@ from simulator.services import (
     catalog_instances_frame,
     gpus_without_rate,
     simulator_for,
+    simulator_goodput,
     simulator_grid_size,
     simulator_layout_memory,
     simulator_sweep,
@@ -266,6 +267,7 @@ def plan_from_configurations(
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
+    document.update(simulator_goodput(simulator, given=set(scenario.data)))
     return document
 
 

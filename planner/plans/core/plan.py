@@ -77,6 +77,10 @@ class PlanResult:
     - time_to_train_hours: expected wall-clock hours, incl. spot checkpoints, restarts and
       rework; simulated_hours: the simulator's uninterrupted estimate; time_p10/p50/p90_hours.
     - expected_interruptions, checkpoint_interval_hours (spot rows with a hazard; else 0/NaN).
+    - goodput: steady-state (useful-step) hours / expected hours, below 1: failures, restarts,
+      checkpoint stalls, evaluation and production overhead (the simulator's whole-run
+      goodput, on every purchase option), spot interruptions on top; overhead_gpu_hours_pct
+      = 100 · (1/goodput − 1), overhead_usd = compute at expected hours − at steady hours.
     - compute_usd, storage_usd, egress_usd, total_usd (at expected time), total_p90_usd.
     - usd_per_million_tokens / _samples: total_usd per unit trained; steady_usd_per_million_
       tokens: rate × nodes × expected hours per unit (no storage, egress or term floor).
@@ -251,11 +255,14 @@ def plan(
 
 OUTPUT_COLUMNS = (
     "instance_key", "provider", "region", "instance_type", "gpu", "gpus", "nodes",
-    *LAYOUT_COLUMNS, "purchase_option", "payment_option", "usd_per_hour", "upfront_usd",
+    *LAYOUT_COLUMNS, "virtual_stages", "purchase_option", "payment_option", "usd_per_hour",
+    "upfront_usd",
     "as_of", "age_days", "source", "is_derived", "basis", "offer_kind", "max_nodes",
     "spot_node_limit", "is_capacity_unlikely", "calibration_status", "rate_note",
+    "envelope_note",
     "is_spot", "time_to_train_hours", "time_p10_hours", "time_p50_hours", "time_p90_hours",
-    "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "compute_usd",
+    "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "goodput",
+    "overhead_gpu_hours_pct", "overhead_usd", "compute_usd",
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",
     "usd_per_million_samples", "steady_usd_per_million_tokens", "deadline_miss_probability",
     "budget_overrun_probability", "miss_probability", "meets_deadline", "within_budget",
@@ -287,6 +294,15 @@ def _carbon(work: pd.DataFrame, times: RunTimes, carbon: CarbonFactors) -> dict[
     kg_per_kwh = found["pue"] * found["g_co2e_per_kwh"] / 1000.0
     return {**found, "energy_kwh": energy, "energy_p10_kwh": low, "energy_p90_kwh": high,
             "co2e_p10_kg": low * kg_per_kwh, "co2e_p90_kg": high * kg_per_kwh}
+
+
+def _goodput_columns(work: pd.DataFrame, rates: OptionRates,
+                     expected: np.ndarray) -> dict[str, np.ndarray]:
+    """goodput, overhead_gpu_hours_pct and overhead_usd per option (see PlanResult)."""
+    steady = np.minimum(work["steady_state_hours"].to_numpy(dtype=np.float64), expected)
+    goodput = steady / expected
+    return {"goodput": goodput, "overhead_gpu_hours_pct": 100.0 * (expected / steady - 1.0),
+            "overhead_usd": rates.compute_usd(expected) - rates.compute_usd(steady)}
 
 
 def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
@@ -321,6 +337,7 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "time_p50_hours": times.p50_hours, "time_p90_hours": times.p90_hours,
         "simulated_hours": simulated, "expected_interruptions": times.expected_interruptions,
         "checkpoint_interval_hours": times.checkpoint_interval_hours,
+        **_goodput_columns(work, rates, expected),
         "compute_usd": rates.compute_usd(expected), "storage_usd": rates.storage_usd(expected),
         "egress_usd": rates.egress_usd, "total_usd": total,
         "total_p90_usd": rates.total_usd(times.p90_hours),

@@ -10,7 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from planner.core.formatting import count, label, usd
+from planner.core.formatting import count, goodput_line, label, layout_label, usd
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
 HOURS_PER_DAY = 24.0
@@ -35,6 +35,8 @@ OPTION_COLUMNS = (
     Column("time_p10_hours", "Time P10", "days", digits=1),
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
+    Column("goodput", "Goodput", "%", is_printed=False, digits=1, is_in_terminal=_T),
+    Column("goodput_line", "Failures, restarts and overhead", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
     Column("total_usd", "Total", "USD", is_in_terminal=_T),
@@ -51,12 +53,13 @@ OPTION_COLUMNS = (
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
     Column("calibration_status", "Simulator calibration", is_in_terminal=_T),
     Column("rate_note", "Speed note", is_printed=False),
+    Column("envelope_note", "Calibration envelope", is_printed=False),
     Column("basis", "Price basis", is_in_terminal=_T),
     Column("as_of", "Price as of"),
     Column("age_days", "Price age", "days", is_printed=False, is_in_terminal=_T),
     Column("source", "Price source", is_printed=False),
 )
-PERCENT_KEYS = ("deadline_miss_probability", "mfu")
+PERCENT_KEYS = ("deadline_miss_probability", "mfu", "goodput")
 INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
 # Durations stored in hours, shown in days like the plan page (one unit per table).
 DAY_KEYS = ("time_to_train_hours", "time_p10_hours", "time_p90_hours")
@@ -74,16 +77,12 @@ def as_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _layout(option: dict[str, Any]) -> str:
-    parts = [f"{name.upper()}{as_number(option.get(name)) or 0:.0f}" for name in ("tp", "pp", "dp")]
-    zero = as_number(option.get("zero_stage"))
-    return " ".join([*parts, f"ZeRO{zero or 0:.0f}", str(option.get("recompute", ""))]).strip()
-
-
 def option_cell(option: dict[str, Any], key: str) -> Any:
     """One cell of OPTION_COLUMNS as every table shows it (codes in words, hours in days)."""
     if key == "layout":
-        return _layout(option)
+        return layout_label(option)
+    if key == "goodput_line":
+        return goodput_line(option.get("overhead_gpu_hours_pct"), option.get("overhead_usd"))
     value = option.get(key)
     if key in LABEL_KEYS:
         return label(value) if value else value
@@ -233,8 +232,11 @@ def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
 
 
 def _cost_chart(options: list[dict[str, Any]]) -> Chart:
-    top = options[:TOP_BARS]
-    parts = (("compute_usd", "Compute"), ("storage_usd", "Storage"), ("egress_usd", "Egress"))
+    top = [{**o, "steady_usd": (as_number(o.get("compute_usd")) or 0.0)
+            - (as_number(o.get("overhead_usd")) or 0.0)} for o in options[:TOP_BARS]]
+    parts = (("steady_usd", "Compute (useful steps)"),
+             ("overhead_usd", "Failures, restarts and overhead"), ("storage_usd", "Storage"),
+             ("egress_usd", "Egress"))
     series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
                           tuple(as_number(o.get(key)) or 0.0 for o in top))
                    for key, label in parts)
@@ -309,13 +311,23 @@ def _nothing_works(would: dict[str, Any]) -> str:
     return text
 
 
+def _recommended(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The option of the plan's first recommendation (the page's first card), if any."""
+    cards = document.get("recommendations") or []
+    if not cards:
+        return None
+    first = cards[0].get("row_index")
+    return next((o for o in document["options"] if o.get("row_index") == first), None)
+
+
 def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,
                      subject_id: int, generated_at: str) -> Report:
     """The report of a plan document (see module docstring); ValueError if it has no options."""
     if not isinstance(document, dict) or "options" not in document:
         raise ValueError("result: the plan has no result yet")
     options = ranked_options(document)
-    best = options[0] if options and as_number(options[0].get("rank")) else None
+    best = _recommended(document) or (
+        options[0] if options and as_number(options[0].get("rank")) else None)
     return Report(
         kind="plan", subject_id=subject_id, title=name or f"Plan: {_subtitle(inputs)}",
         subtitle=_subtitle(inputs), generated_at=generated_at,
