@@ -140,3 +140,27 @@ def test_plan_and_simulation_forms_take_a_knob_within_its_bounds_only(knob):
             form = form_class(data={knob.name: str(value)})
             form.is_valid()
             assert (knob.name not in form.errors) is is_allowed, (form_class, value)
+
+
+@pytest.mark.django_db
+def test_upload_settings_reach_the_api_the_command_and_the_forms():
+    from planner.api import api
+    from planner.management.commands.recommend_mix import Command
+    from planner.purchase_mix.core.upload.settings import UPLOAD_SETTINGS
+    from planner.purchase_mix.forms import RunForm, UploadForm
+
+    operation = api.get_openapi_schema(path_prefix="/api")["paths"]["/api/histories"]["post"]
+    content = operation["requestBody"]["content"]["multipart/form-data"]["schema"]
+    api_fields = content["properties"]
+    parser = Command().create_parser("manage.py", "recommend_mix")
+    options = {a.dest: a for a in parser._actions}
+    form_fields = {**UploadForm().fields, **RunForm().fields}
+    for setting in UPLOAD_SETTINGS:
+        assert api_fields[setting.name].get("default") == setting.default, setting.name
+        assert options[setting.name].default == setting.default, setting.name
+        if setting.is_on_forms:
+            assert form_fields[setting.field_name].label == setting.label, setting.name
+        if setting.choices:
+            assert tuple(options[setting.name].choices) == setting.values
+            assert [v for v, _ in form_fields[setting.field_name].choices] == list(
+                setting.values)

@@ -18,35 +18,35 @@ TOP_BARS = 10
 
 # The plan's result columns, once: the report's tables (CSV, XLSX, PDF, HTML) and the `plan`
 # command's terminal table (is_in_terminal) are built from this list.
-_T = {"is_in_terminal": True}
+_T = True  # is_in_terminal
 OPTION_COLUMNS = (
-    Column("rank", "Rank", **_T),
-    Column("provider", "Provider", **_T),
-    Column("region", "Region", **_T),
-    Column("instance_type", "Instance type", **_T),
+    Column("rank", "Rank", is_in_terminal=_T),
+    Column("provider", "Provider", is_in_terminal=_T),
+    Column("region", "Region", is_in_terminal=_T),
+    Column("instance_type", "Instance type", is_in_terminal=_T),
     Column("gpu", "GPU"),
-    Column("gpus", "GPUs", "count", **_T),
+    Column("gpus", "GPUs", "count", is_in_terminal=_T),
     Column("nodes", "Nodes", "count"),
     Column("layout", "Layout", is_printed=False),
-    Column("purchase_option", "Purchase", **_T),
+    Column("purchase_option", "Purchase", is_in_terminal=_T),
     Column("payment_option", "Payment", is_printed=False),
     Column("usd_per_hour", "Price", "USD/instance-hour", is_printed=False, digits=2),
-    Column("time_to_train_hours", "Time to train", "days", digits=1, **_T),
+    Column("time_to_train_hours", "Time to train", "days", digits=1, is_in_terminal=_T),
     Column("time_p10_hours", "Time P10", "days", digits=1),
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
-    Column("total_usd", "Total", "USD", **_T),
+    Column("total_usd", "Total", "USD", is_in_terminal=_T),
     Column("total_p90_usd", "Total P90", "USD", is_printed=False),
     Column("deadline_miss_probability", "P(miss deadline)", "%", digits=1),
-    Column("mfu", "MFU", "%", is_printed=False, digits=1, **_T),
+    Column("mfu", "MFU", "%", is_printed=False, digits=1, is_in_terminal=_T),
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
-    Column("calibration_status", "Simulator calibration", **_T),
+    Column("calibration_status", "Simulator calibration", is_in_terminal=_T),
     Column("rate_note", "Speed note", is_printed=False),
-    Column("basis", "Price basis", **_T),
+    Column("basis", "Price basis", is_in_terminal=_T),
     Column("as_of", "Price as of"),
-    Column("age_days", "Price age", "days", is_printed=False, **_T),
+    Column("age_days", "Price age", "days", is_printed=False, is_in_terminal=_T),
     Column("source", "Price source", is_printed=False),
 )
 PERCENT_KEYS = ("deadline_miss_probability", "mfu")
