@@ -254,6 +254,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # into parts that several workers sweep at once (planner.plans.services.sweep_split). The
 # shipped catalog is about 1,000,000 cells per plan, which one task sweeps in under a second.
 PLAN_SWEEP_PART_CELLS = env_int("PLAN_SWEEP_PART_CELLS", 2_000_000)
+# Region codes a plan prefers among equal prices, first first; blank: each provider's first US
+# region (planner.core.providers home_region). Cards name the other regions at that price.
+PLAN_PREFERRED_REGIONS = env_list("PLAN_PREFERRED_REGIONS")
 # A queued run older than this is sent again by the sweep (planner.runs.runs_sweep).
 RUNS_REQUEUE_AFTER_SECONDS = env_int("RUNS_REQUEUE_AFTER_SECONDS", 60)
 

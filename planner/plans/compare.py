@@ -186,3 +186,19 @@ def _list_outcome(scenario: PlanScenario) -> dict[str, str]:
         return {"cost": BLANK, "time": BLANK, "miss": BLANK, "feasible": feasible}
     return {"cost": usd(pick.get("total_usd")), "time": duration(pick.get("time_to_train_hours")),
             "miss": percent(pick.get("miss_probability")), "feasible": feasible}
+
+
+def whatif_delta(base: PlanScenario, document: dict[str, Any]) -> str:
+    """A what-if's first card against the saved plan it came from: "Against your saved plan
+    “x”: +$12,140 total, −3.0 days, miss chance 21.0% → 0.3%." ("" without both picks)."""
+    before = (base.result or {}).get("pick")
+    after = document.get("pick")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ""
+    extra = float(after["total_usd"]) - float(before["total_usd"])
+    hours = float(after["time_to_train_hours"]) - float(before["time_to_train_hours"])
+    sign = "+" if extra >= 0 else "−"
+    faster = "+" if hours >= 0 else "−"
+    chances = [percent(pick.get("miss_probability")) for pick in (before, after)]
+    return (f"Against your saved plan “{base.name}”: {sign}{usd(abs(extra))} total, "
+            f"{faster}{duration(abs(hours))} to train, miss chance {chances[0]} → {chances[1]}.")

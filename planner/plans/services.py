@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -21,7 +22,7 @@ from planner.core.cloud import (
     hazard_per_instance_hour,
 )
 from planner.core.formatting import large_count, number
-from planner.core.providers import MAX_CLUSTER_NODES, offer_facts
+from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
@@ -208,6 +209,7 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
         miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
+        preferred_regions=tuple(settings.PLAN_PREFERRED_REGIONS or HOME_REGIONS),
     )
 
 
@@ -375,6 +377,17 @@ def scenario_result(scenario_id: int) -> dict[str, Any]:
     result: dict[str, Any] = PlanScenario.objects.values_list("result", flat=True).get(
         pk=scenario_id) or {}
     return result
+
+
+def scenario_has_feasible(scenario_id: int, version: str) -> bool:
+    """Whether any option of the plan meets its limits (then it has charts and exports),
+    remembered under the page version so a cached page does not load the result for it."""
+    key = f"plan-has-feasible:{version}"
+    found = cache.get(key)
+    if found is None:
+        found = bool(scenario_result(scenario_id).get("n_feasible"))
+        cache.set(key, found, 3600)
+    return bool(found)
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:

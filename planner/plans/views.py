@@ -67,9 +67,12 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     if scenario.status == PlanScenario.Status.DONE:
         view = PlanView(lambda: services.scenario_result(scenario_id), sort=sort)
     inputs = scenario.inputs
+    version = services.scenario_page_version(scenario)
     context = {
         "scenario": scenario, "view": view, "sort": sort,
-        "result_key": services.scenario_page_version(scenario),
+        "result_key": version,
+        # Called by the template only for a done plan: no charts or exports without an option.
+        "has_feasible": lambda: services.scenario_has_feasible(scenario_id, version),
         "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
         "form_key": form_version(inputs),
         "share_query": urlencode(whatif_query(inputs), doseq=True),
@@ -116,10 +119,20 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
             scenario = scenario_from_input(form.to_raw(), today=timezone.now().date())
             document = services.plan_compute(scenario=scenario, owner_id=request.user.pk)
             context["view"] = plan_view(document, sort=request.GET.get("sort", "rank"))
+            context["delta"] = _delta(request, document)
         except ValueError as exc:
             form.add_scenario_error(exc)
     status = 200 if context["view"] else 400
     return render(request, "planner/plans/detail.html", context, status=status)
+
+
+def _delta(request: HttpRequest, document: dict[str, Any]) -> str:
+    """The what-if against the saved plan it was opened from (`from`, yours only)."""
+    base_id = request.GET.get("from", "")
+    if not base_id.isdigit():
+        return ""
+    base = PlanScenario.objects.filter(pk=int(base_id), owner_id=request.user.pk).first()
+    return compare.whatif_delta(base, document) if base is not None else ""
 
 
 def plan_preview(request: HttpRequest, *, raw: dict[str, Any] | None, form: PlanForm | None,

@@ -89,6 +89,8 @@ class PlanConstraints:
     allow_unlikely_capacity: bool = False
     # A card says "meets the deadline" only at or below this chance of missing it (0-1).
     miss_threshold: float = 0.10
+    # Region codes preferred, first first: among equal prices the earlier region ranks first.
+    preferred_regions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.miss_threshold <= 1.0:

@@ -125,12 +125,13 @@ class PlanResult:
             return None
         card = self.recommendations[0]
         row = self.table.iloc[card.row_index]
-        return json_safe({
+        summary: dict[str, Any] = json_safe({
             "title": card.title, "total_usd": float(row["total_usd"]),
             "time_to_train_hours": float(row["time_to_train_hours"]),
             "miss_probability": float(row["miss_probability"]),
             "deadline_miss_probability": float(row["deadline_miss_probability"]),
         })
+        return summary
 
 
 def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
@@ -159,16 +160,16 @@ def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints) -> str:
     cheapest option on time (its GPUs and total), or the fastest when none is on time."""
     on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
     if constraints.deadline_hours is not None and not on_time.empty:
-        row = on_time.loc[on_time["total_usd"].idxmin()]
+        row = on_time.iloc[int(on_time["total_usd"].to_numpy().argmin())]
         return (f"For {fmt.duration(constraints.deadline_hours)} you need at least "
                 f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))} "
                 f"({fmt.label(row['provider'])} {row['instance_type']} × "
                 f"{fmt.count(row['nodes'])}, {fmt.label(row['purchase_option'])}).")
     if constraints.deadline_hours is None:
-        row = usable.loc[usable["total_usd"].idxmin()]
+        row = usable.iloc[int(usable["total_usd"].to_numpy().argmin())]
         return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
                 f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
-    row = usable.loc[usable["time_to_train_hours"].idxmin()]
+    row = usable.iloc[int(usable["time_to_train_hours"].to_numpy().argmin())]
     return (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: the "
             f"fastest takes {fmt.duration(row['time_to_train_hours'])} with "
             f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}; allow more "
@@ -225,7 +226,8 @@ def plan(
     rates = option_rates(work, assumptions)
     times, n_samples = run_times(work, cfg_rows, rates, assumptions, constraints)
     outcomes = _outcomes(work, rates, times, constraints)
-    table = _final_table(configs, prices, cfg_rows, price_rows, outcomes)
+    table = _final_table(configs, prices, cfg_rows, price_rows, outcomes,
+                         tuple(constraints.preferred_regions))
     n_unpriced = int((~configs["instance_key"].isin(prices["instance_key"])).sum())
     reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
     infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
@@ -305,13 +307,23 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     }
 
 
+def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.ndarray:
+    """Per row, the position of its region in `preferred` (len(preferred) when absent)."""
+    position = {code: i for i, code in enumerate(preferred)}
+    found = pd.Series(regions, dtype=object).map(position).fillna(len(preferred))
+    return found.to_numpy(dtype=np.int64)
+
+
 def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray,
-                 price_rows: np.ndarray, outcomes: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Feasible rows first in rank order (expected total, time, non-spot first), then the
-    others by the same keys; Pareto flags and rank among feasible rows."""
+                 price_rows: np.ndarray, outcomes: dict[str, np.ndarray],
+                 preferred_regions: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Feasible rows first in rank order (expected total, time, non-spot first, then the
+    preferred regions), then the others by the same keys; Pareto flags and rank among
+    feasible rows."""
     feasible = outcomes["infeasible_reason"] == ""
     hours, usd = outcomes["time_to_train_hours"], outcomes["total_usd"]
-    order = np.lexsort((outcomes["is_spot"], hours, usd, ~feasible))
+    preference = region_preference(prices["region"].to_numpy()[price_rows], preferred_regions)
+    order = np.lexsort((preference, outcomes["is_spot"], hours, usd, ~feasible))
     feasible = feasible[order]
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])

@@ -217,7 +217,9 @@ def tradeoff_line(table: pd.DataFrame, picks: tuple[Recommendation, ...]) -> str
 
 def recommend_options(table: pd.DataFrame,
                       constraints: PlanConstraints) -> tuple[Recommendation, ...]:
-    """Highlights among feasible rows of a plan table; empty when nothing is feasible."""
+    """Highlights among feasible rows of a plan table; empty when nothing is feasible. Ties
+    between regions went to the preferred region (the table's order); each card names the
+    other regions with the same price."""
     feasible = table["rank"].notna().to_numpy()
     picks = (
         _cheapest(table, feasible, constraints, int(feasible.sum())),
@@ -225,7 +227,30 @@ def recommend_options(table: pd.DataFrame,
         _best_per_token(table, feasible),
         _lowest_risk(table, feasible, constraints),
     )
-    return tuple(pick for pick in picks if pick is not None)
+    return tuple(_with_other_regions(table, pick) for pick in picks if pick is not None)
+
+
+def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
+    """Other regions selling the same offer (SAME_OFFER_KEYS) at the same total (to the cent)."""
+    row = table.iloc[index]
+    # The price first (numeric, fast), then the offer's keys on those few rows.
+    keys = [key for key in SAME_OFFER_KEYS if key in table.columns]
+    rows = np.flatnonzero(np.abs(table["total_usd"].to_numpy() - row["total_usd"]) < 0.005)
+    near = table.iloc[rows][[*keys, "region"]]
+    same = np.ones(len(near), dtype=bool)
+    for key in keys:
+        same &= (near[key] == row[key]).to_numpy() | (near[key].isna() & pd.isna(row[key]))
+    regions = near["region"].to_numpy()[same]
+    return [str(r) for r in dict.fromkeys(regions) if r != row["region"]]
+
+
+def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommendation:
+    others = same_price_regions(table, pick.row_index)
+    if not others:
+        return pick
+    listed = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
+    return Recommendation(pick.key, pick.row_index, pick.title,
+                          f"{pick.why} Same price also in {listed}.")
 
 
 # Columns that make two options the same purchase apart from where it is bought.

@@ -92,3 +92,21 @@ def test_the_miss_threshold_is_a_scenario_input(client_ana: Client) -> None:
     assert 'name="miss_threshold_pct"' in client_ana.get("/plans/new").content.decode()
     with pytest.raises(ValueError, match="miss_threshold_pct"):
         scenario_from_input({**LLAMA, "miss_threshold_pct": 150}, today=timezone.now().date())
+
+
+def test_a_whatif_from_a_saved_plan_shows_its_delta(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    saved = _stored(user, documents["feasible"], "thirty days")
+    page = client_ana.get(f"/plans/{saved.id}").content.decode()
+    assert f'<input type="hidden" name="from" value="{saved.id}">' in page
+    query = "workload=llama2-7b&tokens=1e12&providers=aws&providers=gcp&deadline_days=20"
+    whatif = client_ana.get(f"/plans/whatif?{query}&from={saved.id}").content.decode()
+    found = re.search(r'id="whatif-delta">Against your saved plan “thirty days”: '
+                      r'([+−])\$([\d,.]+) total, ([+−])(.+?) to train, miss chance '
+                      r'([\d.]+%) → ([\d.]+%)\.</p>', whatif.replace("&#x27;", "'"))
+    assert found, whatif[:2000]
+    assert found.group(5) == fmt.percent(saved.result["pick"]["miss_probability"])
+    other = User.objects.create_user("bob", password="pw-bob-123")
+    theirs = _stored(other, documents["feasible"], "bob's plan")
+    assert "whatif-delta" not in client_ana.get(
+        f"/plans/whatif?{query}&from={theirs.id}").content.decode()

@@ -403,6 +403,18 @@ def test_nothing_feasible_gets_one_combined_fix():
         f"No allowed option finishes in {fmt.duration(10.0)}: the fastest takes")
 
 
+def test_equal_prices_go_to_the_preferred_region_and_the_card_names_the_others():
+    configs = [_config(1, 100.0)]
+    prices = [_price(1, "on_demand", 10.0, region=r)
+              for r in ("ap-northeast-1", "eu-west-1", "us-east-1")]
+    unpreferred = _plan(configs, prices, PlanConstraints())
+    assert unpreferred.table.iloc[0]["region"] == "ap-northeast-1"
+    result = _plan(configs, prices, PlanConstraints(preferred_regions=("us-east-1",)))
+    for card in result.recommendations:
+        assert result.table.iloc[card.row_index]["region"] == "us-east-1"
+        assert card.why.endswith("Same price also in ap-northeast-1, eu-west-1.")
+
+
 def test_lowest_risk_ties_prefer_non_spot():
     cfg = [_config(1, 100.0, nodes=1)]
     prices = [_price(1, "on_demand", 10.0), _price(1, "spot", 3.0)]
