@@ -9,7 +9,7 @@ from typing import Any
 
 from planner.core import formatting as fmt
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan import as_number
+from planner.reports.core.plan_report import as_number
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),

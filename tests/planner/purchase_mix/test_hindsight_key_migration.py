@@ -9,7 +9,7 @@ from django.apps import apps
 from planner.models import AnalysisRun, History
 
 pytestmark = pytest.mark.django_db
-migration = importlib.import_module("planner.migrations.0012_analysis_hindsight_reference_key")
+migration = importlib.import_module("planner.migrations.0013_analysis_hindsight_reference_key")
 
 
 def test_the_old_recommendation_key_becomes_the_hindsight_reference(user) -> None:

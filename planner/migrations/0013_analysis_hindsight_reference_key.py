@@ -34,5 +34,5 @@ def restore_key(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("planner", "0011_analysisrun_like_for_like_baseline")]
+    dependencies = [("planner", "0012_capacity_sweeps")]
     operations = [migrations.RunPython(rename_key, restore_key)]
