@@ -86,9 +86,10 @@ def capacity_create(*, history: History, raw: dict[str, Any]) -> CapacityRun:
     if inputs.gpu_type and inputs.gpu_type not in history.gpu_types:
         raise ValueError(f"gpu_type: {inputs.gpu_type!r} is not in the history "
                          f"({', '.join(history.gpu_types)})")
-    run = CapacityRun.objects.create(history=history, analysis=analysis,
-                                     inputs=inputs.to_dict())
-    run_enqueue(run)
+    with transaction.atomic():  # the row and its outbox entry: both or neither
+        run = CapacityRun.objects.create(history=history, analysis=analysis,
+                                         inputs=inputs.to_dict())
+        run_enqueue(run)
     return run
 
 
