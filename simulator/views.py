@@ -12,7 +12,13 @@ from plotly.utils import PlotlyJSONEncoder
 from planner.core.spreadsheet import inert
 from planner.runs import run_status
 from simulator import charts, services
-from simulator.accuracy import ACCURACY_COLUMNS, SECTIONS, accuracy_figure, accuracy_report
+from simulator.accuracy import (
+    ACCURACY_COLUMNS,
+    SECTIONS,
+    accuracy_figure,
+    accuracy_report,
+    goodput_summary,
+)
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
 
@@ -77,7 +83,8 @@ def simulation_accuracy(request: HttpRequest) -> HttpResponse:
     return render(request, "simulator/accuracy.html", {
         "overall": report.table("overall") + report.table("metric_class"),
         "sections": sections, "beaten": beaten, "families": families, "figure": figure,
-        "n_rows": len(report.rows)})
+        "n_rows": len(report.rows), "not_beaten": report.families_not_beaten(),
+        "goodput": goodput_summary(services.shipped_calibration().production_overhead_fraction)})
 
 
 def simulation_accuracy_csv(request: HttpRequest) -> HttpResponse:

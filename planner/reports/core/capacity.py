@@ -9,7 +9,7 @@ from typing import Any
 
 from planner.core import formatting as fmt
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan import as_number
+from planner.reports.core.plan_report import as_number
 
 POINT_COLUMNS = (
     Column("pool_gpus", "Pool", "GPUs"), Column("discipline", "Queue"),
