@@ -5,13 +5,14 @@ done, the document `capacity_plan --json` prints (`points`, `recommended`, ...).
 another user's history answers 404.
 """
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 from ninja.errors import HttpError
 from ninja.responses import Status
+from pydantic import Field, StrictBool, StrictInt
 
 from planner.capacity import reports as capacity_reports
 from planner.capacity import services
@@ -19,20 +20,28 @@ from planner.capacity.core.inputs import DEFAULT_TARGET_P95_WAIT_HOURS
 from planner.capacity.core.jobs import POLICIES
 from planner.purchase_mix import selectors
 from planner.reports import services as report_services
+from simulator.schemas import ClosedSchema, Key
 
 router = Router(tags=["capacity"])
 
 
-class CapacityIn(Schema):
-    gpu_type: str = ""
-    pool_gpus: list[int] = []
-    disciplines: list[str] = ["fifo"]
-    policies: list[str] = list(POLICIES)
-    max_wait_hours: list[float | str] = [2.0]
-    target_p95_wait_hours: float = DEFAULT_TARGET_P95_WAIT_HOURS
-    pool_price: str = "cheapest"
-    owned: dict[str, float] | None = None
-    is_spot_allowed: bool = False
+# Bounded like every API body (simulator/schemas.py): closed, finite, strings short and
+# NUL-free, lists short; the service's checks (capacity_inputs) then name what is wrong.
+Hours = Annotated[float, Field(ge=0, le=100_000, allow_inf_nan=False)]
+
+
+class CapacityIn(ClosedSchema):
+    gpu_type: Key = ""
+    pool_gpus: Annotated[list[Annotated[StrictInt, Field(ge=-10_000_000, le=10_000_000)]],
+                         Field(max_length=200)] = []
+    disciplines: Annotated[list[Key], Field(max_length=10)] = ["fifo"]
+    policies: Annotated[list[Key], Field(max_length=10)] = list(POLICIES)
+    max_wait_hours: Annotated[list[Hours | Literal["inf"]], Field(max_length=50)] = [2.0]
+    target_p95_wait_hours: Hours = DEFAULT_TARGET_P95_WAIT_HOURS
+    pool_price: Key = "cheapest"
+    owned: Annotated[dict[Key, Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]],
+                     Field(max_length=20)] | None = None
+    is_spot_allowed: StrictBool = False
 
 
 class QueuedOut(Schema):

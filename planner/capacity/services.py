@@ -26,6 +26,7 @@ from planner.capacity.documents import (
     capacity_prices,
     no_wait_pool_gpus,
     plan_document,
+    pool_purchase,
 )
 from planner.capacity.models import CapacityPart, CapacityRun
 from planner.core.serialize import json_safe
@@ -86,9 +87,10 @@ def capacity_create(*, history: History, raw: dict[str, Any]) -> CapacityRun:
     if inputs.gpu_type and inputs.gpu_type not in history.gpu_types:
         raise ValueError(f"gpu_type: {inputs.gpu_type!r} is not in the history "
                          f"({', '.join(history.gpu_types)})")
-    run = CapacityRun.objects.create(history=history, analysis=analysis,
-                                     inputs=inputs.to_dict())
-    run_enqueue(run)
+    with transaction.atomic():  # the row and its outbox entry: both or neither
+        run = CapacityRun.objects.create(history=history, analysis=analysis,
+                                         inputs=inputs.to_dict())
+        run_enqueue(run)
     return run
 
 
@@ -135,7 +137,8 @@ def _document(jobs: PoolJobs, inputs: CapacityInputs, analysis: dict[str, Any],
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
                             inputs.target_p95_wait_hours, no_wait_references=no_wait)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         no_wait_gpus=no_wait, jobs=jobs)
+                         no_wait_gpus=no_wait, jobs=jobs, purchase=pool_purchase(
+                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
 
 
 def capacity_execute(*, run_id: int, attempt: Attempt) -> None:
