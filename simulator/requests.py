@@ -17,7 +17,7 @@ from simulator.core import (
     moe_llm,
 )
 from simulator.core.goodput import whole_run_goodput
-from simulator.core.runs import batch_note
+from simulator.core.reference_runs import batch_note
 
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
 

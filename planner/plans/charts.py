@@ -177,3 +177,45 @@ def memory_figure(memory: dict[str, Any], label: str) -> go.Figure:
         barmode="stack",
         xaxis_title="Memory per GPU (GiB)",
     )
+
+
+_CARD_MARKERS = {"cheapest_meeting_deadline": ("Cheapest", "diamond"),
+                 "lowest_carbon": ("Lowest carbon", "star")}
+
+
+def carbon_figure(options: list[dict[str, Any]],
+                  recommendations: list[dict[str, Any]]) -> go.Figure:
+    """Every feasible option with carbon data as expected CO2e (kg) vs total cost (USD), one
+    trace per provider (each region its own point: the grid is what differs), the cheapest
+    and lowest-carbon picks marked."""
+    rows = [o for o in options if not o["infeasible_reason"] and o.get("co2e_kg") is not None]
+    figure = go.Figure()
+    for provider in sorted({r["provider"] for r in rows}):
+        mine = [r for r in rows if r["provider"] == provider]
+        figure.add_trace(go.Scatter(
+            x=[_position(r["co2e_kg"]) for r in mine], y=[_position(r["total_usd"]) for r in mine],
+            mode="markers", name=label(provider), marker={"size": 6, "opacity": 0.6},
+            text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in mine],
+            hoverinfo="text"))
+    front = sorted((r for r in rows if r.get("is_carbon_pareto")), key=lambda r: r["co2e_kg"])
+    figure.add_trace(go.Scatter(
+        x=[_position(r["co2e_kg"]) for r in front], y=[_position(r["total_usd"]) for r in front],
+        mode="lines+markers", name="Cost–emissions front", line={"color": "#4e9a06"},
+        text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in front], hoverinfo="text"))
+    by_index = {o["row_index"]: o for o in rows}
+    for card in recommendations:
+        picked = by_index.get(card["row_index"])
+        if card["key"] in _CARD_MARKERS and picked is not None:
+            name, symbol = _CARD_MARKERS[card["key"]]
+            figure.add_trace(go.Scatter(
+                x=[_position(picked["co2e_kg"])], y=[_position(picked["total_usd"])],
+                mode="markers", name=name, marker={"size": 14, "symbol": symbol,
+                                                   "color": "#cc0000"},
+                text=[f"{name}: {_hover(picked)} · {count(picked['co2e_kg'])} kg CO2e"],
+                hoverinfo="text"))
+    return _style(
+        figure,
+        "Total cost vs emissions",
+        xaxis=log_axis([r["co2e_kg"] for r in rows], "Expected emissions (kg CO2e)"),
+        yaxis=log_axis([r["total_usd"] for r in rows], "Total cost (USD)"),
+    )

@@ -16,6 +16,7 @@ from planner.core.purchase_options import (
     PAY_AS_YOU_GO,
     PURCHASE_OPTION_CODES,
 )
+from planner.plans.core.carbon import ACCOUNTING_CHOICES
 from planner.plans.core.fields import (
     ARCH_FIELDS,
     EXTRA_INPUTS,
@@ -107,6 +108,17 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
                                  f"{', '.join(allowed)} (you gave {value!r}).")
             layout[name] = value
     return layout
+
+
+def _carbon_accounting(value: Any) -> str | None:
+    """"location", "market" or None (blank: location-based)."""
+    if value in (None, ""):
+        return None
+    allowed = dict(ACCOUNTING_CHOICES)
+    if value not in allowed:
+        raise ValueError(f"carbon_accounting: {FIELDS_BY_NAME['carbon_accounting'].label} must "
+                         f"be one of {', '.join(allowed)} (you gave {str(value)[:40]!r}).")
+    return str(value)
 
 
 def _list(name: str, value: Any) -> list[str]:
@@ -254,6 +266,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         raw.get("spot_interruptions_pct_per_month")
     )
     data["layout"] = _layout(raw)
+    data["carbon_accounting"] = _carbon_accounting(raw.get("carbon_accounting"))
     _preset_or_variant(data)
     _check_workload(data)
     _check_goal(data)

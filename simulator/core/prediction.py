@@ -26,7 +26,7 @@ from simulator.core.domain import DomainPoint, band_group
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
-from simulator.core.runs import TIME_METRICS, RunInputs, run_family, run_inputs
+from simulator.core.reference_runs import TIME_METRICS, RunInputs, run_family, run_inputs
 from simulator.core.search import best_layout
 from simulator.core.timing import step_time
 

@@ -23,7 +23,7 @@ from simulator.core.prediction import (
     predict_prepared,
     prepare_runs,
 )
-from simulator.core.runs import TIME_METRICS
+from simulator.core.reference_runs import TIME_METRICS
 
 __all__ = ["METRICS", "PREDICTION_COLUMNS", "THROUGHPUT_METRICS", "TIME_METRICS",
            "predictions_frame", "summarize_errors", "validate"]

@@ -16,7 +16,7 @@ from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
-from planner.reports.core.plan import OPTION_COLUMNS, option_cell, report_from_plan
+from planner.reports.core.plan_report import OPTION_COLUMNS, option_cell, report_from_plan
 from planner.reports.services import PdfUnavailableError, report_write
 
 # The terminal's columns: the plan report's, those marked for it (one column table).
@@ -109,6 +109,8 @@ class Command(BaseCommand):
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}"
     return str(value)

@@ -49,7 +49,8 @@ class ScenarioField:
     unit: str = ""
     example: str = ""
     # Where a choice's options come from: "presets", "providers", "gpus", "purchase_options",
-    # or a layout knob's name (its choices; the interface layer resolves them).
+    # "carbon_accounting", or a layout knob's name (its choices; the interface layer
+    # resolves them).
     choices_from: str = ""
     is_assumption: bool = False  # passed to PlanAssumptions under the same name
     is_layout: bool = False  # fixes the simulator's layout search (stored under "layout")
@@ -159,6 +160,13 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        unit="%", example="10", minimum=0.0, maximum=100.0,
        help="Blank: 10 %. A card says it meets the deadline only when its chance of missing "
        "it is at or below this; otherwise it says how likely the miss is."),
+    _f("max_co2e_kg", "number", "Most CO2e", "constraints", unit="kg CO2e", example="20000",
+       minimum=0.0, maximum=1e10, is_min_exclusive=True,
+       help="Leaves out options expected to emit more, and those without carbon data."),
+    _f("carbon_accounting", "choice", "Carbon accounting", "constraints",
+       choices_from="carbon_accounting",
+       help="Blank: location-based. Market-based uses GCP's carbon-free-energy-adjusted "
+       "factors; other providers publish none, so their options get no CO2e."),
     _f("providers", "choices", "Providers", "constraints", choices_from="providers",
        help="Blank: all."),
     _f("regions", "choices", "Regions", "constraints", example="us-east-1,europe-west4",

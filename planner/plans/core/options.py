@@ -149,7 +149,8 @@ def work_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray
     """The columns the costing needs, one row per option (strings as categoricals)."""
     numbers = ("nodes", "time_to_train_hours", "time_to_train_p10_hours",
                "time_to_train_p90_hours", "tokens_per_second", "samples_per_second",
-               "memory_capacity_gib", "memory_per_gpu_gib", "steady_state_hours")
+               "memory_capacity_gib", "memory_per_gpu_gib", "energy_kwh",
+               "steady_state_hours")
     work = {name: configs[name].to_numpy(dtype=np.float64)[cfg_rows] for name in numbers}
     work["steady_state_hours"] = np.where(np.isfinite(work["steady_state_hours"]),
                                           work["steady_state_hours"], work["time_to_train_hours"])
@@ -157,6 +158,7 @@ def work_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray
         **work,
         "gpu": _categorical(configs["gpu"].astype(str), cfg_rows),
         "provider": _categorical(prices["provider"], price_rows),
+        "region": _categorical(prices["region"].astype(str), price_rows),
         "purchase_option": _categorical(prices["purchase_option"], price_rows),
         "basis": _categorical(prices["basis"].astype(str), price_rows),
         "usd_per_hour": prices["usd_per_hour"].to_numpy(dtype=np.float64)[price_rows],

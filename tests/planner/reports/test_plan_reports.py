@@ -81,7 +81,7 @@ def test_html_report_needs_nothing_from_outside(ana_client: Client,
     # document itself links nowhere.
     assert 'href="http' not in html.replace(library.group(1), "")
     assert "displaylogo: false" in html
-    assert html.count('type="application/json"') == 3  # one figure per chart
+    assert html.count('type="application/json"') == 4  # one figure per chart
 
 
 def test_reports_are_private_and_a_bad_format_names_the_field(
@@ -212,3 +212,27 @@ def test_printing_the_plan_page_gives_the_report_not_the_navigation(
     assert "Top configurations" in text and done_plan.result["recommendations"][0]["title"] in text
     for screen_only in ("What if", "Save scenario", "Export this plan", "API docs"):
         assert screen_only not in text
+
+
+def test_lowest_carbon_card_and_emissions_are_in_every_format(
+    ana_client: Client, done_plan: PlanScenario, tmp_path: Path
+) -> None:
+    card = next(c for c in done_plan.result["recommendations"] if c["key"] == "lowest_carbon")
+    chosen = next(o for o in done_plan.result["options"] if o["row_index"] == card["row_index"])
+    page = ana_client.get(f"/plans/{done_plan.id}").content.decode()
+    assert 'data-card="lowest_carbon"' in page and f"{chosen['co2e_kg']:,.0f} kg CO2e" in page
+
+    text = re.sub(r"\s+", " ", pdf_text(
+        ana_client.get(f"/plans/{done_plan.id}/report.pdf").content, tmp_path))
+    assert "Lowest carbon" in text and "kg CO2e" in text and "gCO2e/kWh" in text
+    assert "location-based" in text
+
+    book = load_workbook(io.BytesIO(ana_client.get(f"/plans/{done_plan.id}/report.xlsx").content))
+    summary = list(book["Summary"].iter_rows(values_only=True))
+    assert any(row[0] == "Lowest carbon" for row in summary)
+    options = book["Options"]
+    headers = [c.value for c in options[1]]
+    assert "CO2e (kg CO2e)" in headers and "Energy (kWh)" in headers
+
+    html = ana_client.get(f"/plans/{done_plan.id}/report.html").content.decode()
+    assert "Lowest carbon" in html and "Total cost vs emissions" in html

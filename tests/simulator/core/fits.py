@@ -9,7 +9,7 @@ import pandas as pd
 
 from simulator.core import Calibration, GpuSpec, fit_calibration, load_gpu_specs
 from simulator.core.crossval import cross_validate
-from simulator.core.runs import load_reference_runs
+from simulator.core.reference_runs import load_reference_runs
 
 ROOT = Path(__file__).resolve().parents[3]
 RUNS_CSV = ROOT / "simulator" / "data" / "reference_runs.csv"

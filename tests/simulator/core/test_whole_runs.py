@@ -9,7 +9,7 @@ import pytest
 
 from simulator.core import Calibration
 from simulator.core.prediction import prepare_runs
-from simulator.core.runs import load_reference_runs
+from simulator.core.reference_runs import load_reference_runs
 from simulator.core.validation import metric_classes, summarize_errors, validate
 from simulator.core.whole_runs import WHOLE_RUN_COLUMNS, whole_run_row, whole_runs_as_reference
 from tests.simulator.core.fits import WHOLE_RUNS_CSV

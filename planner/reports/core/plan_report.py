@@ -42,6 +42,13 @@ OPTION_COLUMNS = (
     Column("total_usd", "Total", "USD", is_in_terminal=_T),
     Column("total_p90_usd", "Total P90", "USD", is_printed=False),
     Column("deadline_miss_probability", "P(miss deadline)", "%", digits=1),
+    Column("energy_kwh", "Energy", "kWh", is_printed=False),
+    Column("co2e_kg", "CO2e", "kg CO2e", is_in_terminal=_T),
+    Column("co2e_p10_kg", "CO2e P10", "kg CO2e", is_printed=False),
+    Column("co2e_p90_kg", "CO2e P90", "kg CO2e", is_printed=False),
+    Column("g_co2e_per_kwh", "Grid intensity", "gCO2e/kWh", is_printed=False),
+    Column("pue", "PUE", "ratio", is_printed=False, digits=3),
+    Column("carbon_note", "Carbon note", is_printed=False),
     Column("mfu", "MFU", "%", is_printed=False, digits=1, is_in_terminal=_T),
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
     Column("calibration_status", "Simulator calibration", is_in_terminal=_T),
@@ -129,6 +136,9 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
             Figure("Time P90", _days(best.get("time_p90_hours")), "days", 1),
             Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1),
+            Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
+            if as_number(best.get("co2e_kg")) is not None
+            else Figure("Expected emissions", str(best.get("carbon_note") or "no carbon data")),
             Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))),
             Figure("Price basis", f"{best.get('basis')}, as of {best.get('as_of')} "
                    f"({count(best.get('age_days'))} days old)"),
@@ -187,7 +197,8 @@ def _assumptions_table(document: dict[str, Any]) -> Table:
         for provider, value in sorted((assumptions.get(key) or {}).items()):
             rows.append((name, label(provider), as_number(value), unit))
     constraints = document.get("constraints") or {}
-    for key, unit in (("deadline_hours", "h"), ("budget_usd", "USD"), ("horizon_hours", "h")):
+    for key, unit in (("deadline_hours", "h"), ("budget_usd", "USD"), ("horizon_hours", "h"),
+                      ("max_co2e_kg", "kg CO2e")):
         if as_number(constraints.get(key)) is not None:
             rows.append((key, "all", as_number(constraints[key]), unit))
     columns = (Column("name", "Assumption"), Column("provider", "Provider"),
@@ -234,6 +245,18 @@ def _cost_chart(options: list[dict[str, Any]]) -> Chart:
                  categories=tuple(f"#{as_number(o.get('rank')) or 0:.0f}" for o in top))
 
 
+def _carbon_chart(options: list[dict[str, Any]]) -> Chart:
+    by_provider: dict[str, list[tuple[float, float]]] = {}
+    for o in options:
+        co2e, total = as_number(o.get("co2e_kg")), as_number(o.get("total_usd"))
+        if co2e is not None and total is not None:
+            by_provider.setdefault(label(o.get("provider")), []).append((co2e, total))
+    series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
+                   for name, pts in sorted(by_provider.items()))
+    return Chart("carbon", "Total cost vs emissions (feasible options with carbon data)",
+                 "scatter", "Expected emissions (kg CO2e)", "Expected total cost (USD)", series)
+
+
 def _scaling_chart(document: dict[str, Any]) -> Chart:
     by_gpu: dict[str, list[tuple[float, float]]] = {}
     for point in document.get("scaling", []):
@@ -266,6 +289,14 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append("Left out: " + "; ".join(f"{v} {k}" for k, v in left_out.items()) + ".")
     if best is None:
         caveats.append(_nothing_works(document.get("what_would_work") or {}))
+    carbon = document.get("carbon") or {}
+    if carbon:
+        sources = ", ".join(f"{s.get('source')} (as of {s.get('as_of')})"
+                            for s in carbon.get("sources", []))
+        caveats.append(f"Emissions are {carbon.get('accounting')}-based: "
+                       f"{carbon.get('energy_counts')} Grid intensities: {sources}; PUE: "
+                       f"{', '.join(carbon.get('pue_sources', []))}. Regions and GPU clouds "
+                       "without published figures have no CO2e.")
     caveats.append("Time bands are the simulator's P10-P90 from out-of-family validation; "
                    "spot times and costs are a Monte Carlo of interruptions (see assumptions).")
     return tuple(caveats)
@@ -303,7 +334,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
         summary=_summary(document, best), findings=_findings(document),
         tables=(_options_table(options, document),
                 _sources_table(options), _assumptions_table(document), _inputs_table(inputs)),
-        charts=(_pareto_chart(options), _cost_chart(options), _scaling_chart(document)),
+        charts=(_pareto_chart(options), _cost_chart(options), _carbon_chart(options),
+                _scaling_chart(document)),
         caveats=_caveats(document, best),
     )
 
