@@ -313,6 +313,8 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     co2e = emitted["co2e_kg"]
     limit = constraints.max_co2e_kg
     simulated = work["time_to_train_hours"].to_numpy()
+    # The run's work is its throughput over its useful-step hours (the time before goodput).
+    useful = work["steady_state_hours"].to_numpy()
     total = rates.total_usd(expected)
     steady = rates.usd_per_hour * rates.nodes * expected
     tokens = work["tokens_per_second"].to_numpy()
@@ -341,10 +343,10 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "compute_usd": rates.compute_usd(expected), "storage_usd": rates.storage_usd(expected),
         "egress_usd": rates.egress_usd, "total_usd": total,
         "total_p90_usd": rates.total_usd(times.p90_hours),
-        "usd_per_million_tokens": per_million(total, tokens, simulated),
+        "usd_per_million_tokens": per_million(total, tokens, useful),
         "usd_per_million_samples": per_million(
-            total, work["samples_per_second"].to_numpy(), simulated),
-        "steady_usd_per_million_tokens": per_million(steady, tokens, simulated),
+            total, work["samples_per_second"].to_numpy(), useful),
+        "steady_usd_per_million_tokens": per_million(steady, tokens, useful),
         "deadline_miss_probability": times.deadline_miss_probability,
         "budget_overrun_probability": times.budget_overrun_probability,
         "miss_probability": times.miss_probability,

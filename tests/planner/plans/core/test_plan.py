@@ -605,6 +605,10 @@ def test_every_option_carries_its_goodput_and_the_cost_of_losing_the_rest():
     assert on_demand["goodput"] == pytest.approx(0.8)
     assert on_demand["overhead_gpu_hours_pct"] == pytest.approx(25.0)
     assert on_demand["overhead_usd"] == pytest.approx(20.0 * 10.0 * 2)
+    # The tokens a run trains are its throughput over its useful hours, not its whole run.
+    trained_millions = 1e6 * 80.0 * 3600.0 / 1e6
+    assert on_demand["usd_per_million_tokens"] == pytest.approx(
+        on_demand["total_usd"] / trained_millions)
     # Spot interruptions come on top of the failures every purchase option has.
     assert spot["goodput"] < on_demand["goodput"] < 1.0
     assert spot["overhead_usd"] == pytest.approx(
