@@ -60,7 +60,10 @@ WORKLOAD_BOUNDS = {
 GOAL_BOUNDS = {
     "tokens": Bound(1, 1e16), "samples": Bound(1, 1e13), "epochs": Bound(0.001, 10_000),
     "dataset_samples": Bound(1, 1e13), "global_batch_samples": Bound(1, 1e7, True),
+    "global_batch_tokens": Bound(1, 1e9),
 }
+# Any other request number (the goodput inputs): finite, and no more than this.
+ANY_AMOUNT = Bound(-1e12, 1e12)
 LAYOUT_BOUNDS = {  # from the knob table (planner/core/layout_knobs.py)
     knob.name: Bound(knob.minimum or 0, knob.maximum or 0, True)
     for knob in LAYOUT_KNOBS if knob.kind == "integer"
@@ -140,7 +143,8 @@ def workload_from_spec(spec: dict[str, Any]) -> Workload:
 
 
 def _number(name: str, value: Any) -> float:
-    return GOAL_BOUNDS[name.rsplit(".", 1)[-1]].check(name, value)
+    """A goal or goodput number, finite and in its range (ValueError naming the field)."""
+    return GOAL_BOUNDS.get(name.rsplit(".", 1)[-1], ANY_AMOUNT).check(name, value)
 
 
 def has_goal(spec: dict[str, Any]) -> bool:
