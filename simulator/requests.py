@@ -61,8 +61,12 @@ GOAL_BOUNDS = {
     "tokens": Bound(1, 1e16), "samples": Bound(1, 1e13), "epochs": Bound(0.001, 10_000),
     "dataset_samples": Bound(1, 1e13), "global_batch_samples": Bound(1, 1e7, True),
     "global_batch_tokens": Bound(1, 1e9),
+    # Goodput inputs (GOODPUT_INPUTS): the plan field table's ranges.
+    "failures_per_million_gpu_hours": Bound(0, 100_000), "failure_restart_minutes":
+    Bound(0, 10_080), "checkpoint_stall_seconds": Bound(0, 86_400),
+    "eval_overhead_pct": Bound(0, 100), "production_overhead_pct": Bound(0, 1_000),
 }
-# Any other request number (the goodput inputs): finite, and no more than this.
+# Any other request number: finite, and no more than this.
 ANY_AMOUNT = Bound(-1e12, 1e12)
 LAYOUT_BOUNDS = {  # from the knob table (planner/core/layout_knobs.py)
     knob.name: Bound(knob.minimum or 0, knob.maximum or 0, True)
@@ -216,8 +220,6 @@ def goodput_from_spec(spec: dict[str, Any]) -> tuple[tuple[str, float], ...]:
         if value in (None, ""):
             continue
         number = _number(f"goodput.{name}", value)
-        if number < 0:
-            raise ValueError(f"goodput.{name}: must be 0 or more")
         field, factor = GOODPUT_INPUTS[name]
         out.append((field, number * factor))
     return tuple(out)

@@ -50,7 +50,10 @@ def frontier_figure(document: dict[str, Any]) -> go.Figure:
                f"{best['p95_wait_hours']:.2f} h.")
     figure.add_vline(x=target, line={"dash": "dot", "color": "#9ca3af"},
                      annotation_text=f"P95 target {target:g} h")
-    figure.update_layout(**_LAYOUT, title="Cost against P95 wait, per waiting policy",
+    layout = {**_LAYOUT, "height": 520, "margin": {**_LAYOUT["margin"], "r": 10},
+              "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}}}
+    figure.update_layout(**layout,
+                         title="Cost against P95 wait, per waiting policy",
                          meta={"finding": finding},
                          xaxis_title="P95 wait (h)",
                          yaxis_title="Total cost over the history (USD)")
@@ -72,7 +75,8 @@ def queue_figure(document: dict[str, Any]) -> go.Figure:
     finding = (f"At {best['pool_gpus']:,} GPUs at most {max(jobs):,.0f} jobs wait at once; "
                f"the mean wait is {best['mean_wait_hours']:.2f} h.")
     figure.update_layout(
-        **_LAYOUT, meta={"finding": finding},
+        **{**_LAYOUT, "legend": {"orientation": "h", "y": -0.2, "x": 0}},
+        meta={"finding": finding},
         title=f"Queue at the recommended point: {best['pool_gpus']} GPUs, {curve_name(best)}",
         xaxis_title="Hours since the first submit (h)", yaxis_title="Jobs waiting (count)",
         yaxis2={"title": {"text": "GPUs waited for (GPUs)"}, "overlaying": "y",

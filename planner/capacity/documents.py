@@ -78,6 +78,42 @@ def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hou
             "basis": "listed", "usd_per_gpu_hour": None}
 
 
+def _commitment(offer: dict[str, Any], inputs: CapacityInputs) -> dict[str, Any]:
+    """The commitment the pool is bought as: the cheapest per hour of the chosen term."""
+    options = [c for c in offer.get("commitments") or []
+               if inputs.pool_price == "cheapest" or c["term"] == inputs.pool_price]
+    if not options:
+        what = "commitment" if inputs.pool_price == "cheapest" else fmt.label(inputs.pool_price)
+        raise ValueError(f"pool_price: {offer['provider']} {offer['region']} sells no "
+                         f"{what} for {offer['gpu_type']} (choose owned hardware)")
+    return dict(min(options, key=lambda c: float(c["usd_per_hour"])))
+
+
+def pool_purchase(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs,
+                  pool_gpus: int) -> dict[str, Any]:
+    """What to buy for a pool of `pool_gpus` GPUs (the line the purchase mix's what-to-buy
+    would hold for it): whole instances of the offer's type at the chosen commitment, or
+    that many owned GPUs."""
+    if inputs.pool_price == "owned":
+        return {"gpus": pool_gpus, "is_owned": True, "instances": None,
+                "words": f"{pool_gpus:,} owned {gpu_type} GPUs"}
+    offer = _offer(document, gpu_type)
+    best = _commitment(offer, inputs)
+    per = int(offer["gpus_per_instance"])
+    instances = -(-pool_gpus // per)
+    return {
+        "gpus": instances * per, "is_owned": False, "instances": instances,
+        "instance_type": offer["instance_type"], "provider": offer["provider"],
+        "region": offer["region"], "term": best["term"],
+        "payment_option": best.get("payment_option"),
+        "usd_per_hour": instances * float(best["usd_per_hour"]),
+        "upfront_usd": instances * float(best.get("upfront_usd") or 0.0),
+        "words": f"{instances:,} x {offer['instance_type']} ({per} GPUs each) in "
+                 f"{offer['provider']} {offer['region']}, {fmt.label(best['term'])}, "
+                 f"{fmt.label(best.get('payment_option'))}",
+    }
+
+
 def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any]
                 ) -> tuple[float, str, dict[str, Any]]:
     per = float(offer["gpus_per_instance"])
@@ -90,13 +126,7 @@ def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping
         source = {"purchase_option": "owned", "source": "your inputs", "as_of": None,
                   "basis": "estimated", "usd_per_gpu_hour": owned.usd_per_gpu_hour}
         return owned.usd_per_gpu_hour, words, source
-    options = [c for c in offer.get("commitments") or []
-               if inputs.pool_price == "cheapest" or c["term"] == inputs.pool_price]
-    if not options:
-        what = "commitment" if inputs.pool_price == "cheapest" else fmt.label(inputs.pool_price)
-        raise ValueError(f"pool_price: {offer['provider']} {offer['region']} sells no "
-                         f"{what} for {offer['gpu_type']} (choose owned hardware)")
-    best = min(options, key=lambda c: float(c["usd_per_hour"]))
+    best = _commitment(offer, inputs)
     words = (f"{fmt.label(best['term'])}, {fmt.label(best.get('payment_option'))} "
              f"({offer['provider']} {offer['region']} {offer['instance_type']})")
     source = _source(document, offer["gpu_type"], best["term"], float(best["usd_per_hour"]))
@@ -170,6 +200,7 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
 def plan_document(
     plan: CapacityPlan, *, inputs: CapacityInputs, prices: CapacityPrices,
     sources: Sequence[dict[str, Any]], no_wait_gpus: Mapping[str, int], jobs: PoolJobs,
+    purchase: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
     data = plan.to_dict()
@@ -180,6 +211,7 @@ def plan_document(
         "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
         "no_wait_pool_gpus": no_wait_gpus.get("what to buy now"),
         "no_wait_references": dict(no_wait_gpus),
+        "purchase": purchase,
         "prices": {
             "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
             "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
@@ -202,5 +234,6 @@ def capacity_document(
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
                             inputs.target_p95_wait_hours, no_wait_references=no_wait)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         no_wait_gpus=no_wait, jobs=jobs)
+                         no_wait_gpus=no_wait, jobs=jobs, purchase=pool_purchase(
+                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
 

@@ -26,6 +26,7 @@ from planner.capacity.documents import (
     capacity_prices,
     no_wait_pool_gpus,
     plan_document,
+    pool_purchase,
 )
 from planner.capacity.models import CapacityPart, CapacityRun
 from planner.core.serialize import json_safe
@@ -136,7 +137,8 @@ def _document(jobs: PoolJobs, inputs: CapacityInputs, analysis: dict[str, Any],
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
                             inputs.target_p95_wait_hours, no_wait_references=no_wait)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         no_wait_gpus=no_wait, jobs=jobs)
+                         no_wait_gpus=no_wait, jobs=jobs, purchase=pool_purchase(
+                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
 
 
 def capacity_execute(*, run_id: int, attempt: Attempt) -> None:

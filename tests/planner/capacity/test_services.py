@@ -40,6 +40,9 @@ def test_a_sweep_recommends_the_cheapest_point_meeting_the_target(
     # 16.5 days of history: the purchase mix commits nothing yet; its hindsight optimum does.
     assert doc["no_wait_pool_gpus"] == 0
     assert doc["against"][2]["reference"]["pool_gpus"] == references[names[2]] > 0
+    purchase = doc["purchase"]  # the recommended pool as whole instances of the offer
+    assert purchase["gpus"] >= doc["recommended"]["pool_gpus"] > purchase["gpus"] - 8
+    assert purchase["instances"] * 8 == purchase["gpus"] and purchase["usd_per_hour"] > 0
     assert {s["purchase_option"] for s in doc["prices"]["sources"]} >= {"on_demand"}
     assert all(s["as_of"] for s in doc["prices"]["sources"])
 

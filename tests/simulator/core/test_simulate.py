@@ -10,6 +10,7 @@ import pytest
 
 from simulator.core import (
     PRESETS,
+    GoodputAssumptions,
     Layout,
     LayoutConstraints,
     TrainingGoal,
@@ -30,10 +31,15 @@ def _a100_cluster(gpu_specs, nodes):
 
 
 def test_gpt3_on_1024_a100_band_contains_34_days(gpu_specs, calibration):
+    # Narayanan et al.'s 34 days is steady state (8·T·P/(n·X)): time it without the
+    # production overhead a whole run adds (that run is longer, see the next assertion).
     layout = Layout(tp=8, pp=8, dp=16, recompute="full", micro_batch=1, grad_accum=96)
-    result = simulate(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 128), layout, GPT3_GOAL,
-                      calibration)
+    cluster = _a100_cluster(gpu_specs, 128)
+    result = simulate(PRESETS["gpt3-175b"], cluster, layout, GPT3_GOAL, calibration,
+                      GoodputAssumptions())
     assert result.time_to_train_p10_hours / 24 <= 34 <= result.time_to_train_p90_hours / 24
+    whole = simulate(PRESETS["gpt3-175b"], cluster, layout, GPT3_GOAL, calibration)
+    assert whole.time_to_train_hours > result.time_to_train_hours * 1.2
     assert result.memory.is_fit
 
 

@@ -575,16 +575,12 @@ def _catalog(n_types=500, node_counts=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), n
     return pd.concat(frames, ignore_index=True), prices
 
 
-def test_whole_catalog_is_fast_and_consistent():
-    import time
-
+def test_whole_catalog_is_consistent():
+    # Its speed is measured by benchmarks/bench_plans.py (`make bench`), not timed here.
     configs, prices = _catalog()
     assumptions = PlanAssumptions(dataset_gb=500.0, checkpoint_gb=1000.0, egress_gb=200.0)
     constraints = PlanConstraints(deadline_hours=1000.0, budget_usd=5e6)
-    started = time.perf_counter()
     result = plan(configs, prices, assumptions, constraints)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0  # ~0.3-0.5 s on a 2-core runner; generous against noisy neighbours
     table = result.table
     assert len(table) == 150_000
     assert np.allclose(table["total_usd"],
