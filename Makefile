@@ -52,7 +52,7 @@ worker: install .secret_key
 
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
-CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/reports/core pricing/importers pricing/canonical.py
+CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/capacity/core planner/reports/core pricing/importers pricing/canonical.py
 
 test: install bandit audit
 	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml

@@ -44,7 +44,7 @@ def chart_title(figure: dict[str, Any]) -> str:
 
 
 def _values(trace: dict[str, Any], key: str) -> list[Any]:
-    values = trace.get(key)
+    values: Any = trace.get(key)
     if isinstance(values, dict) and "bdata" in values:  # plotly's typed array (JSON-encoded)
         array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
         return [float(v) for v in array.reshape(-1)]

@@ -17,9 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from planner.core.providers import AWS, AZURE, GCP
+
 REQUIRED = ("provider", "region_code", "location", "metric", "value", "unit", "year",
             "cfe_fraction", "source", "source_url", "source_commit", "licence", "notes")
-PROVIDER_SLUGS = {"aws": "aws", "azure": "azure", "gcp": "gcp"}
+# The CSV names providers by their catalog codes (planner.core.providers), in any case.
+PROVIDER_SLUGS = {code: code for code in (AWS, AZURE, GCP)}
 LOCATION_METRICS = ("grid_carbon_intensity", "lifecycle_grid_carbon_intensity",
                     "grid_emissions_factor")
 MARKET_METRICS = ("cfe_adjusted_emissions_factor",)
