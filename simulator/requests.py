@@ -66,6 +66,8 @@ GOAL_BOUNDS = {
     Bound(0, 10_080), "checkpoint_stall_seconds": Bound(0, 86_400),
     "eval_overhead_pct": Bound(0, 100), "production_overhead_pct": Bound(0, 1_000),
 }
+# Any other request number: finite, and no more than this.
+ANY_AMOUNT = Bound(-1e12, 1e12)
 LAYOUT_BOUNDS = {  # from the knob table (planner/core/layout_knobs.py)
     knob.name: Bound(knob.minimum or 0, knob.maximum or 0, True)
     for knob in LAYOUT_KNOBS if knob.kind == "integer"
@@ -145,7 +147,8 @@ def workload_from_spec(spec: dict[str, Any]) -> Workload:
 
 
 def _number(name: str, value: Any) -> float:
-    return GOAL_BOUNDS[name.rsplit(".", 1)[-1]].check(name, value)
+    """A goal or goodput number, finite and in its range (ValueError naming the field)."""
+    return GOAL_BOUNDS.get(name.rsplit(".", 1)[-1], ANY_AMOUNT).check(name, value)
 
 
 def has_goal(spec: dict[str, Any]) -> bool:

@@ -16,7 +16,13 @@ from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, c
 
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from planner.core.providers import MAX_CLUSTER_NODES
-from simulator.requests import GOAL_BOUNDS, LAYOUT_BOUNDS, WORKLOAD_BOUNDS, Bound
+from simulator.requests import (
+    GOAL_BOUNDS,
+    GOODPUT_INPUTS,
+    LAYOUT_BOUNDS,
+    WORKLOAD_BOUNDS,
+    Bound,
+)
 
 MAX_NAME = 200
 MAX_KEY = 64
@@ -60,8 +66,12 @@ WorkloadIn = closed_model("WorkloadIn", {
 }, "A preset, or a custom dense LLM (by parameters or by architecture), optionally MoE/LoRA.")
 
 GoalIn = closed_model("GoalIn", {
-    name: bounded(bound) for name, bound in GOAL_BOUNDS.items()
+    name: bounded(bound) for name, bound in GOAL_BOUNDS.items() if name not in GOODPUT_INPUTS
 }, "One of tokens, samples or epochs (with dataset_samples); none: throughput only.")
+
+GoodputIn = closed_model("GoodputIn", {
+    name: bounded(GOAL_BOUNDS[name]) for name in GOODPUT_INPUTS
+}, "Whole-run goodput assumptions (blank: the calibrated defaults).")
 
 def _knob(knob: LayoutKnob) -> Any:
     if knob.kind == "integer":
@@ -83,3 +93,4 @@ class SimulationIn(ClosedSchema):
     instance_type_id: Annotated[StrictInt | None, Field(None, ge=1, le=MAX_ID)] = None
     nodes: Annotated[StrictInt, Field(ge=1, le=MAX_CLUSTER_NODES)] = 1
     layout: LayoutIn = Field(default_factory=LayoutIn)  # type: ignore[valid-type]
+    goodput: GoodputIn = Field(default_factory=GoodputIn)  # type: ignore[valid-type]

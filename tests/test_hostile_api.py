@@ -23,7 +23,7 @@ from planner.plans.core.fields import SCENARIO_FIELDS
 from planner.plans.models import PlanScenario
 from pricing.models import InstanceType
 from simulator.models import SimulationRun
-from simulator.requests import GOAL_BOUNDS, WORKLOAD_BOUNDS
+from simulator.requests import GOAL_BOUNDS, GOODPUT_INPUTS, WORKLOAD_BOUNDS
 from tests.clients import signed_in
 from tests.hostile import HOSTILE_SETTINGS
 
@@ -38,7 +38,8 @@ SIMULATION_PATHS: tuple[tuple[str, ...], ...] = (
     ("zzz",), ("workload", "zzz"), ("goal", "zzz"), ("layout", "zzz"),
     ("workload", "preset"), ("workload", "name"),
     *(("workload", name) for name in WORKLOAD_BOUNDS),
-    *(("goal", name) for name in GOAL_BOUNDS),
+    *(("goal", name) for name in GOAL_BOUNDS if name not in GOODPUT_INPUTS),
+    ("goodput", "zzz"), *(("goodput", name) for name in GOODPUT_INPUTS),
     *(("layout", name) for name in KNOB_NAMES),
 )
 PLAN_PATHS: tuple[tuple[str, ...], ...] = (
