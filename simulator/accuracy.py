@@ -58,6 +58,13 @@ class AccuracyReport:
         return sum(bool(f["beats_rule"]) for f in families), len(families)
 
 
+def accuracy_version(path: Path = ACCURACY_PATH) -> str:
+    """A token that changes with the accuracy file or the calibration beside it (the key of
+    the accuracy page's cache)."""
+    parts = [path, path.parent / "calibration.json"]
+    return ":".join(f"{p.stat().st_mtime_ns}-{p.stat().st_size}" for p in parts if p.exists())
+
+
 def accuracy_report(path: Path = ACCURACY_PATH) -> AccuracyReport:
     """The report of the file at `path`, re-read when the file changes."""
     return _report(str(path), path.stat().st_mtime_ns)
