@@ -48,8 +48,8 @@ def _values(trace: dict[str, Any], key: str) -> list[Any]:
     if isinstance(values, dict) and "bdata" in values:  # plotly's typed array (JSON-encoded)
         array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
         return [float(v) for v in array.reshape(-1)]
-    if hasattr(values, "tolist"):  # a numpy array, before encoding
-        values = values.tolist()
+    if isinstance(values, np.ndarray):  # before encoding
+        return list(values.reshape(-1).tolist())
     return list(values) if isinstance(values, list | tuple) else []
 
 
