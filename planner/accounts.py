@@ -61,3 +61,8 @@ def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
         return HttpResponse("No such active token of yours.", status=404,
                             content_type="text/plain; charset=utf-8")
     return redirect("planner:api_tokens")
+
+
+def password_reset_unavailable(request: HttpRequest, **kwargs: object) -> HttpResponse:
+    """Password reset when no mail can be sent (EMAIL_URL unset): say so, send nothing."""
+    return render(request, "registration/password_reset_unavailable.html", status=404)

@@ -4,7 +4,16 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from planner.models import AnalysisRun, ApiToken, History, PlanScenario, PlanSweepChunk, Report
+from planner.models import (
+    AnalysisRun,
+    ApiToken,
+    History,
+    OutboxEntry,
+    PlanScenario,
+    PlanSweepChunk,
+    Report,
+    ThrottleCounter,
+)
 from planner.security import login_lock_message
 
 
@@ -73,3 +82,19 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ["name", "owner__username"]
     list_select_related = ["owner"]
     readonly_fields = ["owner", "digest", "prefix", "created_at", "last_used_at"]
+
+
+@admin.register(OutboxEntry)
+class OutboxEntryAdmin(admin.ModelAdmin):
+    """Tasks not yet taken by the broker (sent by the run sweep once it is back)."""
+
+    list_display = ["id", "task_name", "run_label", "run_id", "created_at", "tries", "last_error"]
+    readonly_fields = ["task_name", "run_label", "run_id", "created_at", "tries", "last_error"]
+
+
+@admin.register(ThrottleCounter)
+class ThrottleCounterAdmin(admin.ModelAdmin):
+    """Sign-in failure counters (keys are digests); delete one to lift a lock early."""
+
+    list_display = ["key", "count", "window_ends"]
+    readonly_fields = ["key", "count", "window_ends"]

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import HttpRequest
-from ninja.security import HttpBasicAuth, HttpBearer, django_auth
+from ninja.security import HttpBasicAuth, HttpBearer, SessionAuth
 
 from planner.tokens import token_user
 
@@ -60,4 +60,16 @@ def challenge(request: HttpRequest) -> tuple[str, str]:
     return f'{basic}, Bearer realm="{REALM}"', detail
 
 
-API_AUTH = [TokenAuth(), BasicAuth(), django_auth]
+class SignedInSession(SessionAuth):
+    """The browser session, CSRF-checked on unsafe methods; a request with no signed-in
+    session is simply not authenticated here (a 401 naming what to send, never the CSRF 403
+    a bad token or anonymous POST would otherwise get)."""
+
+    def __call__(self, request: HttpRequest) -> Any:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        return super().__call__(request)
+
+
+API_AUTH = [TokenAuth(), BasicAuth(), SignedInSession()]

@@ -3,6 +3,7 @@
 import os
 import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -133,6 +134,26 @@ TRUSTED_PROXIES = frozenset(env_list("TRUSTED_PROXIES", "127.0.0.1,::1"))
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Mail (password reset): EMAIL_URL smtp://user:password@host:587 (STARTTLS), smtps://...:465
+# (TLS) or console:// (printed, for development). Without it password reset is not offered:
+# the site cannot send the link, so it says so instead of pretending it did.
+EMAIL_URL = env_str("EMAIL_URL", "")
+PASSWORD_RESET_ENABLED = bool(EMAIL_URL)
+if EMAIL_URL:
+    _mail = urlsplit(EMAIL_URL)
+    if _mail.scheme == "console":
+        EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    elif _mail.scheme in ("smtp", "smtps"):
+        EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        EMAIL_HOST = _mail.hostname or "localhost"
+        EMAIL_PORT = _mail.port or (465 if _mail.scheme == "smtps" else 587)
+        EMAIL_HOST_USER = unquote(_mail.username or "")
+        EMAIL_HOST_PASSWORD = unquote(_mail.password or "")
+        EMAIL_USE_SSL = _mail.scheme == "smtps"
+        EMAIL_USE_TLS = _mail.scheme == "smtp"
+    else:
+        raise ImproperlyConfigured("EMAIL_URL must start with smtp://, smtps:// or console://")
+    DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "GPU Planner <gpu-planner@localhost>")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -233,6 +254,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # into parts that several workers sweep at once (planner.plans.services.sweep_split). The
 # shipped catalog is about 1,000,000 cells per plan, which one task sweeps in under a second.
 PLAN_SWEEP_PART_CELLS = env_int("PLAN_SWEEP_PART_CELLS", 2_000_000)
+# Region codes a plan prefers among equal prices, first first; blank: each provider's first US
+# region (planner.core.providers home_region). Cards name the other regions at that price.
+PLAN_PREFERRED_REGIONS = env_list("PLAN_PREFERRED_REGIONS")
 # A queued run older than this is sent again by the sweep (planner.runs.runs_sweep).
 RUNS_REQUEUE_AFTER_SECONDS = env_int("RUNS_REQUEUE_AFTER_SECONDS", 60)
 

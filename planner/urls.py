@@ -1,5 +1,6 @@
 """Root URLs. The planning features share the `planner` namespace (stable URL names)."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
@@ -21,8 +22,18 @@ planner_urls = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
-         name="login"),
+    path("accounts/login/", LoginView.as_view(
+        authentication_form=ThrottledAuthenticationForm,
+        extra_context={"password_reset_enabled": settings.PASSWORD_RESET_ENABLED}),
+        name="login"),
+    # Without mail (EMAIL_URL) the reset pages say so instead of claiming a link was sent.
+    *([] if settings.PASSWORD_RESET_ENABLED else [
+        path("accounts/password_reset/", accounts.password_reset_unavailable,
+             name="password_reset"),
+        path("accounts/password_reset/done/", accounts.password_reset_unavailable),
+        path("accounts/reset/<uidb64>/<token>/", accounts.password_reset_unavailable),
+        path("accounts/reset/done/", accounts.password_reset_unavailable),
+    ]),
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", health.healthz, name="healthz"),
     # Exactly /api/: the index page; every other /api/... path is the ninja API.

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 from planner.core.formatting import PALETTE, label, log_axis
 from pricing.selectors import GpuPeaks, GpuPoint, RegionPrice, precision_unit
@@ -35,6 +36,7 @@ def peak_title(points: Sequence[GpuPoint]) -> str:
 def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
     """Peak throughput against the cheapest on-demand $/GPU-hour, one labelled point per GPU."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
+    points = [p for p in points if p.usd_per_gpu_hour > 0]  # a log axis has no 0
     figure = go.Figure(go.Scatter(
         name="GPUs",
         x=[p.usd_per_gpu_hour for p in points],
@@ -65,7 +67,8 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
 def tflops_per_dollar_bar(points: Sequence[GpuPoint]) -> go.Figure:
     """Peak throughput per $/GPU-hour as horizontal bars, best at the top."""
     unit = precision_unit(points[0].precision) if points else "TFLOPS"
-    ranked = sorted(points, key=lambda p: p.peak_tflops / p.usd_per_gpu_hour, reverse=True)
+    priced = [p for p in points if p.usd_per_gpu_hour > 0]  # never divide by a bad price
+    ranked = sorted(priced, key=lambda p: p.peak_tflops / p.usd_per_gpu_hour, reverse=True)
     figure = go.Figure(go.Bar(
         name=f"{unit} per $/GPU-hour",
         orientation="h",
@@ -114,20 +117,28 @@ def compare_peaks_bar(gpus: Sequence[GpuPeaks]) -> go.Figure:
 def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
     """Current $/instance-hour per region, one bar per purchase option."""
     options = list(dict.fromkeys(p.purchase_option for p in prices))
+    # A colour per series (a dozen payment options outnumber the 10-colour palette).
+    colours = qualitative.Dark24
     figure = go.Figure([
         go.Bar(
             name=label(option),
             x=[p.region for p in prices if p.purchase_option == option],
             y=[p.usd_per_hour for p in prices if p.purchase_option == option],
+            marker={"color": colours[i % len(colours)]},
             hovertemplate="%{x}<br>$%{y:,.3f}/hour<extra>" + label(option) + "</extra>",
         )
-        for option in options
+        for i, option in enumerate(options)
     ])
     return _style(
         figure,
         "Current price per region and purchase option",
+        # Side by side, one bar per purchase and payment option: never stacked (a stack read
+        # as one price several times the on-demand rate).
         barmode="group",
+        height=560,
         xaxis={"title": {"text": "Region"}, "tickangle": -40, "automargin": True},
-        yaxis={"title": {"text": "Price, $/instance-hour (USD)"}, "automargin": True},
-        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
+        yaxis={"title": {"text": "Price, $/instance-hour (USD)"}, "automargin": True,
+               "rangemode": "tozero"},
+        # Below the plot: a dozen payment options as a legend above it ran into the title.
+        legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
     )

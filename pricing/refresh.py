@@ -78,12 +78,12 @@ def _json(fetch: Fetch, url: str) -> dict[str, Any]:
     return document
 
 
-def _aws_documents(fetch: Fetch, region: str) -> Iterator[bytes]:
+def _aws_price_files(fetch: Fetch, region: str) -> Iterator[bytes]:
     base = settings.PRICE_REFRESH_AWS_URL.rstrip("/")
     yield fetch(f"{base}/offers/v1.0/aws/AmazonEC2/current/{region}/index.json")
 
 
-def _azure_documents(fetch: Fetch, region: str) -> Iterator[bytes]:
+def _azure_price_files(fetch: Fetch, region: str) -> Iterator[bytes]:
     query = urllib.parse.urlencode({
         "$filter": f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}'"})
     url: str | None = f"{settings.PRICE_REFRESH_AZURE_URL.rstrip('/')}/api/retail/prices?{query}"
@@ -99,7 +99,7 @@ def _azure_documents(fetch: Fetch, region: str) -> Iterator[bytes]:
     yield json.dumps({"BillingCurrency": "USD", "Items": items}).encode()
 
 
-def _gcp_documents(fetch: Fetch, region: str) -> Iterator[bytes]:
+def _gcp_price_files(fetch: Fetch, region: str) -> Iterator[bytes]:
     """Every Compute Engine SKU page in one document: a VM's price adds core, RAM and GPU
     SKUs that may sit on different pages."""
     key = settings.GCP_BILLING_API_KEY
@@ -120,7 +120,7 @@ def _gcp_documents(fetch: Fetch, region: str) -> Iterator[bytes]:
     raise RefreshError(f"gcp: more than {MAX_PAGES} pages")
 
 
-_DOCUMENTS = {AWS: _aws_documents, AZURE: _azure_documents, GCP: _gcp_documents}
+_PRICE_FILES = {AWS: _aws_price_files, AZURE: _azure_price_files, GCP: _gcp_price_files}
 
 
 def _snapshot(provider: str, region: str, day: date) -> SnapshotSource:
@@ -148,10 +148,10 @@ def prices_refresh(*, provider: str, region: str = "", fetch: Fetch = http_fetch
     reports = []
     for where in regions:
         summary = ImportSummary()
-        for document in _DOCUMENTS[provider](fetch, where):
+        for price_file in _PRICE_FILES[provider](fetch, where):
             with tempfile.TemporaryDirectory() as folder:
                 path = Path(folder) / f"{provider}.json"
-                path.write_bytes(document)
+                path.write_bytes(price_file)
                 parsed = parse_file(REFRESHABLE[provider].fmt, path, as_of=day, provider=provider)
             part = prices_import(parsed=parsed, snapshot=_snapshot(provider, where, day))
             summary.created += part.created

@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404
 
 from planner.core.formatting import number
 from planner.core.providers import offer_facts
+from planner.core.purchase_options import PAYMENT_OPTION_WORDS
 from pricing.models import (
     Accelerator,
     InstanceType,
@@ -131,8 +132,10 @@ def cheapest_offers(
     *, today: date, purchase_option: str = PurchaseOption.ON_DEMAND, gpu: str = "",
     min_gpus: int | None = None,
 ) -> QuerySet[Price]:
-    """Current prices of one purchase option, cheapest $/GPU-hour first."""
-    offers = price_list(today=today, gpu=gpu, purchase_option=purchase_option)
+    """Current prices of one purchase option, cheapest $/GPU-hour first; a price not above 0
+    (refused by the importer, but planted some other way) is no offer."""
+    offers = price_list(today=today, gpu=gpu, purchase_option=purchase_option).filter(
+        usd_per_hour__gt=0)
     if min_gpus is not None:
         offers = offers.filter(instance_type__gpu_count__gte=min_gpus)
     return offers.order_by("usd_per_gpu_hour_value", "id")
@@ -412,13 +415,24 @@ class RegionPrice:
 
 
 def current_region_prices(rows: Iterable[PriceRow]) -> list[RegionPrice]:
-    """The current prices of an instance as plain data for its chart (option = display label)."""
+    """The current prices of an instance as plain data for its chart: one series per purchase
+    option, payment option and offering class ("Reserved 3 years, all upfront, standard"), the
+    cheapest per region, so no two prices share a bar (a shared bar stacks them)."""
     labels = dict(PurchaseOption.choices)
-    return [
-        RegionPrice(r.price.region.code, str(labels[r.price.purchase_option]),
-                    float(r.price.usd_per_hour))
-        for r in rows if r.price.is_current
-    ]
+    cheapest: dict[tuple[str, str], RegionPrice] = {}
+    for r in rows:
+        if not r.price.is_current:
+            continue
+        parts = [str(labels[r.price.purchase_option])]
+        if r.price.payment_option:
+            parts.append(PAYMENT_OPTION_WORDS.get(r.price.payment_option, r.price.payment_option))
+        if r.price.offering_class:
+            parts.append(r.price.offering_class)
+        item = RegionPrice(r.price.region.code, ", ".join(parts), float(r.price.usd_per_hour))
+        key = (item.region, item.purchase_option)
+        if key not in cheapest or item.usd_per_hour < cheapest[key].usd_per_hour:
+            cheapest[key] = item
+    return list(cheapest.values())
 
 
 # --- chart inputs -----------------------------------------------------------------------------
@@ -439,7 +453,7 @@ def gpu_points(rows: Iterable[CatalogRow]) -> list[GpuPoint]:
     """Catalog rows that have both a peak and a price, as plain chart data."""
     points = []
     for row in rows:
-        if row.peak_tflops is None or row.cheapest is None:
+        if row.peak_tflops is None or row.cheapest is None or not row.usd_per_gpu_hour:
             continue
         offer, instance = row.cheapest, row.cheapest.instance_type
         where = f"{instance.provider.name} {offer.region.code} {instance.name}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -17,9 +17,10 @@ from planner.core.providers import GCP, PROVIDERS_BY_CODE
 from planner.core.purchase_options import ON_DEMAND, PAY_AS_YOU_GO
 from pricing.canonical import node_fabric
 from pricing.catalog_sources import DISCOUNT_LEVELS_SOURCE, SNAPSHOTS, SnapshotSource
-from pricing.importers.common import ParsedPrices
+from pricing.importers.common import ParsedPrices, PriceFileError, PriceFileErrors
 from pricing.importers.levels import derive_prices, read_levels
 from pricing.importers.registry import parse_file
+from pricing.importers.sanity import check_prices
 from pricing.models import (
     Accelerator,
     InstanceType,
@@ -317,16 +318,48 @@ def _without_free_pay_as_you_go(frame: pd.DataFrame, summary: ImportSummary) -> 
     return frame[~free].reset_index(drop=True)
 
 
+def _with_gpu_counts(parsed: ParsedPrices) -> ParsedPrices:
+    """GPU counts the file leaves to the catalog (0), filled from it: the price checks are per
+    GPU-hour."""
+    frame = parsed.frame
+    if frame.empty or not (frame["gpu_count"] == 0).any():
+        return parsed
+    known = {(provider, name): gpus for provider, name, gpus in InstanceType.objects.filter(
+        provider__slug__in=list(frame["provider"].unique()),
+        name__in=list(frame.loc[frame["gpu_count"] == 0, "instance_type"].unique()),
+    ).values_list("provider__slug", "name", "gpu_count")}
+    filled = [int(gpus) or known.get((provider, name), 0) for provider, name, gpus in zip(
+        frame["provider"], frame["instance_type"], frame["gpu_count"], strict=True)]
+    return ParsedPrices(frame.assign(gpu_count=filled), parsed.skipped)
+
+
 def prices_import(
     *, parsed: ParsedPrices, snapshot: SnapshotSource, dry_run: bool = False
 ) -> ImportSummary:
-    """Save a parsed price file in one transaction; re-importing the same file changes nothing.
+    """Check (importers/sanity.py: raises PriceFileErrors) and save a parsed price file in one
+    transaction; re-importing the same file changes nothing.
 
     With `dry_run` the same work is done and rolled back, so the counts are exact.
     """
     summary = ImportSummary()
     summary.add_skipped(parsed.skipped)
-    frame = _without_free_pay_as_you_go(parsed.frame, summary)
+    free_dropped = ParsedPrices(_without_free_pay_as_you_go(parsed.frame, summary), {})
+    checked = check_prices(_with_gpu_counts(free_dropped), file=snapshot.file,
+                           today=timezone.now().date())
+    summary.add_skipped(checked.skipped)
+    frame = checked.frame
+    try:
+        _write_parsed(frame, snapshot, summary, dry_run=dry_run)
+    except (IntegrityError, DataError) as exc:  # a check above missed something: no traceback
+        raise PriceFileErrors([PriceFileError(
+            snapshot.file, None, "(file)",
+            f"the database refused the prices ({exc.__class__.__name__}: "
+            f"{str(exc).splitlines()[0][:200]}); nothing was imported")]) from None
+    return summary
+
+
+def _write_parsed(frame: pd.DataFrame, snapshot: SnapshotSource, summary: ImportSummary, *,
+                  dry_run: bool) -> None:
     with transaction.atomic():
         if not frame.empty:
             source = price_source_upsert(snapshot=snapshot)
@@ -338,7 +371,6 @@ def prices_import(
             prices_refresh_current(keys=keys)
         if dry_run:
             transaction.set_rollback(True)
-    return summary
 
 
 def _current_on_demand() -> pd.DataFrame:

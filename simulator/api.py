@@ -9,17 +9,9 @@ from ninja.errors import HttpError
 
 from simulator import services
 from simulator.models import SimulationRun
+from simulator.schemas import SimulationIn
 
 router = Router(tags=["simulations"])
-
-
-class SimulationIn(Schema):
-    kind: str = "single"
-    workload: dict[str, Any]
-    goal: dict[str, Any] = {}
-    instance_type_id: int | None = None
-    nodes: int = 1
-    layout: dict[str, Any] = {}
 
 
 class SimulationCreated(Schema):
@@ -40,8 +32,9 @@ class SimulationOut(Schema):
 
 @router.post("", response={201: SimulationCreated})
 def create_simulation(request: HttpRequest, payload: SimulationIn) -> Status[Any]:
-    """Validate and enqueue; 400 names the bad field. Poll GET /api/simulations/{id}."""
-    body = payload.dict()
+    """Validate and enqueue; 422 (the schema) or 400 (the simulator's checks) names the bad
+    field. Poll GET /api/simulations/{id}."""
+    body = payload.dict(exclude_none=True)
     kind = body.pop("kind")
     try:
         run = services.simulation_create(owner_id=request.user.id, kind=kind, request=body)

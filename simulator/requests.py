@@ -1,5 +1,6 @@
 """Validate a simulation request (plain JSON) into core inputs. Bad input raises ValueError."""
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,51 @@ from simulator.core import (
 )
 
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The range of one numeric request field (inclusive), and whether it is a whole number.
+    The same numbers as the plan field table (planner/plans/core/fields.py) and the form."""
+
+    minimum: float
+    maximum: float
+    is_integer: bool = False
+
+    def check(self, name: str, value: Any) -> float:
+        """The value as a number, or ValueError naming the field with the allowed range."""
+        what = "a whole number" if self.is_integer else "a number"
+        rule = f"must be {what} from {self.minimum:g} to {self.maximum:g}"
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(f"{name}: {rule} (you gave {str(value)[:40]!r})")
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{name}: {rule} (you gave {str(value)[:40]!r})") from None
+        if not math.isfinite(number) or not self.minimum <= number <= self.maximum or (
+                self.is_integer and not number.is_integer()):
+            raise ValueError(f"{name}: {rule} (you gave {str(value)[:40]})")
+        return number
+
+
+# Ranges of the simulation request's numbers (API schema, form and stored-request checks):
+# an answer outside them is meaningless (tp 0 divides by zero, n_layers 1e30 overflows).
+WORKLOAD_BOUNDS = {
+    "params_billion": Bound(0.001, 100_000), "seq_len": Bound(1, 1_048_576, True),
+    "n_layers": Bound(1, 1_000, True), "hidden_size": Bound(1, 131_072, True),
+    "n_heads": Bound(1, 1_024, True), "vocab_size": Bound(1, 10_000_000, True),
+    "ffn_hidden_size": Bound(1, 1_048_576, True),
+    "moe_total_params_billion": Bound(0.001, 100_000), "n_experts": Bound(1, 1_024, True),
+    "lora_rank": Bound(1, 65_536, True),
+}
+GOAL_BOUNDS = {
+    "tokens": Bound(1, 1e16), "samples": Bound(1, 1e13), "epochs": Bound(0.001, 10_000),
+    "dataset_samples": Bound(1, 1e13), "global_batch_samples": Bound(1, 1e7, True),
+}
+LAYOUT_BOUNDS = {  # from the knob table (planner/core/layout_knobs.py)
+    knob.name: Bound(knob.minimum or 0, knob.maximum or 0, True)
+    for knob in LAYOUT_KNOBS if knob.kind == "integer"
+}
 
 
 # Time, GPU-hours and energy need the run's work; without it the simulator answers the rest.
@@ -35,23 +81,17 @@ class SimulationInputs:
 
 
 def _positive(spec: dict[str, Any], name: str, kind: type = float) -> Any:
-    value = spec.get(name)
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: {value!r} is not a number") from None
-    if number <= 0:
-        raise ValueError(f"{name}: must be positive")
-    return number
+    number = WORKLOAD_BOUNDS[name].check(f"workload.{name}", spec.get(name))
+    return int(number) if kind is int else number
 
 
 def _custom_workload(spec: dict[str, Any]) -> Workload:
     name = str(spec.get("name") or "Custom model")
     if spec.get("params_billion") and not spec.get("n_layers"):
-        seq = int(spec.get("seq_len") or 2048)
+        seq = _positive(spec, "seq_len", int) if spec.get("seq_len") else 2048
         return llm_from_params(name, _positive(spec, "params_billion") * 1e9, seq_len=seq)
     arch = {field: _positive(spec, field, int) for field in _ARCH_FIELDS}
-    ffn = int(spec["ffn_hidden_size"]) if spec.get("ffn_hidden_size") else None
+    ffn = _positive(spec, "ffn_hidden_size", int) if spec.get("ffn_hidden_size") else None
     return dense_llm(name, ffn_hidden_size=ffn, **arch)
 
 
@@ -59,14 +99,14 @@ def workload_from_spec(spec: dict[str, Any]) -> Workload:
     """`{"preset": key}` or a custom dense LLM; optional LoRA rank or MoE total parameters."""
     preset = spec.get("preset")
     if preset:
-        if preset not in PRESETS:
+        if not isinstance(preset, str) or preset not in PRESETS:
             raise ValueError(f"workload.preset: unknown preset {preset!r}")
         workload = PRESETS[preset]
     else:
         workload = _custom_workload(spec)
     if spec.get("moe_total_params_billion"):
         total = _positive(spec, "moe_total_params_billion") * 1e9
-        experts = int(spec.get("n_experts") or 8)
+        experts = _positive(spec, "n_experts", int) if spec.get("n_experts") else 8
         workload = moe_llm(workload, total_params=total, n_experts=experts)
     if spec.get("lora_rank"):
         workload = lora(workload, rank=_positive(spec, "lora_rank", int))
@@ -74,10 +114,7 @@ def workload_from_spec(spec: dict[str, Any]) -> Workload:
 
 
 def _number(name: str, value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: {value!r} is not a number") from None
+    return GOAL_BOUNDS[name.rsplit(".", 1)[-1]].check(name, value)
 
 
 def has_goal(spec: dict[str, Any]) -> bool:
@@ -93,15 +130,17 @@ def goal_from_spec(spec: dict[str, Any]) -> TrainingGoal:
     """
     values = {k: spec.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples")}
     numbers = {k: _number(f"goal.{k}", v) for k, v in values.items() if v not in (None, "")}
-    batch = spec.get("global_batch_samples")
+    batch_given = spec.get("global_batch_samples")
+    batch = (int(_number("goal.global_batch_samples", batch_given))
+             if batch_given not in (None, "") else None)
     if not has_goal(spec):
-        return TrainingGoal(samples=1.0, global_batch_samples=int(batch) if batch else None)
+        return TrainingGoal(samples=1.0, global_batch_samples=batch)
     return TrainingGoal(
         tokens=numbers.get("tokens"),
         samples=numbers.get("samples"),
         epochs=numbers.get("epochs"),
         dataset_samples=numbers.get("dataset_samples"),
-        global_batch_samples=int(batch) if batch not in (None, "") else None,
+        global_batch_samples=batch,
     )
 
 
@@ -114,7 +153,13 @@ def constraints_from_spec(spec: dict[str, Any]) -> LayoutConstraints:
         if knob.kind == "flag":
             values[knob.name] = parse_flag(f"layout.{knob.name}", value)
             continue
-        values[knob.name] = int(value) if knob.kind == "integer" else str(value)
+        if knob.kind == "integer":
+            values[knob.name] = int(LAYOUT_BOUNDS[knob.name].check(f"layout.{knob.name}", value))
+            continue
+        if value not in knob.choices:
+            raise ValueError(f"layout.{knob.name}: must be one of {', '.join(knob.choices)} "
+                             f"(you gave {str(value)[:40]!r})")
+        values[knob.name] = value
     return LayoutConstraints(**values)
 
 

@@ -1,5 +1,6 @@
 """Simulation services: validate and store requests, run them, calibrations, validation files."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -8,10 +9,11 @@ from typing import Any
 import pandas as pd
 from django.db import transaction
 
+from planner.core.layout_knobs import LAYOUT_KNOBS
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.catalog_sources import GPUS_CSV
-from pricing.models import InstanceType
+from pricing.models import Accelerator, InstanceType
 from simulator.accuracy import ACCURACY_FILE, write_accuracy
 from simulator.core import (
     Calibration,
@@ -27,8 +29,8 @@ from simulator.core import (
 )
 from simulator.core.crossval import calibrate_and_validate, cross_validate
 from simulator.core.hardware import GpuSpec
-from simulator.core.layout import RECOMPUTE_MODES
-from simulator.hardware_adapter import hardware, is_simulatable
+from simulator.core.layout import RECOMPUTE_MODES, LayoutConstraints
+from simulator.hardware_adapter import gpu_spec, hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
 from simulator.requests import SimulationInputs, inputs_from_request, without_time
 
@@ -43,10 +45,33 @@ def shipped_calibration() -> Calibration:
     return load_calibration(str(DATA_DIR / "calibration.json"))
 
 
-@cache
 def catalog_gpu_specs() -> dict[str, GpuSpec]:
-    """GPU specs keyed "<model> <variant>", from the shipped gpus.csv (plus core extras)."""
+    """GPU specs keyed "<model> <variant>" from the catalog's Accelerator rows, simulatable
+    ones only: the one source of sweeps (plans) and single simulations, so an accelerator
+    edited in the admin changes both."""
+    return {a.name: gpu_spec(a) for a in Accelerator.objects.all() if is_simulatable(a)}
+
+
+@cache
+def shipped_gpu_specs() -> dict[str, GpuSpec]:
+    """GPU specs from the shipped gpus.csv (plus core extras for reference-run GPUs): what
+    calibrations are fitted and validated on, independent of catalog edits."""
     return gpu_specs_from_frame(pd.read_csv(GPUS_CSV))
+
+
+@dataclass(frozen=True)
+class Simulator:
+    """A simulation request checked once, with the calibration it runs under: what the
+    simulation and plan tasks sweep and re-simulate (built by simulator_for)."""
+
+    inputs: SimulationInputs
+    calibration: Calibration
+
+
+def simulator_for(*, request: dict[str, Any], owner_id: int | None) -> Simulator:
+    """The simulator of a request (JSON, see simulator.requests) under the owner's
+    calibration; ValueError names a bad field."""
+    return Simulator(inputs_from_request(request), calibration_for(owner_id))
 
 
 def calibration_for(owner_id: int | None) -> Calibration:
@@ -94,7 +119,8 @@ def _progress(run_id: int, pct: float, message: str) -> None:
     run_progress(SimulationRun, run_id, pct, message)
 
 
-def _single(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
+def _single(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
+    inputs, cal = simulator.inputs, simulator.calibration
     instance = _instance(run.request)
     nodes = int(run.request.get("nodes") or 1)
     choice = best_layout(
@@ -143,14 +169,13 @@ def catalog_instances_frame(
 ) -> pd.DataFrame:
     """Simulatable instance types (optionally of some GPU slugs / providers), sweep columns."""
     rows = []
-    specs = catalog_gpu_specs()
     instances = InstanceType.objects.select_related("accelerator", "provider")
     if gpus:
         instances = instances.filter(accelerator__slug__in=gpus)
     if providers:
         instances = instances.filter(provider__slug__in=providers)
     for instance in instances:
-        if instance.accelerator.name not in specs:
+        if not is_simulatable(instance.accelerator):
             continue
         hw = hardware(instance, 1)
         rows.append(
@@ -176,44 +201,77 @@ def catalog_instances_frame(
     )
 
 
-def catalog_sweep(
-    inputs: SimulationInputs,
-    cal: Calibration,
+def simulator_sweep(
+    simulator: Simulator,
+    *,
     node_counts: tuple[int, ...] = SWEEP_NODE_COUNTS,
     instances: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Fastest fitting layout per instance type and node count (whole catalog by default)."""
+    inputs = simulator.inputs
     frame = catalog_instances_frame() if instances is None else instances
     grid = constrained_grid(inputs)
     if frame.empty or grid.empty:
         return pd.DataFrame()
     result = sweep(
-        inputs.workload, inputs.goal, frame, list(node_counts), cal, catalog_gpu_specs(),
-        precision=inputs.constraints.precision, layouts=grid,
+        inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
+        catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
     )
     return result.configurations
+
+
+def simulator_grid_size(simulator: Simulator) -> int:
+    """Layouts swept per instance type and node count (the user's fixed knobs applied)."""
+    return len(constrained_grid(simulator.inputs))
+
+
+def simulator_layout_memory(simulator: Simulator, *, instance_key: int, nodes: int,
+                            layout: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Memory breakdown (GiB per GPU) of one swept configuration (a row with its layout
+    knobs), re-simulated; None when its GPU lacks the rate (run load_catalog)."""
+    instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
+    fixed = LayoutConstraints(**{
+        k.name: int(layout[k.name]) if k.kind == "integer" else str(layout[k.name])
+        for k in LAYOUT_KNOBS if k.kind != "flag" and k.name in layout})
+    try:
+        choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
+                             simulator.inputs.goal, simulator.calibration, fixed)
+    except ValueError:
+        return None
+    memory: dict[str, Any] = choice.result.to_dict()["memory"]
+    return memory
+
+
+def gpus_without_rate(names: list[str], precision: str) -> bool:
+    """True when none of the catalog GPUs `names` has a published `precision` rate."""
+    specs = catalog_gpu_specs()
+    return bool(names) and not any(specs[name].supports(precision) for name in names
+                                   if name in specs)
 
 
 def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
     """The sweep's layout grid with the user's fixed layout fields applied."""
     grid = layout_grid(inputs.workload)
     fixed = inputs.constraints
-    for name in ("tp", "pp", "cp", "zero_stage", "micro_batch"):
-        value = getattr(fixed, name)
-        if value is not None:
-            grid = grid[grid[name] == value]
-    if fixed.recompute is not None:
-        grid = grid[grid["recompute"] == RECOMPUTE_MODES.index(fixed.recompute)]
-    if fixed.tp_comm_overlap:
-        grid = grid.assign(tp_comm_overlap=1)
+    for knob in LAYOUT_KNOBS:
+        value = getattr(fixed, knob.name)
+        if knob.kind == "flag" and value:
+            grid = grid.assign(**{knob.name: 1})  # a column the sweep reads when present
+        elif value is None or knob.name not in grid.columns:
+            continue  # searched, or not a grid column (dp follows; precision is per GPU)
+        elif knob.name == "recompute":  # the grid codes modes by their index
+            grid = grid[grid["recompute"] == RECOMPUTE_MODES.index(value)]
+        else:
+            grid = grid[grid[knob.name] == value]
     return grid.reset_index(drop=True)
 
 
-def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> dict[str, Any]:
+def _sweep(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
+    inputs = simulator.inputs
     _progress(run.id, 20, "sweeping every instance type x node count x layout")
     # Without a goal time is not predicted: the fastest configurations come first instead.
     order = ("samples_per_second", False) if inputs.missing else ("time_to_train_hours", True)
-    frame = catalog_sweep(inputs, cal).sort_values(order[0], ascending=order[1])
+    frame = simulator_sweep(simulator).sort_values(order[0], ascending=order[1])
     names = dict(InstanceType.objects.values_list("id", "name"))
     frame = frame.assign(instance_type=frame["instance_key"].map(names))
     rows = [without_time(r, inputs) for r in frame.head(200).to_dict("records")]
@@ -223,9 +281,8 @@ def _sweep(run: SimulationRun, inputs: SimulationInputs, cal: Calibration) -> di
 
 
 def _compute(run: SimulationRun) -> dict[str, Any]:
-    inputs = inputs_from_request(run.request)
     compute = _single if run.kind == SimulationRun.Kind.SINGLE else _sweep
-    return compute(run, inputs, calibration_for(run.owner_id))
+    return compute(run, simulator_for(request=run.request, owner_id=run.owner_id))
 
 
 def simulation_execute(*, run_id: int, attempt: Attempt) -> None:
@@ -254,7 +311,7 @@ def simulator_validate_file(
     """
     files = [str(p) for p in (paths or [])] + ([str(path)] if path is not None else [])
     runs = load_reference_runs(*files)
-    specs = catalog_gpu_specs()
+    specs = shipped_gpu_specs()
     group_by = cv or ("source" if loso else None)
     if group_by is not None:
         predictions = cross_validate(runs, specs, group_by=group_by)
@@ -268,7 +325,7 @@ def simulator_calibration_refit(*, paths: list[Path], out_path: Path) -> Calibra
     write it to `out_path` (simulator/data/calibration.json), with the leave-one-family-out
     predictions it was banded on beside it (accuracy.ACCURACY_FILE, the accuracy page)."""
     runs = load_reference_runs(*[str(p) for p in paths])
-    fitted, predictions = calibrate_and_validate(runs, catalog_gpu_specs())
+    fitted, predictions = calibrate_and_validate(runs, shipped_gpu_specs())
     save_calibration(fitted, str(out_path))
     write_accuracy(predictions, out_path.with_name(ACCURACY_FILE))
     return fitted

@@ -199,12 +199,33 @@ class LogTicks:
     texts: list[str]
 
 
+# Below this max/min ratio a 1-2-5 log grid leaves one tick or none in view (e.g. $190k to
+# $240k): such axes get evenly stepped round ticks instead.
+NARROW_LOG_SPAN = 4.0
+
+
+def _narrow_ticks(low: float, high: float) -> LogTicks:
+    """About five round ticks (steps of 1, 2 or 5 × 10^n) from just below `low` to just above
+    `high`; three around a single value."""
+    span = high - low if high > low else high * 0.2
+    raw = span / 4
+    base = 10.0 ** math.floor(math.log10(raw))
+    step = next(base * m for m in (1.0, 2.0, 5.0, 10.0) if base * m >= raw)
+    first = math.floor((low if high > low else low - span / 2) / step) * step
+    last = math.ceil((high if high > low else high + span / 2) / step) * step
+    ticks = [first + i * step for i in range(int(round((last - first) / step)) + 1)]
+    ticks = [float(f"{t:.12g}") for t in ticks if t > 0]
+    return LogTicks(ticks, [compact(t) for t in ticks])
+
+
 def log_ticks(values: Sequence[float]) -> LogTicks:
     """Readable ticks for a log axis over `values` (positive entries only): 1, 2, 5 per decade
     when the data spans at most two decades, powers of ten otherwise ('1k', '10k', '1M')."""
     positive = [float(v) for v in values if v is not None and not _missing(v) and v > 0]
     if not positive:
         return LogTicks([], [])
+    if max(positive) / min(positive) < NARROW_LOG_SPAN:
+        return _narrow_ticks(min(positive), max(positive))
     low = math.floor(math.log10(min(positive)))
     high = math.ceil(math.log10(max(positive)))
     is_short = math.log10(max(positive) / min(positive)) <= 2

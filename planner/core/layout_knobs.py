@@ -17,7 +17,8 @@ KNOB_KINDS = ("integer", "choice", "flag")
 
 @dataclass(frozen=True)
 class LayoutKnob:
-    """One layout knob: `kind` integer (within [minimum, maximum]), choice (one of
+    """One layout knob: `kind` integer (within [minimum, maximum]; every integer knob has
+    both: the API schema refuses what is outside), choice (one of
     `choices`) or flag (yes/no). `label` names it in messages; `unit` follows numbers;
     `example` is a typical value. `is_on_forms`: offered on the plan and simulation forms
     (else only the JSON API takes it); `is_planned`: a plan may fix it too."""
@@ -44,9 +45,9 @@ class LayoutKnob:
 LAYOUT_KNOBS: tuple[LayoutKnob, ...] = (
     LayoutKnob("tp", "integer", "Tensor parallel", "GPUs", "8", 1, 64),
     LayoutKnob("pp", "integer", "Pipeline parallel", "stages", "4", 1, 128),
-    LayoutKnob("dp", "integer", "Data parallel", "replicas", "16", 1, None,
+    LayoutKnob("dp", "integer", "Data parallel", "replicas", "16", 1, 65_536,
                is_on_forms=False, is_planned=False),
-    LayoutKnob("cp", "integer", "Context parallel", "GPUs", "2", 1, None,
+    LayoutKnob("cp", "integer", "Context parallel", "GPUs", "2", 1, 64,
                is_on_forms=False, is_planned=False),
     LayoutKnob("zero_stage", "integer", "ZeRO stage", "", "1", 0, 3),
     LayoutKnob("recompute", "choice", "Activation recomputation",

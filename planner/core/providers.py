@@ -63,6 +63,9 @@ class ProviderSpec:
     egress_usd_per_gb: float
     spot_band_by_gpu: dict[str, str] = field(default_factory=dict)
     refresh: PriceRefresh | None = None
+    # The provider's first US region: equal prices elsewhere rank after it (PLAN_PREFERRED_
+    # REGIONS overrides the list).
+    home_region: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in PROVIDER_KINDS or self.offer_kind not in OFFER_KINDS:
@@ -84,32 +87,34 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
                  spot_band_by_gpu={"H100": _TOP, "H200": _TOP, "B200": _TOP},
                  refresh=PriceRefresh("aws-price-list",
                                       "AWS Price List bulk API (AmazonEC2 offer file)",
-                                      ("us-east-1",))),
+                                      ("us-east-1",)), home_region="us-east-1"),
     # Cloud Storage Standard us-central1; premium tier egress, first 1 TB. GCP publishes no
     # bands and GPU Spot VMs are reclaimed often: the top band.
     ProviderSpec(GCP, "Google Cloud", "Google Cloud", "hyperscaler", "cloud_instance",
                  MAX_CLUSTER_NODES, 4, _TOP, 0.020, 0.12,
                  refresh=PriceRefresh("gcp-billing-catalog",
                                       "Google Cloud Billing Catalog API (Compute Engine SKUs)",
-                                      ("",))),
+                                      ("",)), home_region="us-central1"),
     # Blob Hot LRS East US first 50 TB (≈); internet egress, first 10 TB. Azure shows the
     # same bands as eviction rates.
     ProviderSpec(AZURE, "Azure", "Microsoft Azure", "hyperscaler", "cloud_instance",
                  MAX_CLUSTER_NODES, 4, "15-20%", 0.0184, 0.087,
                  refresh=PriceRefresh("azure-retail", "Azure Retail Prices API",
-                                      ("westeurope", "eastus"))),
+                                      ("westeurope", "eastus")), home_region="eastus"),
     # Persistent filesystem per GiB-month, no ingress/egress charges. On-demand instances are
     # sold one by one (clusters are a separate, reserved product); no spot (top band if seen).
     ProviderSpec(LAMBDA, "Lambda", "Lambda", "gpu_cloud", "cloud_instance", 8, 0, _TOP,
-                 0.20, 0.0),
+                 0.20, 0.0, home_region="us-east-1"),
     # Marketplace hosts set their own disk and bandwidth rates: a typical listing (≈), egress
     # 0 by default. Interruptible instances are outbid: the top band.
     ProviderSpec(VAST, "Vast.ai", "Vast.ai", "marketplace", "marketplace_machine", 1, 1, _TOP,
-                 0.10, 0.0),
+                 0.10, 0.0, home_region="us"),
 )
 PROVIDERS_BY_CODE: dict[str, ProviderSpec] = {p.code: p for p in PROVIDERS}
 PROVIDER_CODES: tuple[str, ...] = tuple(PROVIDERS_BY_CODE)
 PROVIDER_LABELS: dict[str, str] = {p.code: p.label for p in PROVIDERS}
+HOME_REGIONS: tuple[str, ...] = tuple(
+    dict.fromkeys(p.home_region for p in PROVIDERS if p.home_region))
 REFRESHABLE: dict[str, PriceRefresh] = {p.code: p.refresh for p in PROVIDERS if p.refresh}
 
 DEFAULT_STORAGE_USD_PER_GB_MONTH: dict[str, float] = {

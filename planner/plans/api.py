@@ -1,25 +1,35 @@
 """Plan API: POST a scenario as JSON, GET its status, progress and ranked configurations."""
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
-from pydantic import ConfigDict, Field, create_model, model_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, create_model, model_validator
 
+from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.plans import reports as plan_reports
 from planner.plans import services
-from planner.plans.core.fields import FIELDS_BY_NAME, SCENARIO_FIELDS, ScenarioField
+from planner.plans.core.fields import (
+    FIELDS_BY_NAME,
+    SCENARIO_FIELDS,
+    ScenarioField,
+)
 from planner.plans.models import PlanScenario
 from planner.reports import services as report_services
+from simulator.schemas import Key, Text
 
 router = Router(tags=["plans"])
 
 
+MAX_CHOICES = 200
+
+
 def _annotation(field: ScenarioField) -> Any:
-    """The JSON type of a scenario field, with its range in the schema."""
+    """The JSON type of a scenario field, with its range in the schema: finite numbers in the
+    table's range (whole numbers for integers), bounded NUL-free strings, closed choices."""
     description = f"{field.label}. {field.help}".strip(" .")
     if field.kind in ("number", "integer"):
         bounds: dict[str, Any] = {}
@@ -27,18 +37,27 @@ def _annotation(field: ScenarioField) -> Any:
             bounds["gt" if field.is_min_exclusive else "ge"] = field.minimum
         if field.maximum is not None:
             bounds["le"] = field.maximum
-        number = float if field.kind == "number" else int
-        return Annotated[number | None, Field(None, description=description, **bounds)]
+        if field.kind == "integer":
+            return Annotated[StrictInt | None, Field(None, description=description, **bounds)]
+        return Annotated[float | None, Field(None, description=description,
+                                             allow_inf_nan=False, **bounds)]
+    if field.is_layout and field.choices_from in KNOBS_BY_NAME:
+        choice: Any = Literal[KNOBS_BY_NAME[field.choices_from].choices]
+        return Annotated[choice | None, Field(None, description=description)]
+    band = Annotated[float, Field(ge=field.minimum or 0, le=field.maximum or 100,
+                                  allow_inf_nan=False)]
     json_type: Any = {
-        "choices": list[str], "bands": dict[str, float] | str, "flag": bool,
-    }.get(field.kind, str)
+        "choices": Annotated[list[Key], Field(max_length=MAX_CHOICES)] | Text,
+        "bands": Annotated[dict[Key, band], Field(max_length=MAX_CHOICES)] | Text,
+        "flag": StrictBool | Key,
+    }.get(field.kind, Text)
     return Annotated[json_type | None, Field(None, description=description)]
 
 
 # The request body: every field of the scenario table, and nothing else (unknown fields get
 # a 422 naming them). Exactly one goal; deadline as a date or in days; budget in USD.
 class _ClosedSchema(Schema):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -50,16 +69,31 @@ class _ClosedSchema(Schema):
             field = FIELDS_BY_NAME.get(name)
             if (field is not None and field.kind in ("number", "integer")
                     and isinstance(value, int | float) and not isinstance(value, bool)
-                    and math.isfinite(value)):
+                    and _is_finite(value)):
                 field.check_number(float(value))
         return data
 
+
+def _is_finite(value: float) -> bool:
+    """False for inf, NaN and an int too large for a float (a 400-digit JSON integer)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+# The nested layout object: the table's layout fields, closed like the body.
+PlanLayoutIn = create_model(  # type: ignore[call-overload]
+    "PlanLayoutIn",
+    __base__=_ClosedSchema,
+    **{field.name: _annotation(field) for field in SCENARIO_FIELDS if field.is_layout},
+)
 
 PlanIn = create_model(  # type: ignore[call-overload]
     "PlanIn",
     __base__=_ClosedSchema,
     **{field.name: _annotation(field) for field in SCENARIO_FIELDS},
-    layout=Annotated[dict[str, Any] | None, Field(None, description="Fixed layout fields")],
+    layout=Annotated[PlanLayoutIn | None, Field(None, description="Fixed layout fields")],
 )
 
 

@@ -6,11 +6,12 @@ The figures carry no template of their own: the page ships plotly_white once for
 
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, count, duration, label, log_axis, usd
 from planner.core.purchase_options import PURCHASE_OPTION_COLOURS
-from planner.plans.core.ranking import collapse_regions
+from planner.plans.core.ranking import collapse_regions, pareto_mask
 
 # Up to this many points the time-cost cloud is drawn as SVG, which every browser shows;
 # beyond it WebGL keeps the page responsive (a browser without WebGL shows Plotly's notice).
@@ -79,7 +80,10 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
                 hoverinfo="text",
             )
         )
-    front = sorted(_markers([o for o in feasible if o["is_pareto"]]),
+    # The front of the plotted markers themselves, so it runs through points on the chart.
+    on_front = pareto_mask(np.array([p["time_to_train_hours"] for p in points], dtype=float),
+                           np.array([p["total_usd"] for p in points], dtype=float))
+    front = sorted((p for p, keep in zip(points, on_front, strict=True) if keep),
                    key=lambda o: o["time_to_train_hours"])
     figure.add_trace(
         go.Scatter(
@@ -101,11 +105,12 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
 
 
 def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
-    """Compute, storage and egress USD of the ten cheapest feasible options."""
-    rows = [o for o in options if not o["infeasible_reason"]][:10]
+    """Compute, storage and egress USD of the ten cheapest distinct feasible offers (one
+    offer sold in ten regions is one bar, its other regions in the hover text)."""
+    rows = collapse_regions([o for o in options if not o["infeasible_reason"]])[:10]
     # Short rank labels on the axis (long names overlapped); the option in the hover text.
     labels = [f"#{count(r['rank'])}" for r in rows]
-    hover = [_hover(r) for r in rows]
+    hover = [_hover(r) + _also_in([region for region, _ in r["other_regions"]]) for r in rows]
     figure = go.Figure()
     for key, name in (
         ("compute_usd", "Compute"),
@@ -117,7 +122,7 @@ def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
             hovertemplate="%{customdata}<br>" + name + ": $%{y:,.0f}<extra></extra>"))
     return _style(
         figure,
-        "Cost breakdown of the 10 cheapest options",
+        f"Cost breakdown of the {len(rows)} cheapest offers",
         barmode="stack",
         xaxis_title="Option (rank in the table below)",
         yaxis_title="Cost (USD)",

@@ -13,7 +13,15 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.core.formatting import LABELS, count, duration, label, typed_number, usd
+from planner.core.formatting import (
+    LABELS,
+    count,
+    duration,
+    label,
+    percent,
+    typed_number,
+    usd,
+)
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.models import PlanScenario
 from simulator.core import PRESETS
@@ -97,7 +105,7 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
             reason = "no option meets the limits"
         else:
             reason = scenario.get_status_display()
-        return [reason, BLANK, BLANK, BLANK]
+        return [reason, BLANK, BLANK, BLANK, BLANK]
     purchase = LABELS.get(pick["purchase_option"], pick["purchase_option"])
     return [
         f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
@@ -106,7 +114,14 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         f"{duration(pick['time_to_train_hours'])} ({pick['calibration_status']}"
         + (f"; {pick['rate_note']})" if pick.get("rate_note") else ")"),
         f"{count(pick['gpus'])} × {pick['gpu']}",
+        _miss_text(pick),
     ]
+
+
+def _miss_text(pick: dict[str, Any]) -> str:
+    """The pick's chance of missing its deadline or budget (one of them when only one is set)."""
+    chance = pick.get("miss_probability")
+    return BLANK if chance is None else percent(chance)
 
 
 def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -> go.Figure:
@@ -131,7 +146,8 @@ def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -
 def plan_comparison(scenarios: list[PlanScenario]) -> Comparison:
     picks = [top_pick(s) for s in scenarios]
     texts = [_outcome_texts(s, p) for s, p in zip(scenarios, picks, strict=True)]
-    labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs"]
+    labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs",
+              "Chance of missing the deadline or budget"]
     outcomes = [CompareRow(label, [t[i] for t in texts]) for i, label in enumerate(labels)]
     figure = None
     if any(picks):
@@ -149,5 +165,40 @@ def plan_list_rows(scenarios: Iterable[PlanScenario]) -> list[dict[str, Any]]:
         goal = next((f"{typed_number(inputs[k])} {k}" for k in ("tokens", "samples", "epochs")
                      if inputs.get(k)), BLANK)
         rows.append({"scenario": scenario, "goal": goal,
-                     "model": PRESETS[model].name if model in PRESETS else "custom model"})
+                     "model": PRESETS[model].name if model in PRESETS else "custom model",
+                     **_list_outcome(scenario)})
     return rows
+
+
+def _list_outcome(scenario: PlanScenario) -> dict[str, str]:
+    """Cost, time, miss chance and feasibility of the plan's first card, from the small
+    `pick` and `n_feasible` annotations (a plan from before them shows blanks)."""
+    pick = getattr(scenario, "pick", None)
+    n_feasible = getattr(scenario, "n_feasible", None)
+    if scenario.status != PlanScenario.Status.DONE:
+        feasible = scenario.get_status_display()
+    elif n_feasible is None:
+        feasible = BLANK
+    else:
+        feasible = (f"yes: {count(n_feasible)} options" if n_feasible
+                    else "no option meets the limits")
+    if not isinstance(pick, dict):
+        return {"cost": BLANK, "time": BLANK, "miss": BLANK, "feasible": feasible}
+    return {"cost": usd(pick.get("total_usd")), "time": duration(pick.get("time_to_train_hours")),
+            "miss": percent(pick.get("miss_probability")), "feasible": feasible}
+
+
+def whatif_delta(base: PlanScenario, document: dict[str, Any]) -> str:
+    """A what-if's first card against the saved plan it came from: "Against your saved plan
+    “x”: +$12,140 total, −3.0 days, miss chance 21.0% → 0.3%." ("" without both picks)."""
+    before = (base.result or {}).get("pick")
+    after = document.get("pick")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ""
+    extra = float(after["total_usd"]) - float(before["total_usd"])
+    hours = float(after["time_to_train_hours"]) - float(before["time_to_train_hours"])
+    sign = "+" if extra >= 0 else "−"
+    faster = "+" if hours >= 0 else "−"
+    chances = [percent(pick.get("miss_probability")) for pick in (before, after)]
+    return (f"Against your saved plan “{base.name}”: {sign}{usd(abs(extra))} total, "
+            f"{faster}{duration(abs(hours))} to train, miss chance {chances[0]} → {chances[1]}.")

@@ -138,6 +138,16 @@ class PlanView:
         return [{**card, "option": by_index[card["row_index"]]}
                 for card in self._document["recommendations"]]
 
+    @property
+    def has_feasible(self) -> bool:
+        """Any option meets the limits: without one there is nothing to chart or export."""
+        return bool(self._document.get("n_feasible"))
+
+    @property
+    def tradeoff(self) -> str:
+        """The lowest-risk card's price against the cheapest's ("" for older plans)."""
+        return str(self._document.get("tradeoff") or "")
+
     @cached_property
     def rows(self) -> list[dict[str, Any]]:
         return _sorted_rows(self._document["options"], self.sort)
@@ -178,6 +188,12 @@ class PlanView:
         return found
 
     @cached_property
+    def skipped_prices(self) -> list[dict[str, Any]]:
+        """Prices the plan could not use (not above 0 USD/h), each with why."""
+        skipped: list[dict[str, Any]] = self._document.get("skipped_prices", [])
+        return skipped
+
+    @property
     def size_defaults(self) -> dict[str, str]:
         found: dict[str, str] = self._document.get("size_defaults", {})
         return found

@@ -15,6 +15,10 @@ def plan_report(*, scenario: PlanScenario) -> ReportDocument:
     if "no_fit" in scenario.result:
         raise ValueError(f"result: plan {scenario.pk} has no configuration that fits; "
                          "nothing to export")
+    if not scenario.result.get("n_feasible"):
+        fix = (scenario.result.get("what_would_work") or {}).get("fix") or ""
+        raise ValueError(f"result: no option of plan {scenario.pk} meets its deadline and "
+                         f"budget; nothing to export. {fix}".strip())
     return report_from_plan(
         scenario.result, inputs=scenario.inputs, name=scenario.name, subject_id=scenario.pk,
         generated_at=timezone.now().isoformat(timespec="seconds"),

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from planner.core.cloud import (
@@ -20,7 +22,7 @@ from planner.core.cloud import (
     hazard_per_instance_hour,
 )
 from planner.core.formatting import large_count, number
-from planner.core.providers import MAX_CLUSTER_NODES, offer_facts
+from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
@@ -41,17 +43,15 @@ from planner.runs import (
     run_progress,
     run_store,
 )
-from pricing.models import InstanceType
 from pricing.selectors import current_prices
-from simulator.core import LayoutConstraints, best_layout
-from simulator.hardware_adapter import hardware
-from simulator.requests import inputs_from_request
 from simulator.services import (
-    calibration_for,
-    catalog_gpu_specs,
+    Simulator,
     catalog_instances_frame,
-    catalog_sweep,
-    constrained_grid,
+    gpus_without_rate,
+    simulator_for,
+    simulator_grid_size,
+    simulator_layout_memory,
+    simulator_sweep,
 )
 
 # Options stored per plan: the cheapest ones plus every recommended and Pareto option.
@@ -61,10 +61,17 @@ NODE_COUNTS = tuple(2**i for i in range(MAX_CLUSTER_NODES.bit_length()))
 
 
 @dataclass(frozen=True)
-class PlanInputs:
+class SweptConfigurations:
+    """The sweep's configurations (in (instance, nodes) order) and how many instance types
+    were swept."""
+
     configs: pd.DataFrame
-    prices: pd.DataFrame
     n_instance_types: int
+
+
+def plan_simulator(*, scenario: Scenario, owner_id: int | None) -> Simulator:
+    """The scenario's simulation inputs, built once per task, under the owner's calibration."""
+    return simulator_for(request=simulation_request(scenario), owner_id=owner_id)
 
 
 def _node_counts(scenario: Scenario) -> tuple[int, ...]:
@@ -80,19 +87,19 @@ def plan_instances(scenario: Scenario) -> pd.DataFrame:
 
 
 def plan_configurations(
-    *, scenario: Scenario, owner_id: int | None, instance_keys: list[int] | None = None
-) -> PlanInputs:
+    *, scenario: Scenario, simulator: Simulator, instance_keys: list[int] | None = None
+) -> SweptConfigurations:
     """The simulator's fastest fitting layout per allowed instance type and node count (of
     `instance_keys` only, for one part of a split sweep), in (instance, nodes) order."""
     instances = plan_instances(scenario)
     if instance_keys is not None:
         instances = instances[instances["instance_key"].isin(instance_keys)]
-    inputs = inputs_from_request(simulation_request(scenario))
-    configs = catalog_sweep(inputs, calibration_for(owner_id), _node_counts(scenario), instances)
+    configs = simulator_sweep(simulator, node_counts=_node_counts(scenario),
+                              instances=instances)
     if not configs.empty:
         capacity = instances.set_index("instance_key")["memory_capacity_gib"]
         configs = configs.assign(memory_capacity_gib=configs["instance_key"].map(capacity))
-    return PlanInputs(_in_order(configs), pd.DataFrame(), len(instances))
+    return SweptConfigurations(_in_order(configs), len(instances))
 
 
 def _in_order(configs: pd.DataFrame) -> pd.DataFrame:
@@ -110,6 +117,22 @@ _PRICE_FIELDS = {
     "source__name": "source", "is_derived": "is_derived", "is_estimated": "is_estimated",
     "instance_type__gpu_count": "gpus_per_node",
 }
+
+
+def usable_prices(prices: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The prices a plan can use, and the ones it skips: a price that is not above 0 USD/h
+    (one the importer refuses, planted in the database some other way) would divide by zero
+    or make an option free."""
+    rate = pd.to_numeric(prices["usd_per_hour"], errors="coerce").astype(float)
+    bad = ~np.isfinite(rate) | (rate <= 0)
+    skipped = [
+        {"provider": str(row["provider"]), "instance_type": str(row["instance_type"]),
+         "region": str(row["region"]), "purchase_option": str(row["purchase_option"]),
+         "usd_per_hour": float(row["usd_per_hour"]) if np.isfinite(row["usd_per_hour"]) else None,
+         "reason": "not above 0 USD per hour"}
+        for row in prices[bad].to_dict("records")
+    ]
+    return prices[~bad].reset_index(drop=True), skipped
 
 
 def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) -> pd.DataFrame:
@@ -137,10 +160,10 @@ def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) ->
     return frame.drop(columns=["is_estimated", "gpus_per_node"])
 
 
-def _workload_sizes(scenario: Scenario) -> dict[str, Any]:
+def _workload_sizes(scenario: Scenario, simulator: Simulator) -> dict[str, Any]:
     """Data set and checkpoint sizes (GB) the user left blank, from the workload, and why."""
     data = scenario.data
-    workload = inputs_from_request(simulation_request(scenario)).workload
+    workload = simulator.inputs.workload
     sizes: dict[str, Any] = {}
     notes: dict[str, str] = {}
     if "checkpoint_gb" not in data:
@@ -185,7 +208,17 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         horizon_hours=float(data.get("horizon_days", 365.0)) * 24.0,
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
+        miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
+        preferred_regions=tuple(settings.PLAN_PREFERRED_REGIONS or HOME_REGIONS),
     )
+
+
+def scenario_list(*, owner_id: int, limit: int = 100) -> QuerySet[PlanScenario]:
+    """The owner's plans, newest first, each with `pick` (its first card's cost, time and miss
+    chance) and `n_feasible` read from the result; the result itself stays unloaded (it can
+    be megabytes)."""
+    return (PlanScenario.objects.filter(owner_id=owner_id).defer("result")
+            .annotate(pick=F("result__pick"), n_feasible=F("result__n_feasible"))[:limit])
 
 
 class NoConfigurationFitsError(ValueError):
@@ -195,12 +228,13 @@ class NoConfigurationFitsError(ValueError):
 
 def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     """Sweep, price and rank: the plan document. NoConfigurationFitsError when nothing fits."""
-    found = plan_configurations(scenario=scenario, owner_id=owner_id)
-    return plan_from_configurations(scenario=scenario, owner_id=owner_id, found=found)
+    simulator = plan_simulator(scenario=scenario, owner_id=owner_id)
+    found = plan_configurations(scenario=scenario, simulator=simulator)
+    return plan_from_configurations(scenario=scenario, simulator=simulator, found=found)
 
 
 def plan_from_configurations(
-    *, scenario: Scenario, owner_id: int | None, found: PlanInputs
+    *, scenario: Scenario, simulator: Simulator, found: SweptConfigurations
 ) -> dict[str, Any]:
     """Price and rank swept configurations (whole or merged from parts): the plan document."""
     if found.configs.empty:
@@ -212,20 +246,22 @@ def plan_from_configurations(
         )
     keys = sorted({int(k) for k in found.configs["instance_key"]})
     today = timezone.now().date()
-    prices = plan_prices(scenario=scenario, instance_keys=keys, today=today)
+    prices, skipped_prices = usable_prices(
+        plan_prices(scenario=scenario, instance_keys=keys, today=today))
     if prices.empty:
         raise NoConfigurationFitsError(
             "providers: no current price for any configuration that fits "
             "(widen providers, regions or purchase options)"
         )
-    defaults = _workload_sizes(scenario)
+    defaults = _workload_sizes(scenario, simulator)
     result = plan(found.configs, prices, _assumptions(scenario, defaults["sizes"]),
                   _constraints(scenario))
     document = result.to_dict(limit=OPTIONS_KEPT)
     document["size_defaults"] = defaults["notes"]
+    document["skipped_prices"] = skipped_prices
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
-    document["chosen_memory"] = _chosen_memory(scenario, result, owner_id)
+    document["chosen_memory"] = _chosen_memory(simulator, result)
     return document
 
 
@@ -234,19 +270,18 @@ def _refuse_unpublished_precision(scenario: Scenario) -> None:
     that, not memory, is why nothing fits: say so on the precision field."""
     precision = (scenario.data.get("layout") or {}).get("precision")
     names = sorted(set(plan_instances(scenario)["gpu"])) if precision else []
-    specs = catalog_gpu_specs()
-    if names and not any(specs[name].supports(precision) for name in names):
+    if names and gpus_without_rate(names, precision):
         raise NoConfigurationFitsError(
             f"precision: no allowed GPU has a published {precision} rate "
             f"({', '.join(names)}); leave precision blank to plan each GPU at its best "
             "published rate")
 
 
-def plan_document(*, scenario: Scenario, owner_id: int | None, found: PlanInputs
+def plan_document(*, scenario: Scenario, simulator: Simulator, found: SweptConfigurations
                   ) -> dict[str, Any]:
     """The stored result: the plan, or {"no_fit": {"field", "message"}} when nothing fits."""
     try:
-        return plan_from_configurations(scenario=scenario, owner_id=owner_id, found=found)
+        return plan_from_configurations(scenario=scenario, simulator=simulator, found=found)
     except NoConfigurationFitsError as exc:
         field, _, message = str(exc).partition(": ")
         return {"no_fit": {"field": field, "message": message,
@@ -263,38 +298,14 @@ def _scaling(result: PlanResult) -> list[dict[str, Any]]:
     ]
 
 
-def _chosen_memory(
-    scenario: Scenario, result: PlanResult, owner_id: int | None
-) -> dict[str, Any] | None:
+def _chosen_memory(simulator: Simulator, result: PlanResult) -> dict[str, Any] | None:
     """Memory breakdown (GiB per GPU) of the top-ranked option, for its chart."""
     ranked = result.table[result.table["rank"].notna()].sort_values("rank")
     if ranked.empty:
         return None
     row = ranked.iloc[0]
-    instance = InstanceType.objects.select_related("accelerator").get(pk=int(row["instance_key"]))
-    inputs = inputs_from_request(simulation_request(scenario))
-    fixed = LayoutConstraints(
-        tp=int(row["tp"]),
-        pp=int(row["pp"]),
-        dp=int(row["dp"]),
-        cp=int(row["cp"]),
-        zero_stage=int(row["zero_stage"]),
-        recompute=str(row["recompute"]),
-        precision=str(row["precision"]),
-        micro_batch=int(row["micro_batch"]),
-    )
-    try:
-        choice = best_layout(
-            inputs.workload,
-            hardware(instance, int(row["nodes"])),
-            inputs.goal,
-            calibration_for(owner_id),
-            fixed,
-        )
-    except ValueError:  # the catalog's GPU row lacks the rate (run load_catalog): no chart
-        return None
-    memory: dict[str, Any] = choice.result.to_dict()["memory"]
-    return memory
+    return simulator_layout_memory(simulator, instance_key=int(row["instance_key"]),
+                                   nodes=int(row["nodes"]), layout=row.to_dict())
 
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = False
@@ -302,6 +313,9 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     """Check the scenario's fields (cheap: no sweep), store it and enqueue its plan; whether
     any configuration fits is the task's answer (plan_document)."""
     scenario = scenario_from_input(raw, today=timezone.now().date())
+    # What the worker will read, checked now (ValueError names the field): never accepted and
+    # then failed in the worker.
+    simulator_for(request=simulation_request(scenario), owner_id=owner_id)
     with transaction.atomic():
         stored = PlanScenario.objects.create(
             owner_id=owner_id,
@@ -330,12 +344,13 @@ def _default_name(scenario: Scenario) -> str:
 def _compute(stored: PlanScenario) -> dict[str, Any] | None:
     run_progress(PlanScenario, stored.id, 10, "simulating every configuration")
     scenario = Scenario(stored.inputs)
-    parts = plan_sweep_parts(scenario)
+    simulator = plan_simulator(scenario=scenario, owner_id=stored.owner_id)
+    parts = plan_sweep_parts(scenario, simulator)
     if len(parts) > 1:
         sweep_split(scenario_id=stored.id, parts=parts)
         return None  # the last part to finish stores the plan
-    found = plan_configurations(scenario=scenario, owner_id=stored.owner_id)
-    return plan_document(scenario=scenario, owner_id=stored.owner_id, found=found)
+    found = plan_configurations(scenario=scenario, simulator=simulator)
+    return plan_document(scenario=scenario, simulator=simulator, found=found)
 
 
 def scenario_execute(*, scenario_id: int, attempt: Attempt) -> None:
@@ -364,6 +379,17 @@ def scenario_result(scenario_id: int) -> dict[str, Any]:
     return result
 
 
+def scenario_has_feasible(scenario_id: int, version: str) -> bool:
+    """Whether any option of the plan meets its limits (then it has charts and exports),
+    remembered under the page version so a cached page does not load the result for it."""
+    key = f"plan-has-feasible:{version}"
+    found = cache.get(key)
+    if found is None:
+        found = bool(scenario_result(scenario_id).get("n_feasible"))
+        cache.set(key, found, 3600)
+    return bool(found)
+
+
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:
     """Mark the plan kept under `name`; returns the name stored."""
     name = name.strip()[:200] or "Untitled scenario"
@@ -379,13 +405,12 @@ def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:
 MAX_SWEEP_PARTS = 16
 
 
-def plan_sweep_parts(scenario: Scenario) -> list[list[int]]:
+def plan_sweep_parts(scenario: Scenario, simulator: Simulator) -> list[list[int]]:
     """The scenario's instance types in parts of about PLAN_SWEEP_PART_CELLS sweep cells."""
     instances = plan_instances(scenario)
-    grid = constrained_grid(inputs_from_request(simulation_request(scenario)))
     return sweep_parts(
         [int(k) for k in instances["instance_key"]],
-        cells_per_instance=len(grid) * len(_node_counts(scenario)),
+        cells_per_instance=simulator_grid_size(simulator) * len(_node_counts(scenario)),
         cells_per_part=settings.PLAN_SWEEP_PART_CELLS, max_parts=MAX_SWEEP_PARTS,
     )
 
@@ -415,8 +440,10 @@ def sweep_chunk_execute(*, chunk_id: int, attempt: Attempt) -> None:
     label = f"sweep part {chunk.index + 1} of {chunk.n_chunks}"
     try:
         with run_lease(PlanSweepChunk, chunk.id, attempt.task_id):
-            found = plan_configurations(scenario=Scenario(inputs), owner_id=owner_id,
-                                        instance_keys=[int(k) for k in chunk.instance_keys])
+            scenario = Scenario(inputs)
+            found = plan_configurations(
+                scenario=scenario, simulator=plan_simulator(scenario=scenario, owner_id=owner_id),
+                instance_keys=[int(k) for k in chunk.instance_keys])
         _chunk_finish(chunk, frame_to_table(found.configs))
     except TRANSIENT_ERRORS:
         if attempt.is_last_try:
@@ -447,11 +474,11 @@ def _chunk_finish(chunk: PlanSweepChunk, table: dict[str, Any]) -> None:
         tables = list(parts.order_by("index").values_list("result", "instance_keys"))
         frames = [frame_from_table(t) for t, _ in tables if t["rows"]]
         configs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-        found = PlanInputs(_in_order(configs), pd.DataFrame(),
-                           sum(len(keys) for _, keys in tables))
+        found = SweptConfigurations(_in_order(configs), sum(len(keys) for _, keys in tables))
         scenario = Scenario(stored.inputs)
+        simulator = plan_simulator(scenario=scenario, owner_id=stored.owner_id)
         run_store(PlanScenario, stored.id,
-                  plan_document(scenario=scenario, owner_id=stored.owner_id, found=found))
+                  plan_document(scenario=scenario, simulator=simulator, found=found))
         parts.delete()
 
 

@@ -32,7 +32,7 @@ def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
 
 @login_required
 def plan_list(request: HttpRequest) -> HttpResponse:
-    plans = PlanScenario.objects.filter(owner_id=request.user.pk).defer("result")[:100]
+    plans = services.scenario_list(owner_id=request.user.pk)
     return render(request, "planner/plans/list.html", {"rows": compare.plan_list_rows(plans)})
 
 
@@ -67,9 +67,12 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     if scenario.status == PlanScenario.Status.DONE:
         view = PlanView(lambda: services.scenario_result(scenario_id), sort=sort)
     inputs = scenario.inputs
+    version = services.scenario_page_version(scenario)
     context = {
         "scenario": scenario, "view": view, "sort": sort,
-        "result_key": services.scenario_page_version(scenario),
+        "result_key": version,
+        # Called by the template only for a done plan: no charts or exports without an option.
+        "has_feasible": lambda: services.scenario_has_feasible(scenario_id, version),
         "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
         "form_key": form_version(inputs),
         "share_query": urlencode(whatif_query(inputs), doseq=True),
@@ -116,10 +119,20 @@ def plan_whatif(request: HttpRequest) -> HttpResponse:
             scenario = scenario_from_input(form.to_raw(), today=timezone.now().date())
             document = services.plan_compute(scenario=scenario, owner_id=request.user.pk)
             context["view"] = plan_view(document, sort=request.GET.get("sort", "rank"))
+            context["delta"] = _delta(request, document)
         except ValueError as exc:
             form.add_scenario_error(exc)
     status = 200 if context["view"] else 400
     return render(request, "planner/plans/detail.html", context, status=status)
+
+
+def _delta(request: HttpRequest, document: dict[str, Any]) -> str:
+    """The what-if against the saved plan it was opened from (`from`, yours only)."""
+    base_id = request.GET.get("from", "")
+    if not base_id.isdigit():
+        return ""
+    base = PlanScenario.objects.filter(pk=int(base_id), owner_id=request.user.pk).first()
+    return compare.whatif_delta(base, document) if base is not None else ""
 
 
 def plan_preview(request: HttpRequest, *, raw: dict[str, Any] | None, form: PlanForm | None,
@@ -191,7 +204,9 @@ def plan_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 @login_required
 def plan_compare(request: HttpRequest) -> HttpResponse:
-    ids = list(dict.fromkeys(int(i) for i in request.GET.getlist("id") if i.isdigit()))
+    # ASCII digits only: "²" passes str.isdigit() but not int(); at most 19 (a 64-bit id).
+    ids = list(dict.fromkeys(int(i) for i in request.GET.getlist("id")
+                             if i.isascii() and i.isdigit() and len(i) <= 18))
     if not compare.MIN_PLANS <= len(ids) <= compare.MAX_PLANS:
         context = {"error": "Tick 2 to 4 of your plans to compare them side by side."}
         return render(request, "planner/plans/compare.html", context, status=400)

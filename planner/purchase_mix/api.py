@@ -17,10 +17,16 @@ from ninja.responses import Status
 from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix import selectors, services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME, UPLOAD_SETTINGS
 from planner.purchase_mix.documents import parse_growth
 from planner.reports import services as report_services
 
 router = Router(tags=["purchase mix"])
+# The upload's form fields: names, choices and defaults from the upload-settings table.
+_D: dict[str, Any] = {s.name: s.default for s in UPLOAD_SETTINGS}
+FormatName = Literal[SETTINGS_BY_NAME["format"].values]  # type: ignore[valid-type]
+TimeUnit = Literal[SETTINGS_BY_NAME["time_unit"].values]  # type: ignore[valid-type]
+DuplicatePolicy = Literal[SETTINGS_BY_NAME["duplicate_ids"].values]  # type: ignore[valid-type]
 
 
 class RowErrorOut(Schema):
@@ -83,18 +89,18 @@ def _run_options(**fields: Any) -> services.RunOptions:
 def create_history(
     request: HttpRequest,
     file: File[UploadedFile],
-    format: Form[Literal["generic", "slurm", "usage", "mapped"]] = "generic",
-    map: Form[str] = "",
-    time_unit: Form[Literal["", "s", "min", "h"]] = "",
-    origin: Form[str] = "",
-    gpu_type: Form[str] = "",
-    skip_bad_rows: Form[bool] = False,
-    duplicate_ids: Form[Literal["refuse", "merge"]] = "refuse",
-    provider: Form[str] = "",
-    region: Form[str] = "",
-    growth: Form[str] = "-50,-25,0,25",
-    spot_alternative: Form[bool] = False,
-    elsewhere_alternative: Form[bool] = False,
+    format: Form[FormatName] = _D["format"],
+    map: Form[str] = _D["map"],
+    time_unit: Form[TimeUnit] = _D["time_unit"],
+    origin: Form[str] = _D["origin"],
+    gpu_type: Form[str] = _D["gpu_type"],
+    skip_bad_rows: Form[bool] = _D["skip_bad_rows"],
+    duplicate_ids: Form[DuplicatePolicy] = _D["duplicate_ids"],
+    provider: Form[str] = _D["provider"],
+    region: Form[str] = _D["region"],
+    growth: Form[str] = _D["growth"],
+    spot_alternative: Form[bool] = _D["spot_alternative"],
+    elsewhere_alternative: Form[bool] = _D["elsewhere_alternative"],
 ) -> Status[Any]:
     """Parse the file; 400 lists row errors by line (nothing stored), 201 queues the analysis.
 

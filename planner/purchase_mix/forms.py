@@ -14,12 +14,11 @@ from planner.purchase_mix.core.upload.parsing import (
     JOB_FIELDS,
     parse_column_mapping,
 )
+from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME
 from planner.purchase_mix.documents import parse_growth
-from planner.purchase_mix.models import History
 from planner.purchase_mix.services import ParseOptions, RunOptions, UploadOutcome
 from planner.purchase_mix.staging import StagedUpload
 
-TIME_UNITS = [("", "seconds (default)"), ("s", "seconds"), ("min", "minutes"), ("h", "hours")]
 LOOKBACK_CHOICES = [("", "whole history"), ("7", "7 days"), ("30", "30 days"), ("60", "60 days"),
                     ("90", "90 days")]
 
@@ -33,8 +32,20 @@ def _mapping(text: str, what: str) -> dict[str, str]:
 
 MAP_FIELDS: tuple[str, ...] = (*JOB_FIELDS, *EXTRA_JOB_FIELDS, "timestamp", "gpus_in_use")
 NOT_IN_FILE = ("", "(not in the file / its usual name)")
-DUPLICATE_CHOICES = [("refuse", "refuse the file (list the repeated lines)"),
-                     ("merge", "merge them into one job (earliest start, latest end, most GPUs)")]
+
+
+def setting_field(name: str) -> forms.Field:
+    """The form field of an upload setting (core.upload.settings): its label, help, choices
+    and default; a choice with a default must be made, other settings may be left blank."""
+    setting = SETTINGS_BY_NAME[name]
+    common: dict[str, Any] = {"label": setting.label, "help_text": setting.help,
+                              "initial": setting.default}
+    if setting.kind == "flag":
+        return forms.BooleanField(required=False, **common)
+    if setting.kind == "choice":
+        return forms.ChoiceField(choices=setting.choices, required=bool(setting.default),
+                                 **common)
+    return forms.CharField(required=False, **common)
 
 
 def _header_of(upload: Any) -> tuple[str, ...]:
@@ -76,25 +87,15 @@ class UploadForm(forms.Form):
     file = forms.FileField(
         label="Job history file", required=False,
         help_text="CSV, TSV or pipe-separated; UTF-8, UTF-16 or Windows-1252.")
-    fmt = forms.ChoiceField(label="Format", choices=History.Format.choices, initial="generic")
-    time_unit = forms.ChoiceField(choices=TIME_UNITS, required=False,
-                                  help_text="Unit of numeric offsets and durations.")
-    origin = forms.CharField(
-        required=False,
-        help_text="Needed when start/end are numbers: the timestamp they count from "
-        "(numbers without an origin are refused).",
-    )
-    default_gpu_type = forms.CharField(
-        label="Default GPU type", required=False,
-        help_text="For rows (or whole traces) that name no GPU type, e.g. V100 or a100-80gb.",
-    )
-    duplicate_ids = forms.ChoiceField(label="Repeated job ids", choices=DUPLICATE_CHOICES,
-                                      initial="refuse")
-    skip_bad_rows = forms.BooleanField(
-        required=False, help_text="Store the good rows and drop the bad ones (they are counted)."
-    )
-    provider = forms.ChoiceField(label="You buy in (provider)", required=False)
-    region = forms.ChoiceField(label="Region", required=False)
+    fmt = setting_field("format")
+    time_unit = setting_field("time_unit")
+    origin = setting_field("origin")
+    default_gpu_type = setting_field("gpu_type")
+    duplicate_ids = setting_field("duplicate_ids")
+    skip_bad_rows = setting_field("skip_bad_rows")
+    # Provider and region choices come from the catalog (set in __init__).
+    provider = forms.ChoiceField(label=SETTINGS_BY_NAME["provider"].label, required=False)
+    region = forms.ChoiceField(label=SETTINGS_BY_NAME["region"].label, required=False)
 
     def __init__(self, *args: Any, staged: StagedUpload | None = None,
                  staged_file: IO[bytes] | None = None, **kwargs: Any) -> None:
@@ -198,25 +199,14 @@ def _missing_fix(name: str) -> str:
 
 
 class RunForm(forms.Form):
-    provider = forms.ChoiceField(required=False)
-    region = forms.ChoiceField(required=False)
+    provider = forms.ChoiceField(label=SETTINGS_BY_NAME["provider"].label, required=False)
+    region = forms.ChoiceField(label=SETTINGS_BY_NAME["region"].label, required=False)
     lookback_days = forms.TypedChoiceField(
         label="Size on", choices=LOOKBACK_CHOICES, required=False, coerce=int, empty_value=None
     )
-    growth = forms.CharField(
-        label="Growth scenarios", required=False, initial="-50, -25, 0, 25",
-        help_text="Demand growth or decline, % per year, comma-separated; commitments are sized "
-        "so the worst 10% of outcomes stay positive in every scenario.",
-    )
-    is_spot_alternative = forms.BooleanField(
-        label="Spot counts as an alternative", required=False,
-        help_text="Never commit above spot's rate with its interruption overhead.",
-    )
-    is_elsewhere_alternative = forms.BooleanField(
-        label="Compare with on-demand elsewhere", required=False,
-        help_text="Off (the default): commitments are compared with on-demand of the same "
-        "provider, region and instance type; a cheaper equivalent elsewhere is shown beside.",
-    )
+    growth = setting_field("growth")
+    is_spot_alternative = setting_field("spot_alternative")
+    is_elsewhere_alternative = setting_field("elsewhere_alternative")
     accelerator_map = forms.CharField(
         label="GPU names", required=False,
         help_text="NAME=catalog slug pairs to override the automatic match, "

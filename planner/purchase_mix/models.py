@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME
 from planner.runs import TrackedRun
 
 
@@ -13,11 +14,10 @@ class History(models.Model):
     the hourly firm and interruptible GPUs per type) are stored under random names.
     """
 
-    class Format(models.TextChoices):
-        GENERIC = "generic", "Generic CSV (job_id, start, end, gpu_type, gpu_count, …)"
-        SLURM = "slurm", "Slurm sacct --parsable2"
-        USAGE = "usage", "Usage series (timestamp, gpu_type, gpus_in_use)"
-        MAPPED = "mapped", "Any CSV with a column mapping"
+    # The formats of the upload-settings table (purchase_mix.core.upload.settings).
+    Format = models.TextChoices(  # type: ignore[misc]
+        "Format", [(value.upper(), (value, words))
+                   for value, words in SETTINGS_BY_NAME["format"].choices])
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="job_histories"

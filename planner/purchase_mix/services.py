@@ -217,8 +217,11 @@ def _too_large_message(size_bytes: int) -> str:
 
 
 def _row_error_message(parsed: ParseResult) -> str:
+    rows = parsed.bad_rows or min(parsed.error_count, parsed.rows_read)
+    problems = (f" ({parsed.error_count:,} problems in all)"
+                if parsed.error_count > rows else "")
     return (
-        f"{parsed.error_count:,} of {parsed.rows_read:,} rows have problems; nothing was stored. "
+        f"{rows:,} of {parsed.rows_read:,} rows have problems{problems}; nothing was stored. "
         "Fix the file, or tick “skip bad rows” to store the good rows only."
     )
 

@@ -13,7 +13,7 @@ from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.model import report_from_dict
 from planner.reports.models import Report
-from planner.reports.render.documents import report_html
+from planner.reports.render.html import report_html
 from planner.reports.render.pdf import PdfUnavailableError, pdf_missing, report_pdf
 from planner.reports.render.xlsx import report_xlsx
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress

@@ -32,6 +32,10 @@ def load_json(checker: RowChecker, path: Path | str) -> tuple[Any, str]:
         checker.error(exc.lineno, "(file)", f"malformed JSON: {exc.msg} (column {exc.colno})")
         checker.raise_if_any()
         raise AssertionError("unreachable") from exc
+    except RecursionError as exc:
+        checker.error(None, "(file)", "malformed JSON: nested too deeply")
+        checker.raise_if_any()
+        raise AssertionError("unreachable") from exc
 
 
 def require_keys(

@@ -50,6 +50,17 @@ def _day(checker: RowChecker, text: str, line: int) -> date | None:
         return None
 
 
+TRUE_WORDS = ("yes", "true", "1", "y")
+FALSE_WORDS = ("no", "false", "0", "n", "")
+
+
+def _flag(checker: RowChecker, value: Any, line: int) -> bool:
+    text = str(value if value is not None else "").strip().lower()
+    if text not in TRUE_WORDS + FALSE_WORDS:
+        checker.error(line, "is_estimated", f"{str(value)[:40]!r} is not yes or no")
+    return text in TRUE_WORDS
+
+
 def _choice(checker: RowChecker, row: dict[str, Any], name: str, allowed: tuple[str, ...],
             line: int) -> str:
     value = str(row.get(name, "")).strip()
@@ -94,7 +105,7 @@ def _row(checker: RowChecker, row: dict[str, Any], line: int,
     offering = _choice(checker, row, "offering_class", OFFERING_CLASSES, line)
     day = _day(checker, str(row["as_of"]), line)
     prices = _prices(checker, row, line)
-    estimated = str(row.get("is_estimated", "")).strip().lower() in ("yes", "true", "1")
+    estimated = _flag(checker, row.get("is_estimated", ""), line)
     for name in ("provider", "region", "instance_type"):
         if not str(row[name]).strip():
             checker.error(line, name, "is required")

@@ -36,8 +36,8 @@ from simulator.services import (
     DATA_DIR,
     REFERENCE_RUNS_FILES,
     calibration_for,
-    catalog_gpu_specs,
     shipped_calibration,
+    shipped_gpu_specs,
 )
 
 REFERENCE_RUNS_CSV = DATA_DIR / "reference_runs.csv"
@@ -215,7 +215,7 @@ def measured_runs_report(*, owner_id: int) -> MeasuredRunsReport:
     runs = measured_runs_frame(owner_id=owner_id)
     if runs.empty:
         return MeasuredRunsReport([], [], own)
-    specs = catalog_gpu_specs()
+    specs = shipped_gpu_specs()
     shipped = validate(runs, specs, shipped_calibration())
     if own is None:
         return MeasuredRunsReport(_prediction_rows(shipped), _summary_rows(shipped, None), own)
@@ -232,7 +232,7 @@ def user_calibration_fit(*, owner_id: int) -> FitOutcome:
     mine = measured_runs_frame(owner_id=owner_id)
     if mine.empty:
         raise ValueError("Upload some measured runs before fitting a calibration.")
-    specs = catalog_gpu_specs()
+    specs = shipped_gpu_specs()
     before = validate(mine, specs, calibration_for(owner_id))
     if before["predicted"].isna().all():
         raise ValueError("The simulator cannot predict any of your runs; see their notes.")

@@ -19,9 +19,6 @@ MAX_GEMM_EFFICIENCY = 0.98
 
 # FP32 GEMMs on CUDA cores (no tensor cores) run close to peak: cuBLAS SGEMM reaches ~85-90%.
 SIMT_EFFICIENCY = 0.85
-# Keys of older calibration files, ignored on load (their knobs were dropped or renamed).
-LEGACY_KEYS = frozenset({"efficiency_llm", "efficiency_bert", "efficiency_resnet",
-                         "simt_factor", "log_residual_p10", "log_residual_p90"})
 
 
 @dataclass(frozen=True)
@@ -118,9 +115,9 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Calibration:
-        """Inverse of to_dict; LEGACY_KEYS are ignored. Raises ValueError on unknown keys."""
+        """Inverse of to_dict. Raises ValueError on unknown keys."""
         known = {f.name for f in fields(cls)}
-        unknown = set(data) - known - LEGACY_KEYS
+        unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown calibration keys: {sorted(unknown)}")
         domain = CalibrationDomain.from_dict(data.get("domain") or {})

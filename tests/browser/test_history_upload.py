@@ -71,7 +71,8 @@ def test_upload_helios_and_see_the_charts(
     _work(queued_runs)  # the page polls the status view and reloads when the run is done
     _wait_for_charts(page, ("chart-demand", "chart-trend", "chart-mix", "chart-waterfall"))
 
-    page.click("#run-form >> xpath=ancestor::details/summary")
+    # Provider and region are chosen at the top of the page, not inside a folded panel.
+    assert page.is_visible("#id_provider") and page.is_visible("#id_region")
     page.select_option("#id_provider", "aws")
     page.select_option("#id_region", "us-east-1")
     page.click("#run-form button[type=submit]")
@@ -81,11 +82,19 @@ def test_upload_helios_and_see_the_charts(
 
     assert "(GPUs)" in (page.text_content("#chart-demand-plot .ytitle") or "")
     assert "(USD)" in (page.text_content("#chart-cost-plot .ytitle") or "")
-    assert "p4" in page.inner_text("#plans")
+    assert "p4" in page.inner_text("#buying-where")
+    assert "Hindsight reference (not a recommendation)" in page.inner_text("body")
     buy = page.inner_text("#what-to-buy")
     assert "Nothing to commit" in buy  # 3.5 days of history
     assert "a commitment needs at least 30 days" in page.inner_text("body")
-    assert "Break-even utilisation" in page.inner_text(".term-choices")
+    assert "break-even at" in page.inner_text(".not-bought")  # no table of zeros
     assert AnalysisRun.objects.filter(status="done").count() == 2
     external = [u for u in urls if urlparse(u).hostname not in {"localhost", "127.0.0.1", None}]
     assert external == [] and errors == []
+    page.screenshot(path=str(_screenshot_path("history-what-to-buy-helios")), full_page=True)
+
+
+def _screenshot_path(name: str) -> Path:
+    folder = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.png"

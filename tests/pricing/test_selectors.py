@@ -158,8 +158,17 @@ def test_instance_detail_includes_history_and_404s_unknown(catalog: date) -> Non
 def test_current_region_prices_drop_history(catalog: date) -> None:
     detail = selectors.instance_detail(provider="aws", name="p4d.24xlarge", today=catalog)
     points = selectors.current_region_prices(detail.rows)
-    assert len(points) == sum(1 for r in detail.rows if r.price.is_current)
-    assert {p.purchase_option for p in points} <= {str(label) for label in PurchaseOption.labels}
+    current = [r.price for r in detail.rows if r.price.is_current]
+    # One bar per region and series (purchase option, payment option, offering class): two
+    # prices on one bar would stack into a price no one sells.
+    assert len({(p.region, p.purchase_option) for p in points}) == len(points)
+    assert len(points) <= len(current)
+    labels = {str(label) for label in PurchaseOption.labels}
+    assert {p.purchase_option.split(",")[0] for p in points} <= labels
+    assert "Reserved 3 years, all upfront, standard" in {p.purchase_option for p in points}
+    on_demand = {p.region: p.usd_per_hour for p in points if p.purchase_option == "On-demand"}
+    assert all(p.usd_per_hour < on_demand[p.region] for p in points
+               if p.purchase_option.startswith("Reserved") and p.region in on_demand)
 
 
 def test_interconnect_label() -> None:

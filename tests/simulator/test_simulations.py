@@ -139,7 +139,7 @@ def test_api_creates_and_returns_a_simulation(user: User, p4de: InstanceType, ea
     assert shown["result"]["simulation"]["memory"]["is_fit"] is True
     bad = client.post("/api/simulations", json.dumps({**body, "nodes": 0}),
                       content_type="application/json")
-    assert bad.status_code == 400 and "nodes" in bad.json()["detail"]
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][-1] == "nodes"
 
 
 def test_api_sweep_without_a_goal_ranks_by_speed_and_says_time_is_not_predicted(

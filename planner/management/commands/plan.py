@@ -16,15 +16,11 @@ from planner.plans.core.ranking import collapse_regions
 from planner.plans.reports import FIELD_LABELS, FIELD_UNITS
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
-from planner.reports.core.plan import report_from_plan
+from planner.reports.core.plan import OPTION_COLUMNS, option_cell, report_from_plan
 from planner.reports.services import PdfUnavailableError, report_write
 
-TABLE_COLUMNS = {
-    "rank": "rank", "provider": "provider", "region": "region",
-    "instance_type": "instance", "gpus": "GPUs", "purchase_option": "purchase",
-    "time_to_train_days": "time (days)", "total_usd": "total ($)", "mfu": "MFU",
-    "basis": "price", "age_days": "age (days)", "calibration_status": "throughput",
-}
+# The terminal's columns: the plan report's, those marked for it (one column table).
+TERMINAL_COLUMNS = tuple(c for c in OPTION_COLUMNS if c.is_in_terminal)
 # Short spellings kept from earlier releases.
 ALIASES = {"purchase_options": ["--purchase"]}
 
@@ -94,10 +90,9 @@ class Command(BaseCommand):
                 + ("; the plan mixes snapshots more than 30 days apart" if dates["is_mixed"]
                    else ""))
         rows = collapse_regions([r for r in result["options"] if r.get("rank")])[:top]
-        self.stdout.write("  ".join(f"{label:>14}" for label in TABLE_COLUMNS.values()))
+        self.stdout.write("  ".join(f"{c.header:>14}" for c in TERMINAL_COLUMNS))
         for row in rows:
-            row = {**row, "time_to_train_days": row["time_to_train_hours"] / 24}
-            cells = [_cell(row.get(key)) for key in TABLE_COLUMNS]
+            cells = [_cell(option_cell(row, c.key)) for c in TERMINAL_COLUMNS]
             extra = f"  also in {len(row['other_regions'])} regions" if row["other_regions"] else ""
             if row.get("rate_note"):
                 extra += f"  ({row['rate_note']})"

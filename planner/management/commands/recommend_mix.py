@@ -10,9 +10,24 @@ from django.utils import timezone
 
 from planner.purchase_mix import services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
+from planner.purchase_mix.core.upload.settings import UPLOAD_SETTINGS, UploadSetting
 from planner.purchase_mix.documents import parse_growth
 from planner.reports.core.purchase_mix import report_from_history
 from planner.reports.services import PdfUnavailableError, report_write
+
+
+def _flag(setting: UploadSetting) -> list[str]:
+    return [f"--{setting.name.replace('_', '-')}"]
+
+
+def _argument(setting: UploadSetting) -> dict[str, Any]:
+    """argparse options of an upload setting (argparse %-formats help: "%" doubled)."""
+    text = (setting.help or setting.label).replace("%", "%%")
+    if setting.kind == "flag":
+        return {"action": "store_true", "help": text}
+    if setting.kind == "choice":
+        return {"default": setting.default, "choices": list(setting.values), "help": text}
+    return {"default": setting.default, "help": text}
 
 
 class Command(BaseCommand):
@@ -20,26 +35,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("file", type=Path)
-        parser.add_argument("--format", default="generic",
-                            choices=["generic", "slurm", "usage", "mapped"])
-        parser.add_argument("--map", default="", help="FIELD=COLUMN,... (implies mapped)")
-        parser.add_argument("--time-unit", default="", choices=["", "s", "min", "h"])
-        parser.add_argument("--origin", default="", help="timestamp numeric times count from")
-        parser.add_argument("--gpu-type", default="", help="GPU type for rows that name none")
-        parser.add_argument("--skip-bad-rows", action="store_true")
-        parser.add_argument("--duplicate-ids", default="refuse", choices=["refuse", "merge"],
-                            help="repeated job ids: refuse the file, or merge them into one job")
-        parser.add_argument("--growth", default="-50,-25,0,25",
-                            help="demand growth scenarios, %% per year, comma-separated")
-        parser.add_argument("--spot-alternative", action="store_true",
-                            help="count spot (with its interruption overhead) as an alternative")
-        parser.add_argument("--elsewhere-alternative", action="store_true",
-                            help="count on-demand in other regions/providers as the baseline "
-                                 "(default: on-demand of the same provider, region and instance)")
+        for setting in UPLOAD_SETTINGS:
+            parser.add_argument(*_flag(setting), **_argument(setting))
         parser.add_argument("--no-elsewhere", action="store_true",
                             help="the default; kept for scripts that pass it")
-        parser.add_argument("--provider", default="", help="blank: cheapest where offered")
-        parser.add_argument("--region", default="", help="blank: any region")
         parser.add_argument("--lookback-days", type=int, default=None)
         parser.add_argument("--json", action="store_true", help="print the API document")
         parser.add_argument("--report", type=Path, metavar="PATH",

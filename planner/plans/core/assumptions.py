@@ -87,8 +87,14 @@ class PlanConstraints:
     horizon_hours: float | None = 365.0 * 24.0
     allow_estimated_prices: bool = False
     allow_unlikely_capacity: bool = False
+    # A card says "meets the deadline" only at or below this chance of missing it (0-1).
+    miss_threshold: float = 0.10
+    # Region codes preferred, first first: among equal prices the earlier region ranks first.
+    preferred_regions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.miss_threshold <= 1.0:
+            raise ValueError("miss_threshold must be between 0 and 1")
         for name in ("deadline_hours", "budget_usd", "horizon_hours"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):

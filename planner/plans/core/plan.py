@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.core import formatting as fmt
 from planner.core.purchase_options import SPOT
 from planner.core.serialize import json_safe
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
@@ -44,7 +45,12 @@ from planner.plans.core.options import (
     with_defaults,
     work_table,
 )
-from planner.plans.core.ranking import Recommendation, pareto_mask, recommend_options
+from planner.plans.core.ranking import (
+    Recommendation,
+    pareto_mask,
+    recommend_options,
+    tradeoff_line,
+)
 from planner.plans.core.spot_risk import RunTimes, run_times
 
 REASON_DEADLINE = "misses deadline"
@@ -108,7 +114,24 @@ class PlanResult:
             "assumptions": json_safe(self.assumptions),
             "constraints": json_safe(_constraints_dict(self.constraints)),
             "what_would_work": what_would_work(self.table, self.constraints),
+            "tradeoff": tradeoff_line(self.table, self.recommendations),
+            "pick": self.pick_summary(),
         }
+
+    def pick_summary(self) -> dict[str, Any] | None:
+        """The first card's figures, small enough for the plan list to read without loading
+        the options: title, total (USD), time (hours), chances of missing (0-1)."""
+        if not self.recommendations:
+            return None
+        card = self.recommendations[0]
+        row = self.table.iloc[card.row_index]
+        summary: dict[str, Any] = json_safe({
+            "title": card.title, "total_usd": float(row["total_usd"]),
+            "time_to_train_hours": float(row["time_to_train_hours"]),
+            "miss_probability": float(row["miss_probability"]),
+            "deadline_miss_probability": float(row["deadline_miss_probability"]),
+        })
+        return summary
 
 
 def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
@@ -128,7 +151,30 @@ def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[s
     budget = None if on_time.empty else float(np.ceil(on_time["total_usd"].min()))
     return {"deadline_days": deadline, "budget_usd": budget,
             "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
-            "cheapest_usd": float(usable["total_usd"].min())}
+            "cheapest_usd": float(usable["total_usd"].min()),
+            "fix": combined_fix(usable, constraints)}
+
+
+def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints) -> str:
+    """One change of deadline, budget and GPU count that works together, in words: the
+    cheapest option on time (its GPUs and total), or the fastest when none is on time."""
+    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
+    if constraints.deadline_hours is not None and not on_time.empty:
+        row = on_time.iloc[int(on_time["total_usd"].to_numpy().argmin())]
+        return (f"For {fmt.duration(constraints.deadline_hours)} you need at least "
+                f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))} "
+                f"({fmt.label(row['provider'])} {row['instance_type']} × "
+                f"{fmt.count(row['nodes'])}, {fmt.label(row['purchase_option'])}).")
+    if constraints.deadline_hours is None:
+        row = usable.iloc[int(usable["total_usd"].to_numpy().argmin())]
+        return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
+                f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
+    row = usable.iloc[int(usable["time_to_train_hours"].to_numpy().argmin())]
+    return (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: the "
+            f"fastest takes {fmt.duration(row['time_to_train_hours'])} with "
+            f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}; allow more "
+            "nodes or GPU models, or move the deadline to at least "
+            f"{fmt.duration(row['time_to_train_hours'])}.")
 
 
 # Snapshots further apart than this are flagged when compared in one plan.
@@ -180,7 +226,8 @@ def plan(
     rates = option_rates(work, assumptions)
     times, n_samples = run_times(work, cfg_rows, rates, assumptions, constraints)
     outcomes = _outcomes(work, rates, times, constraints)
-    table = _final_table(configs, prices, cfg_rows, price_rows, outcomes)
+    table = _final_table(configs, prices, cfg_rows, price_rows, outcomes,
+                         tuple(constraints.preferred_regions))
     n_unpriced = int((~configs["instance_key"].isin(prices["instance_key"])).sum())
     reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
     infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
@@ -260,13 +307,23 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     }
 
 
+def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.ndarray:
+    """Per row, the position of its region in `preferred` (len(preferred) when absent)."""
+    position = {code: i for i, code in enumerate(preferred)}
+    found = pd.Series(regions, dtype=object).map(position).fillna(len(preferred))
+    return found.to_numpy(dtype=np.int64)
+
+
 def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray,
-                 price_rows: np.ndarray, outcomes: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Feasible rows first in rank order (expected total, time, non-spot first), then the
-    others by the same keys; Pareto flags and rank among feasible rows."""
+                 price_rows: np.ndarray, outcomes: dict[str, np.ndarray],
+                 preferred_regions: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Feasible rows first in rank order (expected total, time, non-spot first, then the
+    preferred regions), then the others by the same keys; Pareto flags and rank among
+    feasible rows."""
     feasible = outcomes["infeasible_reason"] == ""
     hours, usd = outcomes["time_to_train_hours"], outcomes["total_usd"]
-    order = np.lexsort((outcomes["is_spot"], hours, usd, ~feasible))
+    preference = region_preference(prices["region"].to_numpy()[price_rows], preferred_regions)
+    order = np.lexsort((preference, outcomes["is_spot"], hours, usd, ~feasible))
     feasible = feasible[order]
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])

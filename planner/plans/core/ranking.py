@@ -88,22 +88,51 @@ def _deadline_text(row: pd.Series, constraints: PlanConstraints) -> str:
 
 def _cheapest(table: pd.DataFrame, feasible: np.ndarray, c: PlanConstraints,
               n_feasible: int) -> Recommendation | None:
-    index = _pick(table, feasible, [table["total_usd"].to_numpy(),
-                                    table["time_to_train_hours"].to_numpy()])
-    if index is None:
-        return None
-    row = table.iloc[index]
+    """Cheapest whose chance of missing the deadline is within c.miss_threshold; when none is,
+    the cheapest feasible option, titled with how likely it is to miss."""
+    keys = [table["total_usd"].to_numpy(), table["time_to_train_hours"].to_numpy()]
+    on_time = feasible
+    if c.deadline_hours is not None:
+        miss = table["deadline_miss_probability"].to_numpy(dtype=np.float64)
+        on_time = feasible & (np.nan_to_num(miss, nan=1.0) <= c.miss_threshold + 1e-12)
+    index = _pick(table, on_time, keys)
     title = "Cheapest meeting the deadline" if c.deadline_hours is not None else "Cheapest"
+    if index is None:
+        index = _pick(table, feasible, keys)
+        if index is None:
+            return None
+        chance = table.iloc[index]["deadline_miss_probability"]
+        title = f"Cheapest, likely to miss the deadline ({chance:.0%})"
+    row = table.iloc[index]
+    within = ("" if c.deadline_hours is None else
+              f" (at most {c.miss_threshold:.0%} chance of missing the deadline allowed)")
     why = (f"{_option_label(row)}: lowest expected total {fmt.usd(row['total_usd'])} of "
-           f"{n_feasible} feasible options; expected {fmt.duration(row['time_to_train_hours'])} "
+           f"{n_feasible} feasible options{within}; expected "
+           f"{fmt.duration(row['time_to_train_hours'])} "
            f"(P90 {fmt.duration(row['time_p90_hours'])}){_deadline_text(row, c)}.")
-    return Recommendation("cheapest_meeting_deadline", index, title, why + caveats(row))
+    why += caveats(row) + _calibrated_alternative(table, on_time, keys, index)
+    return Recommendation("cheapest_meeting_deadline", index, title, why)
+
+
+def _calibrated_alternative(table: pd.DataFrame, mask: np.ndarray, keys: list[np.ndarray],
+                            index: int) -> str:
+    """For a pick on an uncalibrated GPU: the best option on a calibrated one, by the same
+    keys, with its cost and time ("" when the pick is calibrated or nothing else is)."""
+    if table.iloc[index].get("calibration_status") != "uncalibrated":
+        return ""
+    calibrated = (table["calibration_status"] == "calibrated").to_numpy()
+    other = _pick(table, mask & calibrated, keys)
+    if other is None:
+        return " No option on a calibrated GPU qualifies."
+    row = table.iloc[other]
+    return (f" Best on a calibrated GPU: {_option_label(row)}, {fmt.usd(row['total_usd'])} in "
+            f"{fmt.duration(row['time_to_train_hours'])}.")
 
 
 def _fastest(table: pd.DataFrame, feasible: np.ndarray,
              c: PlanConstraints) -> Recommendation | None:
-    index = _pick(table, feasible, [table["time_to_train_hours"].to_numpy(),
-                                    table["total_usd"].to_numpy()])
+    keys = [table["time_to_train_hours"].to_numpy(), table["total_usd"].to_numpy()]
+    index = _pick(table, feasible, keys)
     if index is None:
         return None
     row = table.iloc[index]
@@ -112,26 +141,30 @@ def _fastest(table: pd.DataFrame, feasible: np.ndarray,
            f"{fmt.duration(row['time_to_train_hours'])} "
            f"(P90 {fmt.duration(row['time_p90_hours'])}) for {fmt.usd(row['total_usd'])}{budget}.")
     title = "Fastest within budget" if c.budget_usd is not None else "Fastest"
-    return Recommendation("fastest_within_budget", index, title, why + caveats(row))
+    why += caveats(row) + _calibrated_alternative(table, feasible, keys, index)
+    return Recommendation("fastest_within_budget", index, title, why)
 
 
 def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation | None:
-    """Lowest compute cost per million tokens at the option's hourly rate (what the hardware
-    costs per unit of work if kept busy; a single run's total also carries storage, egress
-    and any unused commitment term)."""
-    unit, column = "token", "steady_usd_per_million_tokens"
+    """Lowest total cost per million tokens: the run's whole total (storage, egress and any
+    unused commitment term included) / the tokens it trains, so cost per token × tokens is
+    the card's total."""
+    unit, column = "token", "usd_per_million_tokens"
     if not np.isfinite(table[column].to_numpy(dtype=np.float64)).any():
         unit, column = "sample", "usd_per_million_samples"
-    steady = table[column].to_numpy(dtype=np.float64)
-    index = _pick(table, feasible, [steady, table["total_usd"].to_numpy()])
+    per_unit = table[column].to_numpy(dtype=np.float64)
+    keys = [per_unit, table["total_usd"].to_numpy()]
+    index = _pick(table, feasible, keys)
     if index is None:
         return None
     row = table.iloc[index]
-    why = (f"{_option_label(row)}: ${row[column]:.3g} per million {unit}s at "
-           f"{fmt.usd(row['usd_per_hour'])} per instance-hour and {row['mfu']:.0%} MFU; this run "
-           f"costs {fmt.usd(row['total_usd'])} in total.")
-    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}",
-                          why + caveats(row))
+    trained = row["total_usd"] / row[column] * 1e6
+    why = (f"{_option_label(row)}: ${row[column]:.3g} per million {unit}s = "
+           f"{fmt.usd(row['total_usd'])} in total (storage, egress and any unused commitment "
+           f"term included) / {fmt.large_count(trained, unit + 's')}; "
+           f"{fmt.usd(row['usd_per_hour'])} per instance-hour at {row['mfu']:.0%} MFU.")
+    why += caveats(row) + _calibrated_alternative(table, feasible, keys, index)
+    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}", why)
 
 
 def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
@@ -149,7 +182,8 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
                f"(expected {fmt.usd(row['total_usd'])}); no deadline or budget is set.")
         return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
     risk = np.round(table["miss_probability"].to_numpy() / RISK_RESOLUTION)
-    index = _pick(table, feasible, [risk, is_spot, usd])
+    keys = [risk, is_spot, usd]
+    index = _pick(table, feasible, keys)
     if index is None:
         return None
     row = table.iloc[index]
@@ -160,12 +194,32 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
     why = (f"{_option_label(row)}: {row['miss_probability']:.1%} chance of missing the {limits} "
            f"(P90 {fmt.duration(row['time_p90_hours'])}, {fmt.usd(row['total_p90_usd'])}{spot}); "
            f"expected {fmt.usd(row['total_usd'])}.")
-    return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
+    why += caveats(row) + _calibrated_alternative(table, feasible, keys, index)
+    return Recommendation("lowest_risk", index, "Lowest risk", why)
+
+
+def tradeoff_line(table: pd.DataFrame, picks: tuple[Recommendation, ...]) -> str:
+    """What the lowest-risk card costs over the cheapest one, and what it buys: "+$12,140 for
+    a 0.3% miss chance instead of 21.0%" ("" when they are the same option or equally safe)."""
+    by_key = {pick.key: pick.row_index for pick in picks}
+    cheap, safe = by_key.get("cheapest_meeting_deadline"), by_key.get("lowest_risk")
+    if cheap is None or safe is None or cheap == safe:
+        return ""
+    a, b = table.iloc[cheap], table.iloc[safe]
+    if not b["miss_probability"] < a["miss_probability"]:
+        return ""
+    extra = float(b["total_usd"] - a["total_usd"])
+    sign = "+" if extra >= 0 else "-"
+    return (f"{sign}{fmt.usd(abs(extra))} for a {fmt.percent(b['miss_probability'])} miss "
+            f"chance instead of {fmt.percent(a['miss_probability'])} (lowest risk against "
+            f"the cheapest).")
 
 
 def recommend_options(table: pd.DataFrame,
                       constraints: PlanConstraints) -> tuple[Recommendation, ...]:
-    """Highlights among feasible rows of a plan table; empty when nothing is feasible."""
+    """Highlights among feasible rows of a plan table; empty when nothing is feasible. Ties
+    between regions went to the preferred region (the table's order); each card names the
+    other regions with the same price."""
     feasible = table["rank"].notna().to_numpy()
     picks = (
         _cheapest(table, feasible, constraints, int(feasible.sum())),
@@ -173,7 +227,30 @@ def recommend_options(table: pd.DataFrame,
         _best_per_token(table, feasible),
         _lowest_risk(table, feasible, constraints),
     )
-    return tuple(pick for pick in picks if pick is not None)
+    return tuple(_with_other_regions(table, pick) for pick in picks if pick is not None)
+
+
+def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
+    """Other regions selling the same offer (SAME_OFFER_KEYS) at the same total (to the cent)."""
+    row = table.iloc[index]
+    # The price first (numeric, fast), then the offer's keys on those few rows.
+    keys = [key for key in SAME_OFFER_KEYS if key in table.columns]
+    rows = np.flatnonzero(np.abs(table["total_usd"].to_numpy() - row["total_usd"]) < 0.005)
+    near = table.iloc[rows][[*keys, "region"]]
+    same = np.ones(len(near), dtype=bool)
+    for key in keys:
+        same &= (near[key] == row[key]).to_numpy() | (near[key].isna() & pd.isna(row[key]))
+    regions = near["region"].to_numpy()[same]
+    return [str(r) for r in dict.fromkeys(regions) if r != row["region"]]
+
+
+def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommendation:
+    others = same_price_regions(table, pick.row_index)
+    if not others:
+        return pick
+    listed = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
+    return Recommendation(pick.key, pick.row_index, pick.title,
+                          f"{pick.why} Same price also in {listed}.")
 
 
 # Columns that make two options the same purchase apart from where it is bought.

@@ -1,4 +1,5 @@
-"""Cell values for spreadsheets: text that no spreadsheet runs as a formula, and CSV."""
+"""A report table as CSV, every cell inert (planner.core.spreadsheet: no spreadsheet runs it
+as a formula)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,8 @@ import csv
 import io
 import math
 
-from planner.core.spreadsheet import FORMULA_PREFIXES, inert
+from planner.core.spreadsheet import inert
 from planner.reports.core.model import Column, Table, Value
-
-__all__ = ["FORMULA_PREFIXES", "inert", "table_csv"]
 
 
 def table_csv(table: Table) -> str:

@@ -19,13 +19,15 @@ KINDS = ("plan", "history")
 @dataclass(frozen=True)
 class Column:
     """A table column. `unit` goes into every header ("Total (USD)"); `is_printed` False
-    leaves it out of the PDF, whose A4 page has no room for every column."""
+    leaves it out of the PDF, whose A4 page has no room for every column; `is_in_terminal`
+    puts it in a command's printed table too (the `plan` command's)."""
 
     key: str
     label: str
     unit: str = ""
     is_printed: bool = True
     digits: int = 0
+    is_in_terminal: bool = False
 
     @property
     def header(self) -> str:

@@ -16,34 +16,37 @@ from planner.reports.core.model import Chart, Column, Figure, Finding, Report, S
 HOURS_PER_DAY = 24.0
 TOP_BARS = 10
 
+# The plan's result columns, once: the report's tables (CSV, XLSX, PDF, HTML) and the `plan`
+# command's terminal table (is_in_terminal) are built from this list.
+_T = True  # is_in_terminal
 OPTION_COLUMNS = (
-    Column("rank", "Rank"),
-    Column("provider", "Provider"),
-    Column("region", "Region"),
-    Column("instance_type", "Instance type"),
+    Column("rank", "Rank", is_in_terminal=_T),
+    Column("provider", "Provider", is_in_terminal=_T),
+    Column("region", "Region", is_in_terminal=_T),
+    Column("instance_type", "Instance type", is_in_terminal=_T),
     Column("gpu", "GPU"),
-    Column("gpus", "GPUs", "count"),
+    Column("gpus", "GPUs", "count", is_in_terminal=_T),
     Column("nodes", "Nodes", "count"),
     Column("layout", "Layout", is_printed=False),
-    Column("purchase_option", "Purchase"),
+    Column("purchase_option", "Purchase", is_in_terminal=_T),
     Column("payment_option", "Payment", is_printed=False),
     Column("usd_per_hour", "Price", "USD/instance-hour", is_printed=False, digits=2),
-    Column("time_to_train_hours", "Time to train", "days", digits=1),
+    Column("time_to_train_hours", "Time to train", "days", digits=1, is_in_terminal=_T),
     Column("time_p10_hours", "Time P10", "days", digits=1),
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
-    Column("total_usd", "Total", "USD"),
+    Column("total_usd", "Total", "USD", is_in_terminal=_T),
     Column("total_p90_usd", "Total P90", "USD", is_printed=False),
     Column("deadline_miss_probability", "P(miss deadline)", "%", digits=1),
-    Column("mfu", "MFU", "%", is_printed=False, digits=1),
+    Column("mfu", "MFU", "%", is_printed=False, digits=1, is_in_terminal=_T),
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
-    Column("calibration_status", "Simulator calibration"),
+    Column("calibration_status", "Simulator calibration", is_in_terminal=_T),
     Column("rate_note", "Speed note", is_printed=False),
-    Column("basis", "Price basis"),
+    Column("basis", "Price basis", is_in_terminal=_T),
     Column("as_of", "Price as of"),
-    Column("age_days", "Price age", "days", is_printed=False),
+    Column("age_days", "Price age", "days", is_printed=False, is_in_terminal=_T),
     Column("source", "Price source", is_printed=False),
 )
 PERCENT_KEYS = ("deadline_miss_probability", "mfu")
@@ -70,7 +73,8 @@ def _layout(option: dict[str, Any]) -> str:
     return " ".join([*parts, f"ZeRO{zero or 0:.0f}", str(option.get("recompute", ""))]).strip()
 
 
-def _option_cell(option: dict[str, Any], key: str) -> Any:
+def option_cell(option: dict[str, Any], key: str) -> Any:
+    """One cell of OPTION_COLUMNS as every table shows it (codes in words, hours in days)."""
     if key == "layout":
         return _layout(option)
     value = option.get(key)
@@ -95,7 +99,7 @@ def ranked_options(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> Table:
-    rows = tuple(tuple(_option_cell(o, c.key) for c in OPTION_COLUMNS) for o in options)
+    rows = tuple(tuple(option_cell(o, c.key) for c in OPTION_COLUMNS) for o in options)
     n_feasible = int(as_number(document.get("n_feasible")) or 0)
     n_options = int(as_number(document.get("n_options")) or 0)
     return Table("options", "Ranked configurations", "Options", OPTION_COLUMNS, rows,

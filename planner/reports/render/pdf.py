@@ -7,7 +7,7 @@ when it cannot load, `pdf_missing()` says what is missing and the other formats 
 from functools import lru_cache
 
 from planner.reports.core.model import Report
-from planner.reports.render.documents import report_html
+from planner.reports.render.html import report_html
 
 INSTALL_HINT = ("install it with `apt-get install libpango-1.0-0 libpangoft2-1.0-0 "
                 "fonts-dejavu-core` and `pip install -r requirements.txt`")

@@ -14,7 +14,7 @@ from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from planner.reports.core.cells import inert
+from planner.core.spreadsheet import inert
 from planner.reports.core.model import Report, Table
 
 BOLD = Font(bold=True)

@@ -94,6 +94,12 @@ def test_log_ticks_over_a_short_range_add_twos_and_fives() -> None:
     assert ticks.texts == ["5", "10", "20", "50", "100", "200"]
 
 
+def test_log_ticks_over_a_narrow_range_still_show_several_numbers() -> None:
+    ticks = f.log_ticks([190_458, 237_053])
+    assert ticks.texts == ["180k", "200k", "220k", "240k"]
+    assert len(f.log_ticks([2.0, 2.0]).values) >= 3  # a single value gets numbers around it
+
+
 def test_log_axis_is_a_plotly_log_axis_with_texts() -> None:
     axis = f.log_axis([1e3, 1e6], "Throughput (tokens/s)")
     assert axis["type"] == "log"

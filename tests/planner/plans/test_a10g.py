@@ -52,7 +52,7 @@ def test_every_a10g_option_says_fp32_lower_bound_and_uncalibrated(
 def test_the_cli_table_labels_every_a10g_row(capsys: Any) -> None:
     call_command("plan", *ARGS, "--top", "5")
     lines = capsys.readouterr().out.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["rank", "provider"])
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["Rank", "Provider"])
     rows = lines[header + 1:]
     assert len(rows) == 5
     assert all("uncalibrated" in row and NOTE in row for row in rows)
@@ -127,8 +127,9 @@ def test_a_stored_bf16_a10g_plan_points_at_the_precision_field() -> None:
     raw = {"workload": "mpt-125m", "tokens": 2.5e9, "providers": ["aws"],
            "gpus": ["a10g-pcie-24gb"], "layout": {"precision": "bf16"}}
     scenario = scenario_from_input(raw, today=date(2026, 12, 1))
-    found = services.plan_configurations(scenario=scenario, owner_id=None)
-    no_fit = services.plan_document(scenario=scenario, owner_id=None, found=found)["no_fit"]
+    simulator = services.plan_simulator(scenario=scenario, owner_id=None)
+    found = services.plan_configurations(scenario=scenario, simulator=simulator)
+    no_fit = services.plan_document(scenario=scenario, simulator=simulator, found=found)["no_fit"]
     assert no_fit["field"] == "precision" and "bf16" in no_fit["message"]
     # at fp32 the same GPUs plan
     raw["layout"] = {"precision": "fp32"}

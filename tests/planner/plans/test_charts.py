@@ -28,8 +28,36 @@ def test_pareto_names_purchase_options_in_words_and_ticks_in_days() -> None:
     figure = charts.pareto_figure(options)
     assert {t.name for t in figure.data} == {"On-demand", "Spot / preemptible", "Pareto front"}
     assert figure.layout.xaxis.type == "log"
-    assert list(figure.layout.xaxis.ticktext) == ["10", "20"]
+    assert list(figure.layout.xaxis.ticktext) == ["10", "15", "20"]  # narrow: round steps
     assert "10.0 days" in figure.data[0].text[0] and "$100,000" in figure.data[0].text[0]
+
+
+def test_the_pareto_front_runs_through_plotted_points_and_none_lies_below_it() -> None:
+    # A stale is_pareto flag (from rows not plotted) must not pull the line off the markers.
+    options = [_option(1, "on_demand", 240.0, 100_000.0), _option(2, "spot", 480.0, 60_000.0),
+               {**_option(3, "on_demand", 300.0, 150_000.0), "is_pareto": True},
+               {**_option(4, "on_demand", 200.0, 90_000.0), "is_pareto": False}]
+    figure = charts.pareto_figure(options)
+    front = next(t for t in figure.data if t.name == "Pareto front")
+    plotted = {(x, y) for t in figure.data if t.name != "Pareto front"
+               for x, y in zip(t.x, t.y, strict=True)}
+    assert set(zip(front.x, front.y, strict=True)) <= plotted
+    assert (float(f"{200.0 / 24:.5g}"), 90_000.0) in set(zip(front.x, front.y, strict=True))
+    for x, y in plotted:
+        assert not any(fx > x and fy > y for fx, fy in zip(front.x, front.y, strict=True))
+
+
+def test_cheapest_offers_are_distinct_offers_not_one_offer_in_many_regions() -> None:
+    east = _option(1, "on_demand", 240.0, 100_000.0)
+    same_elsewhere = [{**east, "rank": 2 + i, "region": f"region-{i}"} for i in range(9)]
+    others = [{**_option(20 + i, "on_demand", 240.0, 110_000.0 + i), "nodes": 3.0 + i}
+              for i in range(12)]
+    figure = charts.cost_breakdown_figure([east, *same_elsewhere, *others])
+    labels = list(figure.data[0].x)
+    assert len(labels) == len(set(labels)) == 10
+    assert labels[:2] == ["#1", "#20"]
+    assert "also in region-0" in figure.data[0].customdata[0]
+    assert figure.layout.title.text == "Cost breakdown of the 10 cheapest offers"
 
 
 def test_cost_breakdown_labels_are_short_ranks_with_the_option_on_hover() -> None:

@@ -135,7 +135,7 @@ def test_api_422_names_the_field_and_its_range_in_words(client_ana: Client) -> N
 @pytest.mark.parametrize(("field", "typed", "message"), [
     ("deadline_days", "100000", "Deadline must be a positive number up to 3,650 days from "
      "today, e.g. 90 (you gave 100,000)."),
-    ("tokens", "lots", "Training tokens must be a positive number up to 1e16 tokens, "
+    ("tokens", "lots", "Training tokens must be a number from 1 to 1e16 tokens, "
      "e.g. 2e12 (you gave &#x27;lots&#x27;)."),
     ("max_nodes", "2.5", "Largest cluster must be a whole number from 1 to 512 nodes, "
      "e.g. 128: a whole number."),

@@ -24,9 +24,10 @@ def _as_stored(document: dict[str, Any]) -> Any:
 
 def test_a_small_sweep_stays_one_task_and_a_large_one_is_split(user: User, settings: Any) -> None:
     scenario = scenario_from_input(LLAMA, today=timezone.now().date())
-    assert len(services.plan_sweep_parts(scenario)) == 1
+    simulator = services.plan_simulator(scenario=scenario, owner_id=None)
+    assert len(services.plan_sweep_parts(scenario, simulator)) == 1
     settings.PLAN_SWEEP_PART_CELLS = 100_000
-    parts = services.plan_sweep_parts(scenario)
+    parts = services.plan_sweep_parts(scenario, simulator)
     assert 4 <= len(parts) <= services.MAX_SWEEP_PARTS
     instances = services.plan_instances(scenario)
     assert sorted(k for p in parts for k in p) == sorted(instances["instance_key"])

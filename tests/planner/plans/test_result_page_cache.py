@@ -69,7 +69,7 @@ def test_a_cached_page_does_not_load_the_result_again(
     _page(client_ana, plan)
     with CaptureQueriesContext(connection) as queries:
         _page(client_ana, plan)
-    assert not any('"result"' in q["sql"] for q in queries.captured_queries)
+    assert not [q["sql"][:400] for q in queries.captured_queries if '"result"' in q["sql"]]
 
 
 def test_a_rerun_with_changed_prices_shows_its_new_totals_at_once(

@@ -5,7 +5,8 @@ import io
 
 import pytest
 
-from planner.reports.core.cells import inert, table_csv
+from planner.core.spreadsheet import inert
+from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Chart, Column, Report, Series, Table, report_from_dict
 from planner.reports.core.svg import chart_svg, nice_ticks
 

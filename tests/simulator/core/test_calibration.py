@@ -22,10 +22,10 @@ def test_bad_calibration_dicts_raise(data):
         Calibration.from_dict(data)
 
 
-def test_legacy_calibration_files_still_load():
-    legacy = {"efficiency_llm": 0.6, "simt_factor": 2.0, "log_residual_p10": -0.2,
-              "network_efficiency": 0.7}
-    assert Calibration.from_dict(legacy).network_efficiency == 0.7
+def test_keys_of_dropped_knobs_are_refused():
+    # stored calibrations lost them in simulator migration 0004 (test_calibration_migration)
+    with pytest.raises(ValueError, match="efficiency_llm"):
+        Calibration.from_dict({"efficiency_llm": 0.6, "network_efficiency": 0.7})
 
 
 def test_defaults_are_the_priors():

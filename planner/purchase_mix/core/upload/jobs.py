@@ -178,6 +178,7 @@ class ParseResult:
     error_count: int = 0
     ignored_reasons: Mapping[str, int] = field(default_factory=dict)
     encoding: str = "utf-8"
+    bad_rows: int = 0  # rows with at least one problem (error_count counts problems)
     delimiter: str = ","
 
     @property
@@ -190,6 +191,7 @@ class ParseResult:
             "is_ok": self.is_ok,
             "errors": [error.to_dict() for error in self.errors],
             "error_count": self.error_count,
+            "bad_rows": self.bad_rows,
             "rows_read": self.rows_read,
             "rows_skipped": self.rows_skipped,
             "rows_ignored": self.rows_ignored,

@@ -299,6 +299,7 @@ def _result(
         rows_skipped=collector.rows_skipped if collector.is_skipping else 0,
         rows_ignored=sum(collector.ignored.values()),
         error_count=collector.error_count,
+        bad_rows=min(collector.rows_skipped, collector.rows_read),
         ignored_reasons=dict(collector.ignored),
         encoding=layout.encoding,
         delimiter=layout.delimiter,

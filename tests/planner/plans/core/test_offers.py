@@ -117,5 +117,8 @@ def test_an_infeasible_plan_says_which_deadline_or_budget_would_work() -> None:
     assert not result.recommendations
     work = result.to_dict()["what_would_work"]
     # within $3,000 only the 10-day option fits; within a day nothing; the fast one costs $4,800
+    fix = work.pop("fix")
     assert work == {"deadline_days": 10.0, "budget_usd": None, "fastest_days": 2.0,
                     "cheapest_usd": pytest.approx(2400.0, rel=0.01)}
+    assert fix.startswith("No allowed option finishes in 24 h: the fastest takes 2.0 days with "
+                          "8 GPUs and $4,800")

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from planner.core import formatting as fmt
 from planner.core.cloud import hazard_per_instance_hour
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.plan import plan
@@ -317,9 +318,11 @@ def test_recommendations_on_a_hand_built_table():
     table = result.table
     picks = {r.key: table.iloc[r.row_index] for r in result.recommendations}
     # spot on key 1 ≈ $400, on-demand key 1 $1000, key 3 $1260, key 2 on-demand $1920,
-    # reserved_3y on key 2 pays 3 years: over budget
+    # reserved_3y on key 2 pays 3 years: over budget. Key 1 misses the deadline with P 21 %
+    # or more, above the 10 % a card that says "meets the deadline" allows: key 3 it is.
     assert (picks["cheapest_meeting_deadline"][["instance_key", "purchase_option"]].tolist()
-            == [1, "spot"])
+            == [3, "on_demand"])
+    assert picks["cheapest_meeting_deadline"]["deadline_miss_probability"] <= 0.10
     assert (picks["fastest_within_budget"][["instance_key", "purchase_option"]].tolist()
             == [2, "on_demand"])
     assert picks["best_cost_per_token"]["instance_key"] == 1
@@ -334,6 +337,82 @@ def test_recommendations_on_a_hand_built_table():
     assert _row(result, "reserved_3y")["infeasible_reason"] == "over budget"
     for recommendation in result.recommendations:
         assert "$" in recommendation.why and recommendation.title
+
+
+def test_a_card_meets_the_deadline_only_within_the_miss_threshold():
+    configs, prices = _recommendation_case()
+    hazards = {"spot_hazard_per_instance_hour": {"aws": 1e-3},
+               "spot_hazard_per_instance_hour_by_gpu": {}}
+    loose = _plan(configs, prices, PlanConstraints(deadline_hours=110.0, budget_usd=2000.0,
+                                                   miss_threshold=0.5), **hazards)
+    card = next(r for r in loose.recommendations if r.key == "cheapest_meeting_deadline")
+    row = loose.table.iloc[card.row_index]
+    assert row[["instance_key", "purchase_option"]].tolist() == [1, "spot"]
+    assert card.title == "Cheapest meeting the deadline"
+    # A budget only key 1 fits: every feasible option misses the deadline with P near 20 %.
+    strict = _plan(configs, prices, PlanConstraints(deadline_hours=110.0, budget_usd=1100.0),
+                   **hazards)
+    card = next(r for r in strict.recommendations if r.key == "cheapest_meeting_deadline")
+    chance = strict.table.iloc[card.row_index]["deadline_miss_probability"]
+    assert chance > 0.1 and card.title == f"Cheapest, likely to miss the deadline ({chance:.0%})"
+    for result in (loose, strict):
+        for pick in result.recommendations:
+            if pick.title == "Cheapest meeting the deadline":
+                chance = result.table.iloc[pick.row_index]["deadline_miss_probability"]
+                assert chance <= result.constraints.miss_threshold
+
+
+def test_cost_per_token_times_tokens_is_the_cards_total_and_the_tradeoff_is_stated():
+    configs, prices = _recommendation_case()
+    configs = [{**config, "tokens_per_second": 1e6} for config in configs]
+    result = _plan(configs, prices, PlanConstraints(deadline_hours=110.0, budget_usd=2000.0,
+                                                    miss_threshold=0.5),
+                   spot_hazard_per_instance_hour={"aws": 1e-3},
+                   spot_hazard_per_instance_hour_by_gpu={})
+    card = next(r for r in result.recommendations if r.key == "best_cost_per_token")
+    row = result.table.iloc[card.row_index]
+    per_million = row["usd_per_million_tokens"]
+    tokens = 1e6 * row["simulated_hours"] * 3600.0  # the tokens the run trains
+    assert per_million * tokens / 1e6 == pytest.approx(row["total_usd"], rel=0.01)
+    assert f"${per_million:.3g} per million tokens" in card.why
+    line = result.to_dict()["tradeoff"]
+    by_key = {r.key: result.table.iloc[r.row_index] for r in result.recommendations}
+    cheap, safe = by_key["cheapest_meeting_deadline"], by_key["lowest_risk"]
+    extra = safe["total_usd"] - cheap["total_usd"]
+    assert line.startswith(f"+{fmt.usd(extra)} for a {safe['miss_probability'] * 100:.1f}% miss")
+    assert f"instead of {cheap['miss_probability'] * 100:.1f}%" in line
+
+
+def test_nothing_feasible_gets_one_combined_fix():
+    configs, prices = _recommendation_case()
+    result = _plan(configs, prices, PlanConstraints(deadline_hours=50.0, budget_usd=100.0),
+                   spot_hazard_per_instance_hour={"aws": 1e-3},
+                   spot_hazard_per_instance_hour_by_gpu={})
+    work = result.to_dict()["what_would_work"]
+    table = result.table
+    on_time = table[table["time_to_train_hours"] <= 50.0]
+    cheapest = on_time.loc[on_time["total_usd"].idxmin()]
+    assert cheapest["instance_key"] == 2  # 4 nodes, 32 GPUs, the only one under 50 h
+    assert work["fix"].startswith(
+        f"For {fmt.duration(50.0)} you need at least 32 GPUs and "
+        f"{fmt.usd(math.ceil(cheapest['total_usd']))} (")
+    late = _plan(configs, prices, PlanConstraints(deadline_hours=10.0),
+                 spot_hazard_per_instance_hour={"aws": 1e-3},
+                 spot_hazard_per_instance_hour_by_gpu={})
+    assert late.to_dict()["what_would_work"]["fix"].startswith(
+        f"No allowed option finishes in {fmt.duration(10.0)}: the fastest takes")
+
+
+def test_equal_prices_go_to_the_preferred_region_and_the_card_names_the_others():
+    configs = [_config(1, 100.0)]
+    prices = [_price(1, "on_demand", 10.0, region=r)
+              for r in ("ap-northeast-1", "eu-west-1", "us-east-1")]
+    unpreferred = _plan(configs, prices, PlanConstraints())
+    assert unpreferred.table.iloc[0]["region"] == "ap-northeast-1"
+    result = _plan(configs, prices, PlanConstraints(preferred_regions=("us-east-1",)))
+    for card in result.recommendations:
+        assert result.table.iloc[card.row_index]["region"] == "us-east-1"
+        assert card.why.endswith("Same price also in ap-northeast-1, eu-west-1.")
 
 
 def test_lowest_risk_ties_prefer_non_spot():

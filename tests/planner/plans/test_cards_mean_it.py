@@ -1,0 +1,112 @@
+"""Plans say one thing (issue 20): the plan list shows each plan's cost, time, miss chance and
+feasibility; compare shows the miss chance; an infeasible plan shows one combined fix and no
+chart or export; the miss threshold is a scenario input like any other."""
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from planner.core import formatting as fmt
+from planner.plans import services
+from planner.plans.core.fields import FIELDS_BY_NAME
+from planner.plans.models import PlanScenario
+from planner.plans.scenario import scenario_from_input
+
+pytestmark = pytest.mark.django_db
+LLAMA = {"workload": "llama2-7b", "tokens": 1e12, "providers": ["aws", "gcp"],
+         "purchase_options": ["on_demand", "spot"], "deadline_days": 30}
+
+
+def _compute(raw: dict[str, Any]) -> dict[str, Any]:
+    scenario = scenario_from_input(raw, today=timezone.now().date())
+    return {"inputs": scenario.data,
+            "result": services.plan_compute(scenario=scenario, owner_id=None)}
+
+
+@pytest.fixture(scope="module")
+def documents(loaded_catalog: None, django_db_blocker: Any) -> dict[str, dict[str, Any]]:
+    with django_db_blocker.unblock():
+        return {"feasible": _compute(LLAMA),
+                "infeasible": _compute({**LLAMA, "budget_usd": 1000})}
+
+
+def _stored(user: User, document: dict[str, Any], name: str) -> PlanScenario:
+    return PlanScenario.objects.create(owner=user, name=name, inputs=document["inputs"],
+                                       result=document["result"], progress_pct=100,
+                                       status=PlanScenario.Status.DONE)
+
+
+def test_plan_list_shows_cost_time_miss_chance_and_feasibility(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    good = _stored(user, documents["feasible"], "thirty days")
+    _stored(user, documents["infeasible"], "thousand dollars")
+    page = client_ana.get("/plans/").content.decode()
+    head = page.split('id="plan-list"', 1)[1].split("</thead>", 1)[0]
+    for column in ("Cost (first card)", "Time to train", "Miss chance", "Feasible"):
+        assert column in head
+    pick = good.result["pick"]
+    row = page.split("thirty days", 1)[1].split("</tr>", 1)[0]
+    assert f'<td class="num c-cost">{fmt.usd(pick["total_usd"])}</td>' in row
+    assert f'<td class="num c-time">{fmt.duration(pick["time_to_train_hours"])}</td>' in row
+    assert f'<td class="num c-miss">{fmt.percent(pick["miss_probability"])}</td>' in row
+    assert f'yes: {fmt.count(good.result["n_feasible"])} options' in row
+    bad = page.split("thousand dollars", 1)[1].split("</tr>", 1)[0]
+    assert "no option meets the limits" in bad and 'c-cost">—<' in bad
+
+
+def test_compare_shows_the_chance_of_missing(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    a = _stored(user, documents["feasible"], "a")
+    b = _stored(user, documents["infeasible"], "b")
+    page = client_ana.get(f"/plans/compare?id={a.id}&id={b.id}").content.decode()
+    assert "Chance of missing the deadline or budget" in page
+    assert fmt.percent(a.result["pick"]["miss_probability"]) in page
+
+
+def test_an_infeasible_plan_shows_one_combined_fix_and_no_chart_or_export(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    plan = _stored(user, documents["infeasible"], "too cheap")
+    fix = plan.result["what_would_work"]["fix"]
+    found = re.fullmatch(r"For 30\.0 days you need at least ([\d,]+) GPUs and \$([\d,]+) \(.+\)\.",
+                         fix)
+    assert found, fix
+    # More than the $1,000 budget: the fix changes the budget and names the GPUs it buys.
+    assert int(found.group(2).replace(",", "")) > 1000
+    page = client_ana.get(f"/plans/{plan.id}").content.decode()
+    assert f'<strong id="combined-fix">{fix}</strong>' in page.replace("&#x27;", "'")
+    assert 'data-figure="plan-figure' not in page
+    assert f"/plans/{plan.id}/report.xlsx" not in page
+    response = client_ana.get(f"/plans/{plan.id}/report.csv")
+    assert response.status_code == 400 and "nothing to export" in response.content.decode()
+    assert client_ana.get(f"/plans/{_stored(user, documents['feasible'], 'ok').id}"
+                          "/report.csv").status_code == 200
+
+
+def test_the_miss_threshold_is_a_scenario_input(client_ana: Client) -> None:
+    field = FIELDS_BY_NAME["miss_threshold_pct"]
+    assert (field.minimum, field.maximum, field.unit) == (0.0, 100.0, "%")
+    assert 'name="miss_threshold_pct"' in client_ana.get("/plans/new").content.decode()
+    with pytest.raises(ValueError, match="miss_threshold_pct"):
+        scenario_from_input({**LLAMA, "miss_threshold_pct": 150}, today=timezone.now().date())
+
+
+def test_a_whatif_from_a_saved_plan_shows_its_delta(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    saved = _stored(user, documents["feasible"], "thirty days")
+    page = client_ana.get(f"/plans/{saved.id}").content.decode()
+    assert f'<input type="hidden" name="from" value="{saved.id}">' in page
+    query = "workload=llama2-7b&tokens=1e12&providers=aws&providers=gcp&deadline_days=20"
+    whatif = client_ana.get(f"/plans/whatif?{query}&from={saved.id}").content.decode()
+    found = re.search(r'id="whatif-delta">Against your saved plan “thirty days”: '
+                      r'([+−])\$([\d,.]+) total, ([+−])(.+?) to train, miss chance '
+                      r'([\d.]+%) → ([\d.]+%)\.</p>', whatif.replace("&#x27;", "'"))
+    assert found, whatif[:2000]
+    assert found.group(5) == fmt.percent(saved.result["pick"]["miss_probability"])
+    other = User.objects.create_user("bob", password="pw-bob-123")
+    theirs = _stored(other, documents["feasible"], "bob's plan")
+    assert "whatif-delta" not in client_ana.get(
+        f"/plans/whatif?{query}&from={theirs.id}").content.decode()
