@@ -15,9 +15,14 @@
     if (narrow) {
       // On a phone the legend goes under the plot and its axis title (anchored by its top,
       // with room below), so the plot keeps the width and nothing overlaps.
-      layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, y: -0.32, yanchor: "top" });
-      layout.margin = Object.assign({}, layout.margin, { l: 50, r: 10, b: 140 });
-      layout.height = (layout.height || 450) + 100;
+      var entries = (figure.data || []).filter(function (t) {
+        return t.name && t.showlegend !== false;
+      }).length;
+      var room = entries > 1 ? 70 + 22 * Math.ceil(entries / 2) : 70;  // two entries a row
+      layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, y: 0, yanchor: "top" });
+      layout.legend.y = -70 / ((layout.height || 450) + room - 60 - room);  // under the axis title
+      layout.margin = Object.assign({}, layout.margin, { l: 50, r: 10, b: 60 + room });
+      layout.height = (layout.height || 450) + room;
     }
     div.innerHTML = "";
     // The toolbar shows on hover only, and not at all on a phone, where it covered the title.
