@@ -14,7 +14,15 @@ def main() -> None:
     import django
 
     django.setup()
-    from benchmarks import bench_history, bench_load, bench_plans, bench_pricing, bench_simulator
+    from benchmarks import (
+        bench_capacity,
+        bench_capacity_traces,
+        bench_history,
+        bench_load,
+        bench_plans,
+        bench_pricing,
+        bench_simulator,
+    )
 
     sizes = os.environ.get("BENCH_HISTORY_JOBS") or "1,000,000 and 10,000,000"
     sections = {
@@ -25,6 +33,10 @@ def main() -> None:
                  bench_load.run),
         "history": (f"Job history: {sizes} jobs from upload to recommendation",
                     bench_history.run),
+        "capacity": ("Capacity: capacity_plan on a 1,000,000-job history, 30 pool sizes x 3 "
+                     "policies", bench_capacity.run),
+        "traces": ("Capacity frontier on the Philly and Helios samples",
+                   bench_capacity_traces.run),
     }
     # BENCH=load,plans runs only those sections (default: all, in this order).
     chosen = [name.strip() for name in os.environ.get("BENCH", "").split(",") if name.strip()]

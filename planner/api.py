@@ -12,6 +12,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from planner.api_auth import API_AUTH, challenge
+from planner.capacity.api import router as capacity_router
 from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
 from planner.runs import QueueUnavailableError
@@ -43,6 +44,7 @@ def _queue_unavailable(request: HttpRequest, exc: QueueUnavailableError) -> Http
 
 api.add_router("/", pricing_router)
 api.add_router("/histories", purchase_mix_router, auth=API_AUTH)
+api.add_router("/histories", capacity_router, auth=API_AUTH)
 api.add_router("/simulations", simulator_router, auth=API_AUTH)
 api.add_router("/plans", plans_router, auth=API_AUTH)
 

@@ -1,5 +1,6 @@
 """The planner app's models, defined in their feature folders (one app label: `planner`)."""
 
+from planner.capacity.models import CapacityPart, CapacityRun
 from planner.outbox import OutboxEntry
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.purchase_mix.models import AnalysisRun, History
@@ -7,5 +8,5 @@ from planner.reports.models import Report
 from planner.throttle import ThrottleCounter
 from planner.tokens import ApiToken
 
-__all__ = ["AnalysisRun", "ApiToken", "History", "OutboxEntry", "PlanScenario", "PlanSweepChunk",
-           "Report", "ThrottleCounter"]
+__all__ = ["AnalysisRun", "ApiToken", "CapacityPart", "CapacityRun", "History", "OutboxEntry",
+           "PlanScenario", "PlanSweepChunk", "Report", "ThrottleCounter"]

@@ -254,6 +254,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # into parts that several workers sweep at once (planner.plans.services.sweep_split). The
 # shipped catalog is about 1,000,000 cells per plan, which one task sweeps in under a second.
 PLAN_SWEEP_PART_CELLS = env_int("PLAN_SWEEP_PART_CELLS", 2_000_000)
+# A capacity sweep over more jobs x grid points than this is split into parts (one task each).
+CAPACITY_PART_JOB_POINTS = env_int("CAPACITY_PART_JOB_POINTS", 20_000_000)
 # Region codes a plan prefers among equal prices, first first; blank: each provider's first US
 # region (planner.core.providers home_region). Cards name the other regions at that price.
 PLAN_PREFERRED_REGIONS = env_list("PLAN_PREFERRED_REGIONS")

@@ -7,6 +7,7 @@ from django.urls import include, path
 
 from planner import accounts, health, home
 from planner.api import api, api_index
+from planner.capacity.urls import urlpatterns as capacity_urls
 from planner.plans.urls import urlpatterns as plan_urls
 from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
 from planner.security import ThrottledAuthenticationForm
@@ -17,6 +18,7 @@ planner_urls = [
     path("accounts/tokens/<int:token_id>/revoke", accounts.api_token_revoke,
          name="api_token_revoke"),
     *purchase_mix_urls,
+    *capacity_urls,
     *plan_urls,
 ]
 

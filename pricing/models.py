@@ -254,6 +254,78 @@ class Price(models.Model):
         return (today - self.as_of).days
 
 
+class CarbonBasis(models.TextChoices):
+    """How emissions are accounted (GHG Protocol Scope 2): the local grid's average
+    (location) or net of the operator's clean-energy purchases (market)."""
+
+    LOCATION = "location", "Location-based"
+    MARKET = "market", "Market-based"
+
+
+class GridIntensity(models.Model):
+    """One published grid carbon intensity of a cloud region (gCO2e per kWh drawn), with its
+    year, source and accounting basis. Several rows per region (years, sources); `is_current`
+    marks the one plans use per (provider, region, basis): see pricing.carbon.parse."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE,
+                                 related_name="grid_intensities")
+    region_code = models.CharField(max_length=64, help_text="as the price catalog writes it")
+    basis = models.CharField(max_length=12, choices=CarbonBasis.choices)
+    metric = models.CharField(max_length=40, help_text="the source's own metric name")
+    g_co2e_per_kwh = models.FloatField(help_text="gCO2e per kWh")
+    year = models.CharField(max_length=80, help_text="data year as the source states it")
+    data_year = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                 help_text="the year as a number, if stated")
+    cfe_fraction = models.FloatField(null=True, blank=True,
+                                     help_text="Google carbon-free energy share (0-1)")
+    location = models.CharField(max_length=120, blank=True)
+    source = models.CharField(max_length=300)
+    source_url = models.CharField(max_length=500)
+    source_commit = models.CharField(max_length=40)
+    as_of = models.DateField(help_text="date of the source commit the value was read at")
+    licence = models.CharField(max_length=300)
+    notes = models.TextField(blank=True)
+    is_current = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["provider__slug", "region_code", "basis", "-data_year"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "region_code", "metric", "source", "year"],
+                                    name="grid_intensity_unique_key"),
+            models.CheckConstraint(condition=models.Q(g_co2e_per_kwh__gte=0),
+                                   name="grid_intensity_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}:{self.region_code} {self.g_co2e_per_kwh:g} g/kWh"
+
+
+class DatacenterPue(models.Model):
+    """Power usage effectiveness (facility energy / IT energy) of a provider's data centres:
+    a fleet average (`region_code` "") or one region's."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="pues")
+    region_code = models.CharField(max_length=64, blank=True)
+    pue = models.FloatField()
+    year = models.CharField(max_length=80)
+    source = models.CharField(max_length=300)
+    source_url = models.CharField(max_length=500)
+    source_commit = models.CharField(max_length=40)
+    as_of = models.DateField()
+    licence = models.CharField(max_length=300)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["provider__slug", "region_code"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "region_code"], name="pue_unique_key"),
+            models.CheckConstraint(condition=models.Q(pue__gte=1), name="pue_at_least_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}:{self.region_code or 'fleet'} PUE {self.pue:g}"
+
+
 class ExplorerColumns(models.Model):
     """The prices explorer columns a user chose (pricing.explorer.COLUMNS keys, page order)."""
 

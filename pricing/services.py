@@ -115,15 +115,16 @@ def price_source_upsert(*, snapshot: SnapshotSource) -> PriceSource:
     return _upsert(PriceSource, {"slug": snapshot.slug}, values, ImportSummary())
 
 
+def provider_get_or_create(*, slug: str) -> Provider:
+    """The provider row of `slug`, created with its name and kind from the provider table."""
+    spec = PROVIDERS_BY_CODE.get(slug)
+    name, kind = (spec.name, spec.kind) if spec else (slug, Provider.Kind.GPU_CLOUD)
+    provider, _ = Provider.objects.get_or_create(slug=slug, defaults={"name": name, "kind": kind})
+    return provider
+
+
 def _providers(slugs: Iterable[str]) -> dict[str, Provider]:
-    result = {}
-    for slug in set(slugs):
-        spec = PROVIDERS_BY_CODE.get(slug)
-        name, kind = (spec.name, spec.kind) if spec else (slug, Provider.Kind.GPU_CLOUD)
-        result[slug], _ = Provider.objects.get_or_create(
-            slug=slug, defaults={"name": name, "kind": kind}
-        )
-    return result
+    return {slug: provider_get_or_create(slug=slug) for slug in set(slugs)}
 
 
 def _regions(frame: pd.DataFrame, providers: dict[str, Provider]) -> dict[tuple[str, str], Region]:

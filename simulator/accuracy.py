@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, log_axis
+from simulator.core.goodput import goodput_fraction, whole_run_goodput
 from simulator.core.validation import summarize_errors
 
 ACCURACY_FILE = "validation_family.csv"
@@ -31,6 +32,22 @@ SECTIONS = (("family", "By family (the unit left out)"), ("gpu", "By GPU"),
             ("precision", "By precision"), ("scale_band", "By scale"),
             ("metric", "By metric"), ("workload_kind", "By model type"),
             ("calibration_status", "By calibration status"))
+
+
+# Whole runs the accuracy page quotes the shipped goodput for: (GPUs, days of useful steps).
+GOODPUT_EXAMPLES = ((64, 7.0), (1024, 30.0), (4096, 60.0))
+
+
+def goodput_summary(production_overhead_fraction: float) -> dict[str, Any]:
+    """The whole-run goodput of the shipped calibration: its fitted production overhead and
+    the goodput it gives runs of GOODPUT_EXAMPLES sizes (with the default failure model)."""
+    assumptions = whole_run_goodput(production_overhead_fraction)
+    examples = [{"gpus": gpus, "days": days,
+                 "goodput": float(goodput_fraction(gpus, days * 86400.0, assumptions))}
+                for gpus, days in GOODPUT_EXAMPLES]
+    return {"production_overhead_fraction": production_overhead_fraction,
+            "failures_per_million_gpu_hours": assumptions.failures_per_gpu_hour * 1e6,
+            "examples": examples}
 
 
 def write_accuracy(predictions: pd.DataFrame, path: Path) -> None:
@@ -54,8 +71,15 @@ class AccuracyReport:
         return list(part.to_dict("records"))
 
     def families_beaten(self) -> tuple[int, int]:
-        families = self.table("family")
+        """(families where the simulator beats the rule on median and P90, families with a
+        predicted row)."""
+        families = [f for f in self.table("family") if f["n_predicted"]]
         return sum(bool(f["beats_rule"]) for f in families), len(families)
+
+    def families_not_beaten(self) -> list[str]:
+        """Families with a predicted row where the rule of thumb wins on median or P90."""
+        return [str(f["group"]) for f in self.table("family")
+                if f["n_predicted"] and not f["beats_rule"]]
 
 
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:

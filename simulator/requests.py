@@ -1,12 +1,13 @@
 """Validate a simulation request (plain JSON) into core inputs. Bad input raises ValueError."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.core.layout_knobs import LAYOUT_KNOBS
 from simulator.core import (
     PRESETS,
+    GoodputAssumptions,
     LayoutConstraints,
     TrainingGoal,
     Workload,
@@ -15,6 +16,8 @@ from simulator.core import (
     lora,
     moe_llm,
 )
+from simulator.core.goodput import whole_run_goodput
+from simulator.core.reference_runs import batch_note
 
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
 
@@ -57,6 +60,11 @@ WORKLOAD_BOUNDS = {
 GOAL_BOUNDS = {
     "tokens": Bound(1, 1e16), "samples": Bound(1, 1e13), "epochs": Bound(0.001, 10_000),
     "dataset_samples": Bound(1, 1e13), "global_batch_samples": Bound(1, 1e7, True),
+    "global_batch_tokens": Bound(1, 1e9),
+    # Goodput inputs (GOODPUT_INPUTS): the plan field table's ranges.
+    "failures_per_million_gpu_hours": Bound(0, 100_000), "failure_restart_minutes":
+    Bound(0, 10_080), "checkpoint_stall_seconds": Bound(0, 86_400),
+    "eval_overhead_pct": Bound(0, 100), "production_overhead_pct": Bound(0, 1_000),
 }
 LAYOUT_BOUNDS = {  # from the knob table (planner/core/layout_knobs.py)
     knob.name: Bound(knob.minimum or 0, knob.maximum or 0, True)
@@ -70,14 +78,37 @@ NOT_PREDICTED_NOTE = (f"not predicted: missing {MISSING_GOAL} "
                       "(give the training goal in tokens, samples or epochs)")
 
 
+# Goodput inputs (plan assumptions) -> (GoodputAssumptions field, factor to its unit).
+GOODPUT_INPUTS: dict[str, tuple[str, float]] = {
+    "failures_per_million_gpu_hours": ("failures_per_gpu_hour", 1e-6),
+    "failure_restart_minutes": ("restart_seconds", 60.0),
+    "checkpoint_stall_seconds": ("checkpoint_write_seconds", 1.0),
+    "eval_overhead_pct": ("eval_overhead_fraction", 0.01),
+    "production_overhead_pct": ("production_overhead_fraction", 0.01),
+}
+# Modern decoder LLMs pretrain at 4,096 tokens when nothing says otherwise.
+DEFAULT_SEQ_LEN = 4096
+
+
 @dataclass(frozen=True)
 class SimulationInputs:
-    """Core inputs; `missing` names what a time prediction lacks (throughput still answers)."""
+    """Core inputs; `missing` names what a time prediction lacks (throughput still answers).
+
+    `goodput` holds the GoodputAssumptions fields the user set (the rest come from the
+    calibration: whole_run_goodput); `defaults` says which defaults filled blanks.
+    """
 
     workload: Workload
     goal: TrainingGoal
     constraints: LayoutConstraints
     missing: tuple[str, ...] = ()
+    goodput: tuple[tuple[str, float], ...] = ()
+    defaults: tuple[str, ...] = ()
+
+    def goodput_assumptions(self, production_overhead_fraction: float) -> GoodputAssumptions:
+        """Whole-run goodput: the calibration's production overhead, the user's settings."""
+        base = whole_run_goodput(production_overhead_fraction)
+        return replace(base, **dict(self.goodput))
 
 
 def _positive(spec: dict[str, Any], name: str, kind: type = float) -> Any:
@@ -88,7 +119,7 @@ def _positive(spec: dict[str, Any], name: str, kind: type = float) -> Any:
 def _custom_workload(spec: dict[str, Any]) -> Workload:
     name = str(spec.get("name") or "Custom model")
     if spec.get("params_billion") and not spec.get("n_layers"):
-        seq = _positive(spec, "seq_len", int) if spec.get("seq_len") else 2048
+        seq = _positive(spec, "seq_len", int) if spec.get("seq_len") else DEFAULT_SEQ_LEN
         return llm_from_params(name, _positive(spec, "params_billion") * 1e9, seq_len=seq)
     arch = {field: _positive(spec, field, int) for field in _ARCH_FIELDS}
     ffn = _positive(spec, "ffn_hidden_size", int) if spec.get("ffn_hidden_size") else None
@@ -176,14 +207,50 @@ def parse_flag(name: str, value: Any) -> bool:
                      "it empty.")
 
 
+def goodput_from_spec(spec: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """GoodputAssumptions fields set by GOODPUT_INPUTS entries (ValueError when negative)."""
+    unknown = sorted(set(spec) - set(GOODPUT_INPUTS))
+    if unknown:
+        raise ValueError(f"goodput.{unknown[0]}: unknown goodput input")
+    out = []
+    for name, value in spec.items():
+        if value in (None, ""):
+            continue
+        number = _number(f"goodput.{name}", value)
+        field, factor = GOODPUT_INPUTS[name]
+        out.append((field, number * factor))
+    return tuple(out)
+
+
+def _batch_tokens(goal: dict[str, Any], workload: Workload) -> tuple[dict[str, Any], str]:
+    """The goal with a batch in tokens turned into samples, and what the batch default was."""
+    tokens = goal.pop("global_batch_tokens", None)
+    if tokens not in (None, ""):
+        samples = max(1, round(_number("goal.global_batch_tokens", tokens)
+                               / workload.tokens_per_sample))
+        return {**goal, "global_batch_samples": samples}, ""
+    if goal.get("global_batch_samples") not in (None, ""):
+        return goal, ""
+    return goal, batch_note(workload)
+
+
 def inputs_from_request(request: dict[str, Any]) -> SimulationInputs:
-    """Core inputs of a stored request: {"workload": {...}, "goal": {...}, "layout": {...}}."""
-    goal = dict(request.get("goal") or {})
+    """Core inputs of a stored request: {"workload": {...}, "goal": {...}, "layout": {...},
+    "goodput": {...}}; `defaults` names the sequence length and batch defaults used."""
+    spec = dict(request.get("workload") or {})
+    workload = workload_from_spec(spec)
+    goal, note = _batch_tokens(dict(request.get("goal") or {}), workload)
+    defaults = [note] if note else []
+    if not spec.get("preset") and spec.get("params_billion") and not spec.get("seq_len"):
+        defaults.insert(0, f"sequence length assumed {DEFAULT_SEQ_LEN:,} tokens (modern "
+                           "decoder LLM default)")
     return SimulationInputs(
-        workload=workload_from_spec(dict(request.get("workload") or {})),
+        workload=workload,
         goal=goal_from_spec(goal),
         constraints=constraints_from_spec(dict(request.get("layout") or {})),
         missing=() if has_goal(goal) else (MISSING_GOAL,),
+        goodput=goodput_from_spec(dict(request.get("goodput") or {})),
+        defaults=tuple(defaults),
     )
 
 

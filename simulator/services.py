@@ -32,11 +32,19 @@ from simulator.core.hardware import GpuSpec
 from simulator.core.layout import RECOMPUTE_MODES, LayoutConstraints
 from simulator.hardware_adapter import gpu_spec, hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
-from simulator.requests import SimulationInputs, inputs_from_request, without_time
+from simulator.requests import (
+    GOODPUT_INPUTS,
+    SimulationInputs,
+    inputs_from_request,
+    without_time,
+)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 # The runs the shipped calibration is fitted on (validate_simulator --write-calibration).
-REFERENCE_RUNS_FILES = (DATA_DIR / "reference_runs.csv", DATA_DIR / "reference_runs_additions.csv")
+REFERENCE_RUNS_FILES = (
+    DATA_DIR / "reference_runs.csv", DATA_DIR / "reference_runs_additions.csv",
+    DATA_DIR / "whole_runs.csv",
+)
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
@@ -216,8 +224,21 @@ def simulator_sweep(
     result = sweep(
         inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
         catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
+        goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
     )
     return result.configurations
+
+
+def simulator_goodput(simulator: Simulator, *, given: set[str]) -> dict[str, Any]:
+    """The whole-run goodput assumptions a sweep used (in the plan-field units of
+    requests.GOODPUT_INPUTS, each marked default unless its name is in `given`) and the
+    sequence-length and batch defaults that filled blanks, in words."""
+    used = simulator.inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction)
+    values = {name: getattr(used, field) / factor
+              for name, (field, factor) in GOODPUT_INPUTS.items()}
+    return {"goodput_assumptions": {name: {"value": value, "is_default": name not in given}
+                                    for name, value in values.items()},
+            "run_defaults": list(simulator.inputs.defaults)}
 
 
 def simulator_grid_size(simulator: Simulator) -> int:

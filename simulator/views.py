@@ -20,6 +20,7 @@ from simulator.accuracy import (
     accuracy_figure,
     accuracy_report,
     accuracy_version,
+    goodput_summary,
 )
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
@@ -113,6 +114,14 @@ class AccuracyPage:
     @property
     def n_rows(self) -> int:
         return len(self.report.rows)
+
+    @cached_property
+    def not_beaten(self) -> Any:
+        return self.report.families_not_beaten()
+
+    @cached_property
+    def goodput(self) -> Any:
+        return goodput_summary(services.shipped_calibration().production_overhead_fraction)
 
 
 def simulation_accuracy_csv(request: HttpRequest) -> HttpResponse:

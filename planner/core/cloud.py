@@ -78,3 +78,7 @@ GPU_SERVICE_YEARS_LEFT: dict[str, float] = {
 # SPOT_MAX_JOB_GPUS GPUs (four 8-GPU nodes) or SPOT_MAX_JOB_HOURS hours stays off spot.
 SPOT_MAX_JOB_GPUS = 32
 SPOT_MAX_JOB_HOURS = 168.0
+
+# What an energy figure counts, in plans and purchase mixes alike (GPU-side: the host is left out).
+ENERGY_COUNTS = ("GPU board power (TDP) × GPU-hours; host CPUs, memory and network are not "
+                 "counted. CO2e = energy × data-centre PUE × the region's grid intensity.")

@@ -9,8 +9,9 @@ name says otherwise (`number`, `count`: the caller puts the unit in a header).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from planner.core.providers import PROVIDER_LABELS
 from planner.core.purchase_options import PAYMENT_OPTIONS, PURCHASE_OPTION_LABELS
@@ -252,3 +253,36 @@ def log_axis(values: Sequence[float], title: str) -> dict[str, object]:
     if ticks.values:
         axis.update(tickmode="array", tickvals=ticks.values, ticktext=ticks.texts)
     return axis
+
+
+def goodput_line(overhead_pct: float | int | None, overhead_usd: float | int | None) -> str:
+    """The cost-breakdown line of a whole run's goodput loss: 'expected failures, restarts
+    and overhead: +28.0 % GPU-hours, $1,377,117' (MISSING for a plan stored before it)."""
+    if _missing(overhead_pct):
+        return MISSING
+    pct = float(overhead_pct)  # type: ignore[arg-type]
+    return f"expected failures, restarts and overhead: +{pct:.1f} % GPU-hours, {usd(overhead_usd)}"
+
+
+def pipeline_schedule(pp: float | int | None, virtual_stages: float | int | None) -> str:
+    """The pipeline schedule of a layout: '' without a pipeline, '1F1B', or 'interleaved 1F1B
+    ×4' (four model chunks per stage: bubble (pp-1)/(4·micro-batches))."""
+    if _missing(pp) or float(pp) <= 1:  # type: ignore[arg-type]
+        return ""
+    chunks = 1.0 if _missing(virtual_stages) else float(virtual_stages)  # type: ignore[arg-type]
+    return "1F1B" if chunks <= 1 else f"interleaved 1F1B ×{chunks:.0f}"
+
+
+def layout_label(layout: Mapping[str, Any]) -> str:
+    """One line for a parallel layout, wherever a layout is shown: 'TP4 PP2 (interleaved 1F1B
+    ×4) DP128 ZeRO1, selective recompute'."""
+    def degree(name: str) -> str:
+        value = layout.get(name)
+        return f"{name.upper()}{count(value if not _missing(value) else 1)}"
+    schedule = pipeline_schedule(layout.get("pp"), layout.get("virtual_stages"))
+    pipeline = degree("pp") + (f" ({schedule})" if schedule else "")
+    zero = layout.get("zero_stage")
+    zero_text = count(zero if not _missing(zero) else 0)
+    parts = [degree("tp"), pipeline, degree("dp"), f"ZeRO{zero_text}"]
+    recompute = layout.get("recompute")
+    return " ".join(parts) + (f", {recompute} recompute" if recompute else "")

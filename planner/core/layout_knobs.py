@@ -56,6 +56,9 @@ LAYOUT_KNOBS: tuple[LayoutKnob, ...] = (
                                                             "fp32")),
     LayoutKnob("micro_batch", "integer", "Micro-batch", "samples per GPU", "2", 1, 4096,
                is_planned=False),
+    LayoutKnob("virtual_stages", "integer", "Pipeline chunks per stage", "", "2", 1, 4,
+               help="Interleaved 1F1B: each pipeline stage holds this many model chunks, so "
+               "the bubble is (PP-1)/(chunks × micro-batches). Blank: the search chooses."),
     LayoutKnob("tp_comm_overlap", "flag", "Overlap tensor-parallel communication",
                help="Megatron-Core --tp-comm-overlap or PyTorch async TP: a share of the TP "
                "traffic, fitted on published runs, runs under the GEMMs. Off: all exposed."),

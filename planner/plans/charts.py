@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from planner.core.formatting import PALETTE, count, duration, label, log_axis, usd
+from planner.core.formatting import PALETTE, count, duration, label, layout_label, log_axis, usd
 from planner.core.purchase_options import PURCHASE_OPTION_COLOURS
 from planner.plans.core.ranking import collapse_regions, pareto_mask
 
@@ -35,8 +35,7 @@ def _hover(row: dict[str, Any]) -> str:
         f"{label(row['provider'])} {row['region']} {row['instance_type']} × "
         f"{count(row['nodes'])}"
         f"<br>{count(row['gpus'])} × {row['gpu']} · {label(row['purchase_option'])}"
-        f"<br>TP{count(row['tp'])} PP{count(row['pp'])} DP{count(row['dp'])} "
-        f"ZeRO{count(row['zero_stage'])}"
+        f"<br>{layout_label(row)}"
         f"<br>{duration(row['time_to_train_hours'])} · {usd(row['total_usd'])}"
     )
 
@@ -105,20 +104,26 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
 
 
 def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
-    """Compute, storage and egress USD of the ten cheapest distinct feasible offers (one
-    offer sold in ten regions is one bar, its other regions in the hover text)."""
+    """Compute (useful steps, then failures, restarts and overhead), storage and egress USD of
+    the ten cheapest distinct feasible offers (one offer sold in ten regions is one bar, its
+    other regions in the hover text)."""
     rows = collapse_regions([o for o in options if not o["infeasible_reason"]])[:10]
     # Short rank labels on the axis (long names overlapped); the option in the hover text.
     labels = [f"#{count(r['rank'])}" for r in rows]
     hover = [_hover(r) + _also_in([region for region, _ in r["other_regions"]]) for r in rows]
     figure = go.Figure()
+    overhead = [r.get("overhead_usd") or 0.0 for r in rows]
+    columns = {"steady": [r["compute_usd"] - o for r, o in zip(rows, overhead, strict=True)],
+               "overhead": overhead, "storage": [r["storage_usd"] for r in rows],
+               "egress": [r["egress_usd"] for r in rows]}
     for key, name in (
-        ("compute_usd", "Compute"),
-        ("storage_usd", "Storage"),
-        ("egress_usd", "Egress"),
+        ("steady", "Compute (useful steps)"),
+        ("overhead", "Failures, restarts and overhead"),
+        ("storage", "Storage"),
+        ("egress", "Egress"),
     ):
         figure.add_trace(go.Bar(
-            name=name, x=labels, y=[r[key] for r in rows], customdata=hover,
+            name=name, x=labels, y=columns[key], customdata=hover,
             hovertemplate="%{customdata}<br>" + name + ": $%{y:,.0f}<extra></extra>"))
     return _style(
         figure,
@@ -171,4 +176,46 @@ def memory_figure(memory: dict[str, Any], label: str) -> go.Figure:
         "Memory per GPU of the cheapest option",
         barmode="stack",
         xaxis_title="Memory per GPU (GiB)",
+    )
+
+
+_CARD_MARKERS = {"cheapest_meeting_deadline": ("Cheapest", "diamond"),
+                 "lowest_carbon": ("Lowest carbon", "star")}
+
+
+def carbon_figure(options: list[dict[str, Any]],
+                  recommendations: list[dict[str, Any]]) -> go.Figure:
+    """Every feasible option with carbon data as expected CO2e (kg) vs total cost (USD), one
+    trace per provider (each region its own point: the grid is what differs), the cheapest
+    and lowest-carbon picks marked."""
+    rows = [o for o in options if not o["infeasible_reason"] and o.get("co2e_kg") is not None]
+    figure = go.Figure()
+    for provider in sorted({r["provider"] for r in rows}):
+        mine = [r for r in rows if r["provider"] == provider]
+        figure.add_trace(go.Scatter(
+            x=[_position(r["co2e_kg"]) for r in mine], y=[_position(r["total_usd"]) for r in mine],
+            mode="markers", name=label(provider), marker={"size": 6, "opacity": 0.6},
+            text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in mine],
+            hoverinfo="text"))
+    front = sorted((r for r in rows if r.get("is_carbon_pareto")), key=lambda r: r["co2e_kg"])
+    figure.add_trace(go.Scatter(
+        x=[_position(r["co2e_kg"]) for r in front], y=[_position(r["total_usd"]) for r in front],
+        mode="lines+markers", name="Cost–emissions front", line={"color": "#4e9a06"},
+        text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in front], hoverinfo="text"))
+    by_index = {o["row_index"]: o for o in rows}
+    for card in recommendations:
+        picked = by_index.get(card["row_index"])
+        if card["key"] in _CARD_MARKERS and picked is not None:
+            name, symbol = _CARD_MARKERS[card["key"]]
+            figure.add_trace(go.Scatter(
+                x=[_position(picked["co2e_kg"])], y=[_position(picked["total_usd"])],
+                mode="markers", name=name, marker={"size": 14, "symbol": symbol,
+                                                   "color": "#cc0000"},
+                text=[f"{name}: {_hover(picked)} · {count(picked['co2e_kg'])} kg CO2e"],
+                hoverinfo="text"))
+    return _style(
+        figure,
+        "Total cost vs emissions",
+        xaxis=log_axis([r["co2e_kg"] for r in rows], "Expected emissions (kg CO2e)"),
+        yaxis=log_axis([r["total_usd"] for r in rows], "Total cost (USD)"),
     )

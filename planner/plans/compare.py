@@ -105,7 +105,7 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
             reason = "no option meets the limits"
         else:
             reason = scenario.get_status_display()
-        return [reason, BLANK, BLANK, BLANK, BLANK]
+        return [reason, BLANK, BLANK, BLANK, BLANK, BLANK, BLANK]
     purchase = LABELS.get(pick["purchase_option"], pick["purchase_option"])
     return [
         f"{pick['title']}: {label(pick['provider'])} {pick['region']}, {pick['instance_type']}"
@@ -115,6 +115,8 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         + (f"; {pick['rate_note']})" if pick.get("rate_note") else ")"),
         f"{count(pick['gpus'])} × {pick['gpu']}",
         _miss_text(pick),
+        _emissions_text(pick),
+        _lowest_carbon_text(scenario),
     ]
 
 
@@ -122,6 +124,27 @@ def _miss_text(pick: dict[str, Any]) -> str:
     """The pick's chance of missing its deadline or budget (one of them when only one is set)."""
     chance = pick.get("miss_probability")
     return BLANK if chance is None else percent(chance)
+
+
+def _emissions_text(option: dict[str, Any]) -> str:
+    """"1,234 kg CO2e (location-based, 2024)", or why there is none."""
+    if option.get("co2e_kg") is None:
+        return str(option.get("carbon_note") or "no carbon data")
+    basis = option.get("carbon_basis") or {}
+    return (f"{count(option['co2e_kg'])} kg CO2e ({basis.get('accounting')}-based, "
+            f"{basis.get('source')}, {basis.get('year')})")
+
+
+def _lowest_carbon_text(scenario: PlanScenario) -> str:
+    """The plan's Lowest carbon pick: where, its emissions and its cost (older plans: —)."""
+    document = scenario.result or {}
+    card = next((c for c in document.get("recommendations") or []
+                 if c["key"] == "lowest_carbon"), None)
+    if card is None:
+        return BLANK
+    option = next(o for o in document["options"] if o["row_index"] == card["row_index"])
+    return (f"{label(option['provider'])} {option['region']}, {option['instance_type']} × "
+            f"{count(option['nodes'])}: {_emissions_text(option)}, {usd(option['total_usd'])}")
 
 
 def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -> go.Figure:
@@ -147,7 +170,8 @@ def plan_comparison(scenarios: list[PlanScenario]) -> Comparison:
     picks = [top_pick(s) for s in scenarios]
     texts = [_outcome_texts(s, p) for s, p in zip(scenarios, picks, strict=True)]
     labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs",
-              "Chance of missing the deadline or budget"]
+              "Chance of missing the deadline or budget", "Emissions of the pick",
+              "Lowest carbon"]
     outcomes = [CompareRow(label, [t[i] for t in texts]) for i, label in enumerate(labels)]
     figure = None
     if any(picks):

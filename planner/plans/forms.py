@@ -15,6 +15,7 @@ from django import forms
 
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.core.purchase_options import COMMITMENT_PAYMENTS, PURCHASE_OPTION_LABELS
+from planner.plans.core.carbon import ACCOUNTING_CHOICES
 from planner.plans.core.fields import (
     FOLDED_GROUPS,
     GROUPS,
@@ -39,6 +40,8 @@ def _choices(source: str) -> list[tuple[str, str]]:
         return list(PURCHASE_OPTION_LABELS.items())
     if source == "payment_options":
         return list(COMMITMENT_PAYMENTS)
+    if source == "carbon_accounting":
+        return [("", "location-based")] + list(ACCOUNTING_CHOICES)
     return [("", "search")] + [(c, c) for c in KNOBS_BY_NAME[source].choices]
 
 

@@ -25,6 +25,8 @@ SORT_KEYS = {
     "usd_per_hour",
     "memory_headroom_gib",
     "deadline_miss_probability",
+    "co2e_kg",
+    "energy_kwh",
 }
 TABLE_ROWS = 50
 
@@ -42,10 +44,13 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("compute", "Compute", False),
     ("storage", "Storage", False),
     ("egress", "Egress", False),
+    ("goodput", "Failures & overhead", True),
     ("total", "Total", True),
     ("mfu", "MFU", False),
     ("headroom", "Memory headroom", False),
     ("miss", "P(miss deadline)", True),
+    ("energy", "Energy", False),
+    ("co2e", "CO2e", True),
     ("throughput", "Throughput", True),
     ("price", "Price as of · source", False),
 )
@@ -88,6 +93,8 @@ def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
     options = document["options"]
     figures = [charts.pareto_figure(options), charts.cost_breakdown_figure(options),
                charts.scaling_figure(document["scaling"])]
+    if any(o.get("co2e_kg") is not None for o in options):
+        figures.append(charts.carbon_figure(options, document["recommendations"]))
     if document.get("chosen_memory"):
         figures.append(charts.memory_figure(document["chosen_memory"], "per GPU"))
     encoded = [figure.to_plotly_json() for figure in figures]
@@ -196,6 +203,25 @@ class PlanView:
     @property
     def size_defaults(self) -> dict[str, str]:
         found: dict[str, str] = self._document.get("size_defaults", {})
+        return found
+
+    @cached_property
+    def carbon(self) -> dict[str, Any]:
+        """The plan's carbon accounting, what its energy counts and its sources ({} for a plan
+        made before carbon was added)."""
+        found: dict[str, Any] = self._document.get("carbon", {})
+        return found
+
+    @cached_property
+    def goodput_assumptions(self) -> dict[str, Any]:
+        """Whole-run goodput inputs used: name -> {value (plan-field unit), is_default}."""
+        found: dict[str, Any] = self._document.get("goodput_assumptions", {})
+        return found
+
+    @cached_property
+    def run_defaults(self) -> list[str]:
+        """The sequence-length and batch defaults that filled blanks, in words."""
+        found: list[str] = self._document.get("run_defaults", [])
         return found
 
     @cached_property

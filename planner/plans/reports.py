@@ -5,7 +5,7 @@ from django.utils import timezone
 from planner.plans.core.fields import SCENARIO_FIELDS
 from planner.plans.models import PlanScenario
 from planner.reports.core.model import Report as ReportDocument
-from planner.reports.core.plan import report_from_plan
+from planner.reports.core.plan_report import report_from_plan
 
 
 def plan_report(*, scenario: PlanScenario) -> ReportDocument:

@@ -16,10 +16,12 @@ from planner.core.purchase_options import (
     PAY_AS_YOU_GO,
     PURCHASE_OPTION_CODES,
 )
+from planner.plans.core.carbon import ACCOUNTING_CHOICES
 from planner.plans.core.fields import (
     ARCH_FIELDS,
     EXTRA_INPUTS,
     FIELDS_BY_NAME,
+    GOODPUT_FIELDS,
     LAYOUT_FIELDS,
     SCENARIO_FIELDS,
 )
@@ -106,6 +108,17 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
                                  f"{', '.join(allowed)} (you gave {value!r}).")
             layout[name] = value
     return layout
+
+
+def _carbon_accounting(value: Any) -> str | None:
+    """"location", "market" or None (blank: location-based)."""
+    if value in (None, ""):
+        return None
+    allowed = dict(ACCOUNTING_CHOICES)
+    if value not in allowed:
+        raise ValueError(f"carbon_accounting: {FIELDS_BY_NAME['carbon_accounting'].label} must "
+                         f"be one of {', '.join(allowed)} (you gave {str(value)[:40]!r}).")
+    return str(value)
 
 
 def _list(name: str, value: Any) -> list[str]:
@@ -253,6 +266,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         raw.get("spot_interruptions_pct_per_month")
     )
     data["layout"] = _layout(raw)
+    data["carbon_accounting"] = _carbon_accounting(raw.get("carbon_accounting"))
     _preset_or_variant(data)
     _check_workload(data)
     _check_goal(data)
@@ -274,5 +288,8 @@ def simulation_request(scenario: Scenario) -> dict[str, Any]:
         workload = {k: int(data[k]) for k in ARCH_FIELDS if data.get(k)}
     else:
         workload = {"params_billion": data["params_billion"], "seq_len": data.get("seq_len")}
-    goal = {k: data.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples")}
-    return {"workload": workload, "goal": goal, "layout": data.get("layout", {})}
+    goal = {k: data.get(k) for k in ("tokens", "samples", "epochs", "dataset_samples",
+                                     "global_batch_tokens")}
+    goodput = {k: data[k] for k in GOODPUT_FIELDS if data.get(k) is not None}
+    return {"workload": workload, "goal": goal, "layout": data.get("layout", {}),
+            "goodput": goodput}

@@ -25,6 +25,7 @@ from planner.core.formatting import large_count, number
 from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
+from planner.plans.carbon import carbon_summary, plan_carbon_factors
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import PlanResult, plan, price_dates
@@ -49,6 +50,7 @@ from simulator.services import (
     catalog_instances_frame,
     gpus_without_rate,
     simulator_for,
+    simulator_goodput,
     simulator_grid_size,
     simulator_layout_memory,
     simulator_sweep,
@@ -208,6 +210,7 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
         horizon_hours=float(data.get("horizon_days", 365.0)) * 24.0,
         allow_estimated_prices=bool(data.get("allow_estimated_prices")),
         allow_unlikely_capacity=bool(data.get("allow_unlikely_capacity")),
+        max_co2e_kg=data.get("max_co2e_kg"),
         miss_threshold=float(data.get("miss_threshold_pct", 10.0)) / 100.0,
         preferred_regions=tuple(settings.PLAN_PREFERRED_REGIONS or HOME_REGIONS),
     )
@@ -254,14 +257,17 @@ def plan_from_configurations(
             "(widen providers, regions or purchase options)"
         )
     defaults = _workload_sizes(scenario, simulator)
+    factors = plan_carbon_factors(scenario)
     result = plan(found.configs, prices, _assumptions(scenario, defaults["sizes"]),
-                  _constraints(scenario))
+                  _constraints(scenario), carbon=factors)
     document = result.to_dict(limit=OPTIONS_KEPT)
+    document["carbon"] = carbon_summary(factors)
     document["size_defaults"] = defaults["notes"]
     document["skipped_prices"] = skipped_prices
     document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
+    document.update(simulator_goodput(simulator, given=set(scenario.data)))
     return document
 
 

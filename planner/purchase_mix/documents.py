@@ -17,6 +17,7 @@ from planner.core.cloud import GPU_SERVICE_YEARS_LEFT
 from planner.core.serialize import frame_to_dict, json_safe
 from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors
+from planner.purchase_mix.carbon import history_carbon_document
 from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand
 from planner.purchase_mix.core.backtest import lookback_sensitivity
 from planner.purchase_mix.core.backtest_terms import backtest_terms
@@ -196,4 +197,5 @@ def recommendation_document(
         "hindsight_reference": _hindsight_dict(hindsight),
         "lookback_sensitivity": sensitivity.to_dict(),
         "backtest": backtest,
+        "carbon": history_carbon_document(history, analysis, buy, offer_set.accelerators),
     }

@@ -19,6 +19,7 @@ class Report(TrackedRun):
     class Kind(models.TextChoices):
         PLAN = "plan", "Plan"
         HISTORY = "history", "Purchase-mix analysis"
+        CAPACITY = "capacity", "Capacity sweep"
 
     class Format(models.TextChoices):
         PDF = "pdf", "PDF"

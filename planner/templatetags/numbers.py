@@ -16,6 +16,14 @@ register.filter("percent", formatting.percent)
 register.filter("duration", formatting.duration)
 register.filter("label", formatting.label)
 register.filter("number", formatting.number)
+register.filter("layout_label", formatting.layout_label)
+
+
+@register.filter
+def goodput_line(option: dict) -> str:  # type: ignore[type-arg]
+    """{{ option|goodput_line }}: the option's goodput line of its cost breakdown."""
+    return formatting.goodput_line(option.get("overhead_gpu_hours_pct"),
+                                   option.get("overhead_usd"))
 
 
 @register.filter

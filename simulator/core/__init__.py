@@ -47,7 +47,7 @@ from simulator.core.hardware import (
     make_hardware,
 )
 from simulator.core.layout import Layout, LayoutConstraints
-from simulator.core.runs import load_reference_runs
+from simulator.core.reference_runs import load_reference_runs
 from simulator.core.search import LayoutChoice, best_layout
 from simulator.core.simulate import MemoryReport, SimulationResult, TimeReport, simulate
 from simulator.core.sweep import SweepResult, layout_grid, sweep

@@ -12,8 +12,23 @@ import numpy as np
 from simulator.core.arrays import ConfigArrays, FloatArray
 from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
 
-__all__ = ["BAND_GROUPS", "Calibration", "band_group", "gemm_efficiency", "load_calibration",
-           "save_calibration"]
+__all__ = ["BAND_CLASSES", "BAND_GROUPS", "Calibration", "band_class", "band_group",
+           "gemm_efficiency", "load_calibration", "save_calibration"]
+
+# Band classes: the model groups' throughput bands, plus benchmark times to train (MLPerf) and
+# whole production runs (whole_runs.csv, and every plan), each banded by its own out-of-family
+# residuals (Mondrian split-conformal): a whole run is further from the throughput tables than
+# any throughput row is, so it gets the width its own out-of-family errors show.
+BAND_CLASSES: tuple[str, ...] = (*BAND_GROUPS, "time", "whole_run")
+TIME_METRIC_NAMES = ("time_to_train_minutes", "gpu_hours")
+
+
+def band_class(workload_kind: str, metric: str = "") -> str:
+    """BAND_CLASSES entry of a prediction: whole_run for whole-run GPU-hours, time for
+    benchmark times to train, else the workload's model group (band_group)."""
+    if metric == "gpu_hours":
+        return "whole_run"
+    return "time" if metric in TIME_METRIC_NAMES else band_group(workload_kind)
 
 MAX_GEMM_EFFICIENCY = 0.98
 
@@ -60,9 +75,15 @@ class Calibration:
       up to this many nodes; over k more nodes a GPU's share falls as this/k, down to one NIC.
     - run_overhead_seconds: fixed time per run outside steady state (fixed, 0 by default: MLPerf
       times exclude initialisation, and long-run losses are in goodput).
+    - production_overhead_fraction: what a whole production run loses beyond failures,
+      restarts, checkpoints and evaluation (data stalls, loss-spike rollbacks, slow nodes,
+      ramp-up), as a share of steady-state time (goodput.whole_run_goodput); fitted on the
+      published whole runs (whole_runs.csv), prior from reliability studies.
     - band_log_p10/p90 (decoder LLMs), band_encoder_log_p10/p90 (BERT-style), band_vision_log_
-      p10/p90 (CNNs): quantiles of log(reported / predicted speed) of out-of-family predictions
-      of that band group, normalised by their band scale (Mondrian split-conformal; crossval).
+      p10/p90 (CNNs), band_time_log_p10/p90 (benchmark times to train), band_whole_run_log_
+      p10/p90 (whole runs): quantiles of log(reported / predicted speed) of out-of-family
+      predictions of that band class, normalised by their band scale (Mondrian split-conformal;
+      crossval).
     - domain: which GPU × precision and architecture × precision keys have calibration runs.
     """
 
@@ -88,12 +109,17 @@ class Calibration:
     step_overhead_seconds: float = 0.01
     ring_full_bandwidth_nodes: float = 4.0
     run_overhead_seconds: float = 0.0
+    production_overhead_fraction: float = 0.25
     band_log_p10: float = -0.2
     band_log_p90: float = 0.2
     band_encoder_log_p10: float = -0.3
     band_encoder_log_p90: float = 0.3
     band_vision_log_p10: float = -0.4
     band_vision_log_p90: float = 0.4
+    band_time_log_p10: float = -0.3
+    band_time_log_p90: float = 0.3
+    band_whole_run_log_p10: float = -0.4
+    band_whole_run_log_p90: float = 0.4
     n_rows: int = 0
     domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
@@ -102,7 +128,7 @@ class Calibration:
             value = getattr(self, f.name)
             if f.name != "domain" and not math.isfinite(value):
                 raise ValueError(f"calibration {f.name} must be finite")
-        for group in BAND_GROUPS:
+        for group in BAND_CLASSES:
             low, high = self.band_quantiles(group)
             if not low <= 0.0 <= high:
                 raise ValueError(f"{group} band quantiles must satisfy p10 <= 0 <= p90")
@@ -129,8 +155,8 @@ class Calibration:
         return cls(**values, domain=domain)  # type: ignore[arg-type]
 
     def band_quantiles(self, group: str) -> tuple[float, float]:
-        """(P10, P90) of normalised log speed residuals for a BAND_GROUPS entry."""
-        if group not in BAND_GROUPS:
+        """(P10, P90) of normalised log speed residuals for a BAND_CLASSES entry."""
+        if group not in BAND_CLASSES:
             raise ValueError(f"unknown band group {group!r}")
         prefix = "band" if group == "llm" else f"band_{group}"
         return getattr(self, f"{prefix}_log_p10"), getattr(self, f"{prefix}_log_p90")

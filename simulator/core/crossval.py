@@ -10,6 +10,7 @@ calibration data, see domain), so no row sets its own band.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from simulator.core.calibration import BAND_GROUPS, Calibration, band_group
+from simulator.core.calibration import BAND_CLASSES, Calibration, band_class
 from simulator.core.domain import assess
 from simulator.core.fitting import fit_prepared
 from simulator.core.hardware import GpuSpec
@@ -76,17 +77,32 @@ def _folds(prepared: PreparedRuns, group_by: str, start: Calibration) -> list[_F
     return folds
 
 
+def _is_partial(prepared: PreparedRuns) -> np.ndarray:
+    """Whole runs whose figure is a bound or of loose scope: predicted, never banding others."""
+    info = prepared.info
+    if "whole_run_usable" not in info:
+        return np.zeros(len(info), dtype=bool)
+    return np.asarray(info["whole_run_usable"].to_numpy() == "partial")
+
+
 def band_quantiles(residuals: np.ndarray) -> tuple[float, float]:
-    """(P10, P90) of finite normalised residuals; (0, 0) when there are none."""
+    """(P10, P90) of finite normalised residuals with the split-conformal finite-sample
+    correction: the ceil((n+1)·q)/n quantiles, so a class with few residuals (the ~40 benchmark
+    times or whole runs) gets the wider band its small sample calls for; (0, 0) without any."""
     finite = residuals[np.isfinite(residuals)]
-    if not len(finite):
+    n = len(finite)
+    if not n:
         return 0.0, 0.0
-    low, high = np.quantile(finite, BAND_QUANTILES)
+    high_level = min(1.0, math.ceil((n + 1) * BAND_QUANTILES[1]) / n)
+    low_level = max(0.0, 1.0 - min(1.0, math.ceil((n + 1) * (1 - BAND_QUANTILES[0])) / n))
+    low, high = np.quantile(finite, (low_level, high_level))
     return float(low), float(high)
 
 
 def _band_groups(prepared: PreparedRuns) -> np.ndarray:
-    return np.array([band_group(str(k)) for k in prepared.info["workload_kind"]])
+    info = prepared.info
+    return np.array([band_class(str(k), str(m))
+                     for k, m in zip(info["workload_kind"], info["metric"], strict=True)])
 
 
 def with_bands(cal: Calibration, residuals: np.ndarray, groups: np.ndarray,
@@ -94,7 +110,7 @@ def with_bands(cal: Calibration, residuals: np.ndarray, groups: np.ndarray,
     """`cal` with each band group's quantiles from the `use` rows' residuals of that group
     (all used rows when a group has fewer than MIN_GROUP_RESIDUALS)."""
     pooled = band_quantiles(residuals[use])
-    for group in BAND_GROUPS:
+    for group in BAND_CLASSES:
         own = residuals[use & (groups == group)]
         enough = np.isfinite(own).sum() >= MIN_GROUP_RESIDUALS
         cal = cal.with_band_quantiles(group, *(band_quantiles(own) if enough else pooled))
@@ -112,9 +128,10 @@ def cross_validate_prepared(prepared: PreparedRuns, group_by: str,
         held = subset_prepared(prepared, fold.mask)
         residuals[fold.mask] = _normalised_residuals(held, fold.calibration)
     groups = _band_groups(prepared)
+    bounded = _is_partial(prepared)
     frames = []
     for fold in folds:
-        cal = with_bands(fold.calibration, residuals, groups, ~fold.mask)
+        cal = with_bands(fold.calibration, residuals, groups, ~fold.mask & ~bounded)
         frame = predictions_frame(subset_prepared(prepared, fold.mask), cal)
         frames.append(frame.assign(fold_group=fold.group, fold_calibration_rows=cal.n_rows))
     return CrossValidation(pd.concat(frames, ignore_index=True), residuals)
@@ -145,7 +162,7 @@ def calibrate_and_validate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[s
     prepared = prepare_runs(runs_df, as_gpu_specs(gpus), start)
     validation = cross_validate_prepared(prepared, "family", start)
     residuals = validation.normalised_residuals
-    use = np.ones(len(residuals), dtype=bool)
+    use = ~_is_partial(prepared)
     fitted = with_bands(fit_prepared(prepared, start), residuals, _band_groups(prepared), use)
     return fitted, validation.predictions
 

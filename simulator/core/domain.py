@@ -136,11 +136,39 @@ def _octaves_outside(value: float, low: float, high: float) -> float:
 
 @dataclass(frozen=True)
 class Assessment:
-    """Calibration status of one configuration and its band multiplier (>= 1)."""
+    """Calibration status of one configuration and its band multiplier (>= 1).
+
+    `envelope_note` says when the configuration is outside the calibration envelope and why
+    ("" inside it): no runs of the GPU or architecture at this precision, a GPU count or
+    sequence length beyond the calibrated ones, a generic efficiency.
+    """
 
     status: str
     band_scale: float
     reason: str
+    envelope_note: str = ""
+
+
+def envelope_note(point: DomainPoint, own: DomainEntry | None, family: DomainEntry | None,
+                  scale_octaves: float, seq_octaves: float, is_shared: bool) -> str:
+    """Why a configuration is outside the calibration envelope, in words ("" inside it)."""
+    if family is None:
+        return (f"outside the calibration envelope: no calibration runs of "
+                f"{point.architecture} at {precision_class(point.precision)}")
+    parts = []
+    if own is None:
+        parts.append(f"no calibration runs of the {point.gpu_name} at "
+                     f"{precision_class(point.precision)} (its architecture's runs used)")
+    if scale_octaves > 0:
+        reference = own or family
+        parts.append(f"{point.n_gpus:,.0f} GPUs is {scale_octaves:.1f} octaves outside the "
+                     f"{reference.min_gpus:,.0f}-{reference.max_gpus:,.0f} GPUs calibrated")
+    if seq_octaves > 0:
+        parts.append(f"sequence of {point.seq_len:,.0f} tokens outside the calibrated "
+                     f"{family.min_seq_len:,.0f}-{family.max_seq_len:,.0f}")
+    if is_shared:
+        parts.append("generic efficiency shared with other architectures")
+    return "outside the calibration envelope: " + "; ".join(parts) if parts else ""
 
 
 def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
@@ -151,19 +179,35 @@ def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
     family = domain.entry(arch_key, is_architecture=True)
     if family is None:
         return Assessment("uncalibrated", STATUS_BAND_SCALE["uncalibrated"],
-                          f"no calibration runs of {arch_key}")
+                          f"no calibration runs of {arch_key}",
+                          envelope_note(point, own, family, 0.0, 0.0, False))
     reference = own or family
     scale = _octaves_outside(point.n_gpus, reference.min_gpus / SCALE_SLACK,
                              reference.max_gpus * SCALE_SLACK)
     seq = _octaves_outside(point.seq_len, family.min_seq_len, family.max_seq_len)
     widening = 1.0 + SCALE_OCTAVE_WIDENING * scale + SEQ_OCTAVE_WIDENING * seq
     shared = efficiency_class_of(point.architecture, point.precision) == "other"
+    note = envelope_note(point, own, family, scale, seq, shared)
     if own is None or shared or scale > 0 or seq > 0:
         reason = ("no runs of this GPU at this precision" if own is None else
                   "generic efficiency shared with other architectures" if shared else
                   "outside the calibrated GPU count or sequence length")
-        return Assessment("extrapolated", STATUS_BAND_SCALE["extrapolated"] * widening, reason)
-    return Assessment("calibrated", widening, f"{own.n_rows} calibration runs")
+        return Assessment("extrapolated", STATUS_BAND_SCALE["extrapolated"] * widening, reason,
+                          note)
+    return Assessment("calibrated", widening, f"{own.n_rows} calibration runs", note)
+
+
+def envelope_notes(domain: CalibrationDomain, gpu_name: str, architecture: str, precision: str,
+                   n_gpus: npt.NDArray[np.float64], seq_len: float,
+                   group: str = "llm") -> npt.NDArray[np.object_]:
+    """assess(...).envelope_note for one GPU at many GPU counts (one assess per distinct
+    count: a sweep has a handful)."""
+    counts = np.asarray(n_gpus, dtype=np.float64)
+    out = np.empty(counts.shape, dtype=object)
+    for value in np.unique(counts):
+        point = DomainPoint(gpu_name, architecture, precision, float(value), seq_len, group)
+        out[counts == value] = assess(domain, point).envelope_note
+    return out
 
 
 def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,

@@ -53,6 +53,10 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("tp_overlap_fraction", "logit", 0.6, 0.7),
     ("ring_full_bandwidth_nodes", "log", 4.0, 0.7),
     ("step_overhead_seconds", "log", 0.01, 1.0),
+    # Reliability studies put a well-run large cluster's effective training time near 90%
+    # (Llama 3, MegaScale) and an early cloud run's near 60% (OPT-175B logbook): beyond the
+    # failure model, a prior of 25% of steady time, wide (log sd 0.7).
+    ("production_overhead_fraction", "log", 0.25, 0.7),
 )
 # Not fitted (fixed at their Calibration defaults): efficiency_other and
 # input_images_per_second_per_gpu would each be set by a handful of rows from one or two
@@ -138,10 +142,13 @@ def soft_l1(residuals: FloatArray, scale: float = ROBUST_SCALE) -> FloatArray:
 
 
 def family_weights(prepared: PreparedRuns) -> FloatArray:
-    """Weight of each predictable row: 1/sqrt(predictable rows of its family)."""
-    families = prepared.info.loc[prepared.is_predictable, "family"].astype(str)
+    """Weight of each predictable row: 1/sqrt(predictable rows of its family); 0 for whole
+    runs whose figure is only a bound or of loose scope (whole_run_usable "partial")."""
+    rows = prepared.info.loc[prepared.is_predictable]
+    families = rows["family"].astype(str)
     counts = families.map(families.value_counts())
-    return np.asarray(1.0 / np.sqrt(counts.to_numpy(dtype=float)))
+    usable = (rows.get("whole_run_usable", pd.Series("", index=rows.index)) != "partial")
+    return np.asarray(usable.to_numpy(dtype=float) / np.sqrt(counts.to_numpy(dtype=float)))
 
 
 def _objective(prepared: PreparedRuns, base: Calibration) -> Callable[[FloatArray], float]:

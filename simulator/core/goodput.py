@@ -2,22 +2,28 @@
 
 whole-run time = steady-state time / goodput, with (Young/Daly first-order model)
 
-    goodput = 1 / (1 + eval + C/τ + λ·(R + τ/2)),   τ = sqrt(2·C/λ)
+    goodput = 1 / (1 + eval + production + C/τ + λ·(R + τ/2)),   τ = sqrt(2·C/λ)
 
-λ = failures per GPU-hour × GPUs (failures per hour of the job), C = seconds to write one
-checkpoint, R = seconds to detect a failure and restart, τ = checkpoint interval. Failures grow
-with cluster size, lost work with the checkpoint interval; a run shorter than one interval
-writes no checkpoint (C/τ term 0) and loses half its own length per failure.
+λ = failures per GPU-hour × GPUs (failures per hour of the job; hardware and software, on any
+purchase option: spot interruptions come on top, in the plan's spot model), C = seconds to
+write one checkpoint (a blocking stall), R = seconds to detect a failure, re-queue and reload,
+τ = the Young/Daly checkpoint interval (planner.core.spot.young_interval_hours), eval = periodic
+evaluation, production = the rest a production run loses beyond the failure model (data
+stalls, loss-spike rollbacks, slow nodes, batch ramp-up), fitted on whole_runs.csv. Failures
+grow with cluster size, lost work with the checkpoint interval; a run shorter than one
+interval writes no checkpoint (C/τ term 0) and loses half its own length per failure.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from planner.core.spot import young_interval_hours
 
 SECONDS_PER_HOUR = 3600.0
 # Llama 3 paper (Dubey et al. 2024, §3.3.4): 419 unexpected interruptions in a 54-day
@@ -33,6 +39,10 @@ class GoodputAssumptions:
     restart_seconds: detect, reschedule and reload after a failure.
     checkpoint_write_seconds: blocking time to write one checkpoint.
     eval_overhead_fraction: periodic evaluation as a share of training time (assumption: 1%).
+    production_overhead_fraction: what a production run loses beyond failures and evaluation
+    (data stalls, loss-spike rollbacks, slow nodes, ramp-up), as a share of steady time; 0 for
+    benchmark timings (MLPerf), the calibration's fitted value for whole runs
+    (`whole_run_goodput`).
     Restart (5 min) and checkpoint (30 s) defaults are assumptions, set so that the Llama 3
     setting (16,384 GPUs) gives about the >90% effective training time that paper reports.
     """
@@ -41,10 +51,12 @@ class GoodputAssumptions:
     restart_seconds: float = 300.0
     checkpoint_write_seconds: float = 30.0
     eval_overhead_fraction: float = 0.01
+    production_overhead_fraction: float = 0.0
 
     def __post_init__(self) -> None:
         values = (self.failures_per_gpu_hour, self.restart_seconds,
-                  self.checkpoint_write_seconds, self.eval_overhead_fraction)
+                  self.checkpoint_write_seconds, self.eval_overhead_fraction,
+                  self.production_overhead_fraction)
         if min(values) < 0 or not all(math.isfinite(v) for v in values):
             raise ValueError("goodput assumptions must be finite and >= 0")
 
@@ -66,8 +78,25 @@ def goodput_fraction(n_gpus: npt.ArrayLike, steady_seconds: npt.ArrayLike,
     steady = np.maximum(np.asarray(steady_seconds, dtype=np.float64), 1e-9)
     rate = assumptions.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR  # failures per second
     write = assumptions.checkpoint_write_seconds
-    daly = np.sqrt(2.0 * write / np.maximum(rate, 1e-300))
+    daly = checkpoint_interval_seconds(write, rate)
     # A run shorter than one Daly interval writes no checkpoint and loses half itself on a failure.
     checkpoint = np.where(steady > daly, write / np.maximum(daly, 1e-9), 0.0)
     failures = rate * (assumptions.restart_seconds + np.minimum(daly, steady) / 2.0)
-    return np.asarray(1.0 / (1.0 + assumptions.eval_overhead_fraction + checkpoint + failures))
+    overhead = assumptions.eval_overhead_fraction + assumptions.production_overhead_fraction
+    return np.asarray(1.0 / (1.0 + overhead + checkpoint + failures))
+
+
+def checkpoint_interval_seconds(write_seconds: float,
+                                failures_per_second: npt.NDArray[np.float64]
+                                ) -> npt.NDArray[np.float64]:
+    """Young/Daly interval sqrt(2·C·MTBF) in seconds (very large without failures)."""
+    mtbf = 1.0 / np.maximum(failures_per_second, 1e-300)
+    hours = young_interval_hours(write_seconds / SECONDS_PER_HOUR, mtbf / SECONDS_PER_HOUR)
+    return np.asarray(hours * SECONDS_PER_HOUR, dtype=np.float64)
+
+
+def whole_run_goodput(production_overhead_fraction: float,
+                      base: GoodputAssumptions | None = None) -> GoodputAssumptions:
+    """Assumptions of a whole production run: `base` (defaults) with the production overhead."""
+    return replace(base or GoodputAssumptions(),
+                   production_overhead_fraction=production_overhead_fraction)

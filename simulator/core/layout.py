@@ -68,6 +68,7 @@ class LayoutConstraints:
     precision: str | None = None
     micro_batch: int | None = None
     tp_comm_overlap: bool | None = None
+    virtual_stages: int | None = None  # model chunks per pipeline stage (interleaved 1F1B)
 
 
 def bytes_per_value(precision: str) -> tuple[float, float, float, float]:

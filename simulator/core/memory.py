@@ -63,10 +63,13 @@ def transformer_layer_activation_bytes(c: ConfigArrays) -> FloatArray:
 def activation_bytes(c: ConfigArrays) -> FloatArray:
     """Activation bytes per GPU for the busiest (first) pipeline stage.
 
-    1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage; fp32 logits
-    of the LM head (4·s·b·V/t) are added for transformers.
+    1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage; interleaving
+    v model chunks per stage keeps 1 + (pp-1)/(pp·v) times as much (Korthikanti et al. 2022);
+    fp32 logits of the LM head (4·s·b·V/t) are added for transformers.
     """
-    in_flight = np.where(c.pp > 1, np.minimum(c.pp, c.grad_accum), 1.0)
+    interleave = np.where(c.virtual_stages > 1, 1.0 + (c.pp - 1.0) / (c.pp * c.virtual_stages),
+                          1.0)
+    in_flight = np.where(c.pp > 1, np.minimum(c.pp, c.grad_accum), 1.0) * interleave
     layers = np.ceil(c.n_layers / c.pp)
     scale = c.activation_value_bytes / 2.0
     logits = 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab_size / c.tp

@@ -23,10 +23,10 @@ from simulator.core.arrays import (
 )
 from simulator.core.calibration import Calibration
 from simulator.core.domain import DomainPoint, band_group
-from simulator.core.goodput import GoodputAssumptions, goodput_fraction
+from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
-from simulator.core.runs import TIME_METRICS, RunInputs, run_family, run_inputs
+from simulator.core.reference_runs import TIME_METRICS, RunInputs, run_family, run_inputs
 from simulator.core.search import best_layout
 from simulator.core.timing import step_time
 
@@ -70,13 +70,16 @@ class RowTargets:
     convention: np.ndarray
     work_samples: FloatArray
     reported: FloatArray
+    is_steady_figure: np.ndarray | None = None  # whole runs published as steady-state time
 
     @classmethod
     def of(cls, prepared: PreparedRuns) -> RowTargets:
         sub = prepared.info.loc[prepared.is_predictable]
         convention = np.array([v if isinstance(v, str) else "" for v in sub["convention"]])
+        steady = sub.get("is_steady_figure", pd.Series(False, index=sub.index))
         return cls(sub["metric"].to_numpy(), convention,
-                   sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float))
+                   sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float),
+                   steady.fillna(False).to_numpy(dtype=bool))
 
 
 def as_gpu_specs(gpus: pd.DataFrame | Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
@@ -89,10 +92,17 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
         "run_id": row["run_id"], "metric": row["metric"], "reported": float(row["value"]),
         "gpu": row["gpu"], "workload_kind": row["workload_kind"], "source": row["source"],
         "family": run_family(str(row["source"])),
-        "convention": row.get("flops_include_recompute"), "is_predictable": False}
+        "convention": row.get("flops_include_recompute"), "is_predictable": False,
+        "whole_run_usable": _whole_run_usable(row),
+        "is_steady_figure": row.get("whole_run_scope") == "steady"}
     try:
         if row["metric"] not in METRICS:
             raise ValueError(f"unknown metric {row['metric']!r}")
+        if row.get("whole_run_usable") == "no":
+            raise ValueError("missing a whole-run figure (usable_for_goodput_calibration: no)")
+        if row.get("whole_run_usable") == "partial":
+            raise ValueError("missing a whole-run figure of known scope (usable_for_goodput_"
+                             "calibration: partial, an upper bound or a loose scope)")
         inputs = run_inputs(cast(dict[str, Any], row.to_dict()), gpus)
         choice = best_layout(inputs.workload, inputs.hardware, inputs.goal, cal, inputs.constraints)
     except ValueError as exc:
@@ -103,6 +113,12 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
             "n_gpus": choice.result.n_gpus, "precision": choice.result.layout.precision,
             "gpu_name": inputs.hardware.gpu.name,
             "architecture": inputs.hardware.gpu.architecture}
+
+
+def _whole_run_usable(row: pd.Series) -> str:
+    """"yes"/"partial"/"no" for whole-run rows, "" for benchmark rows."""
+    value = row.get("whole_run_usable")
+    return value if isinstance(value, str) else ""
 
 
 def _row_columns(inputs: RunInputs, layout: Layout) -> dict[str, object]:
@@ -127,10 +143,13 @@ def _empty_arrays() -> ConfigArrays:
 
 def metric_values(c: ConfigArrays, samples_per_second: FloatArray, executed_flops: FloatArray,
                   targets: RowTargets, overhead_seconds: float,
-                  goodput: GoodputAssumptions = DEFAULT_GOODPUT) -> FloatArray:
+                  goodput: GoodputAssumptions = DEFAULT_GOODPUT,
+                  whole_run: GoodputAssumptions = DEFAULT_GOODPUT) -> FloatArray:
     """Predicted value of each row's metric from throughput (samples/s) per row.
 
-    Time metrics are whole-run: steady-state time / goodput plus the fixed run overhead.
+    Time metrics are steady-state time / goodput plus the fixed run overhead: benchmark times
+    to train (MLPerf) with `goodput`, published whole-run GPU-hours with `whole_run` (which
+    adds the production overhead).
     """
     n_gpus, samples = c.n_gpus, samples_per_second
     full = c.linear_train_flops + c.linear_recompute_flops + 4.0 * c.attention_fwd_flops
@@ -141,8 +160,12 @@ def metric_values(c: ConfigArrays, samples_per_second: FloatArray, executed_flop
     flops = per_sample * samples / n_gpus
     steady = targets.work_samples / samples
     minutes = (steady / goodput_fraction(n_gpus, steady, goodput) + overhead_seconds) / 60.0
+    whole_minutes = (steady / goodput_fraction(n_gpus, steady, whole_run)
+                     + overhead_seconds) / 60.0
+    if targets.is_steady_figure is not None:
+        whole_minutes = np.where(targets.is_steady_figure, minutes, whole_minutes)
     choices = [samples * c.seq_len / n_gpus, samples, flops / 1e12,
-               100.0 * flops / (c.peak_tflops * 1e12), minutes, minutes * n_gpus / 60.0]
+               100.0 * flops / (c.peak_tflops * 1e12), minutes, whole_minutes * n_gpus / 60.0]
     return np.select([targets.metric == m for m in METRICS], choices, default=np.nan)
 
 
@@ -150,7 +173,8 @@ def predict_targets(c: ConfigArrays, targets: RowTargets, calibration: Calibrati
     """Predicted metric for arrays/targets of predictable rows (the fitting hot path)."""
     times = step_time(c, calibration)
     return metric_values(c, times.samples_per_second, times.hardware_flops_per_sample,
-                         targets, calibration.run_overhead_seconds)
+                         targets, calibration.run_overhead_seconds, DEFAULT_GOODPUT,
+                         whole_run_goodput(calibration.production_overhead_fraction))
 
 
 def predict_prepared(prepared: PreparedRuns, calibration: Calibration) -> FloatArray:
@@ -175,9 +199,9 @@ def baseline_prepared(prepared: PreparedRuns) -> FloatArray:
     per_sample = np.where(c.is_transformer > 0, 6.0 * c.params * c.seq_len, c.linear_train_flops)
     samples = RULE_OF_THUMB_EFFICIENCY * c.peak_tflops * 1e12 * c.n_gpus / per_sample
     plain = RowTargets(targets.metric, np.full(len(per_sample), "rule"), targets.work_samples,
-                       targets.reported)
+                       targets.reported, targets.is_steady_figure)
     no_loss = GoodputAssumptions(0.0, 0.0, 0.0, 0.0)
-    out[ok] = metric_values(c, samples, per_sample, plain, 0.0, no_loss)
+    out[ok] = metric_values(c, samples, per_sample, plain, 0.0, no_loss, no_loss)
     return out
 
 

@@ -95,8 +95,11 @@ def candidate_layouts(workload: Workload, hardware: Hardware, global_batch: int,
         if hardware.n_gpus % (tp * cp):
             continue
         for pp in _pp_options(workload, hardware.n_gpus // (tp * cp), k.pp):
+            virtuals = _virtual_options(workload, pp)
+            if k.virtual_stages is not None:
+                virtuals = [v for v in virtuals if v == k.virtual_stages]
             layouts += _layouts_for(hardware.n_gpus, tp, pp, cp, global_batch, precision,
-                                    zeros, modes, k, _virtual_options(workload, pp))
+                                    zeros, modes, k, virtuals)
     return layouts
 
 

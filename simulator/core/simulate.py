@@ -9,7 +9,7 @@ from typing import Any
 from simulator.core.arrays import ConfigArrays, config_arrays
 from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import DomainPoint, assess
-from simulator.core.goodput import GoodputAssumptions, goodput_fraction
+from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import Hardware, cuda_core_rate_note, rate_precision
 from simulator.core.layout import Layout
 from simulator.core.memory import GIB, MemoryArrays, memory_breakdown
@@ -58,7 +58,8 @@ class SimulationResult:
     calibration_status is "calibrated", "extrapolated" or "uncalibrated" (see domain), with
     calibration_note saying why; *_p10/*_p90 are the band around the point prediction.
     rate_note says when the speed rests on the FP32 CUDA-core rate of a GPU whose tensor-core
-    rates are unpublished (hardware.cuda_core_rate_note), else "".
+    rates are unpublished (hardware.cuda_core_rate_note), else "". envelope_note says when the
+    configuration is outside the calibration envelope and why (domain.envelope_note), else "".
     """
 
     workload_name: str
@@ -87,6 +88,7 @@ class SimulationResult:
     calibration_status: str
     calibration_note: str
     rate_note: str = ""
+    envelope_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (floats, ints, bools, strings)."""
@@ -126,7 +128,8 @@ def simulate(workload: Workload, hardware: Hardware, layout: Layout, goal: Train
     """Predict memory, step time, throughput and time/GPU-hours/energy to reach `goal`.
 
     The layout must use exactly hardware.n_gpus GPUs and a precision the GPU supports.
-    `goodput` defaults to GoodputAssumptions() (Llama 3 failure rate). Raises ValueError otherwise.
+    `goodput` defaults to a whole production run's (goodput.whole_run_goodput with the
+    calibration's production overhead). Raises ValueError otherwise.
     """
     _check_inputs(workload, hardware, layout)
     c = config_arrays(workload, hardware, layout)
@@ -153,7 +156,7 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
                        layout: Layout, goal: TrainingGoal, calibration: Calibration,
                        goodput: GoodputAssumptions | None = None) -> SimulationResult:
     """Assemble the SimulationResult of entry `i` of evaluated ConfigArrays."""
-    assumptions = goodput or GoodputAssumptions()
+    assumptions = goodput or whole_run_goodput(calibration.production_overhead_fraction)
     times = step_time(c, calibration)
     samples_s = float(times.samples_per_second[i])
     tokens_s = samples_s * workload.tokens_per_sample
@@ -168,13 +171,18 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
         rate_precision(hardware.gpu, layout.precision), n_gpus,
         workload.tokens_per_sample, band_group(workload.kind)))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
+    run_low, run_high = calibration.band_quantiles("whole_run")
+    # A whole run's time band is the whole-run class's (its out-of-family errors are wider).
+    run_slow, run_fast = (math.exp(run_low * verdict.band_scale),
+                          math.exp(run_high * verdict.band_scale))
     return SimulationResult(
         workload.name, hardware.gpu.name, n_gpus, layout, memory_report(memory_breakdown(c), i),
         time_report(times, i), samples_s, tokens_s, tokens_s / n_gpus,
         float(c.model_flops[i]) * samples_s / peak,
         float(times.hardware_flops_per_sample[i]) * samples_s / peak,
-        seconds, hours, hours / 24.0, hours / fast, hours / slow,
+        seconds, hours, hours / 24.0, hours / run_fast, hours / run_slow,
         hours * n_gpus, hours * n_gpus * hardware.gpu.tdp_watts / 1000.0,
         tokens_s * slow, tokens_s * fast, steady / SECONDS_PER_HOUR, fraction, assumptions,
         verdict.status, verdict.reason, cuda_core_rate_note(hardware.gpu, layout.precision),
+        verdict.envelope_note,
     )

@@ -21,8 +21,8 @@ import pandas as pd
 
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
 from simulator.core.calibration import Calibration, band_group
-from simulator.core.domain import assess_gpu_counts
-from simulator.core.goodput import GoodputAssumptions, goodput_fraction
+from simulator.core.domain import assess_gpu_counts, envelope_notes
+from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import (
     GpuSpec,
     Hardware,
@@ -39,10 +39,10 @@ INSTANCE_COLUMNS = ("instance_key", "gpu", "gpus_per_node", "intra_node_gbytes_p
                     "inter_node_gbits_per_s")
 OUTPUT_COLUMNS = [
     "instance_key", "gpu", "nodes", "gpus", "tp", "pp", "dp", "cp", "zero_stage", "recompute",
-    "micro_batch", "grad_accum", "precision", "step_seconds", "samples_per_second",
-    "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
+    "micro_batch", "grad_accum", "virtual_stages", "precision", "step_seconds",
+    "samples_per_second", "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
     "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu",
-    "steady_state_hours", "goodput_fraction", "calibration_status", "rate_note"]
+    "steady_state_hours", "goodput_fraction", "calibration_status", "rate_note", "envelope_note"]
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,18 @@ class SweepResult:
     n_feasible: int
 
 
+# Model chunks per pipeline stage the sweep tries (interleaved 1F1B, Megatron-LM).
+SWEEP_VIRTUAL_STAGES = (1, 2, 4)
+
+
 def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
                 micro_batches: Sequence[int] = (1, 2, 4, 8)) -> pd.DataFrame:
-    """Candidate layouts without dp: columns tp, pp, cp, zero_stage, recompute, micro_batch.
+    """Candidate layouts without dp: columns tp, pp, cp, zero_stage, recompute, micro_batch,
+    virtual_stages.
 
-    Powers of two; TP divides the head count, PP the layer count. Non-transformers get
-    tp = pp = 1 and no selective recomputation.
+    Powers of two; TP divides the head count, PP the layer count; a pipeline may interleave
+    v model chunks per stage (interleaved 1F1B, bubble (pp-1)/(v·m)) when v divides its
+    layers per stage. Non-transformers get tp = pp = 1 and no selective recomputation.
     """
     tps = [t for t in (1, 2, 4, 8, 16) if t <= max_tp and _divides(t, workload.n_heads)]
     pps = [p for p in (1, 2, 4, 8, 16, 32) if p <= max_pp and _divides(p, workload.n_layers)]
@@ -67,8 +73,12 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
         tps, pps = [1], [1]
     modes = [i for i, m in enumerate(RECOMPUTE_MODES)
              if workload.is_transformer or m != "selective"]
-    rows = itertools.product(tps, pps, [1], range(4), modes, micro_batches)
-    return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch"])
+    stages = [(p, v) for p in pps for v in SWEEP_VIRTUAL_STAGES
+              if v == 1 or (p > 1 and _divides(v, workload.n_layers // p))]
+    rows = [(t, p, 1, z, m, b, v) for t, (p, v), z, m, b in
+            itertools.product(tps, stages, range(4), modes, micro_batches)]
+    return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch",
+                                       "virtual_stages"])
 
 
 def _divides(d: int, n: int) -> bool:
@@ -88,8 +98,12 @@ def _pairs(layouts: pd.DataFrame, node_counts: np.ndarray, gpus_per_node: int,
     ok &= (dp > 1) | (cols["zero_stage"] == 0)
     per_replica = np.ceil(global_batch / np.maximum(dp, 1.0))
     ok &= cols["micro_batch"] <= per_replica
+    accum = np.ceil(per_replica / cols["micro_batch"])
+    # Interleaving needs the pipeline's micro-batches in multiples of its stages.
+    virtual = cols.get("virtual_stages", np.ones(len(nodes)))
+    ok &= (virtual == 1) | (np.mod(accum, cols["pp"]) == 0)
     out = {k: v[ok] for k, v in cols.items()}
-    out.update(nodes=nodes[ok], dp=dp[ok], grad_accum=np.ceil(per_replica[ok] / out["micro_batch"]))
+    out.update(nodes=nodes[ok], dp=dp[ok], grad_accum=accum[ok])
     return out
 
 
@@ -98,7 +112,7 @@ def _layout_columns(pairs: dict[str, np.ndarray], precision: str
     act, weight, grad, optimizer = bytes_per_value(precision)
     return {**{k: pairs[k] for k in ("tp", "pp", "dp", "cp", "zero_stage", "recompute",
                                      "micro_batch", "grad_accum")},
-            "virtual_stages": 1.0, "is_flash_attention": 1.0,
+            "virtual_stages": pairs.get("virtual_stages", 1.0), "is_flash_attention": 1.0,
             "tp_comm_overlap": pairs.get("tp_comm_overlap", 0.0),
             "activation_value_bytes": act,
             "weight_bytes": weight, "grad_bytes": grad, "optimizer_bytes": optimizer}
@@ -175,21 +189,23 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
 
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
-                 seq_len: float, group: str) -> tuple[np.ndarray, np.ndarray]:
-    """(calibration status, band scale) per output row, vectorized per GPU model, judged at
-    the precision each GPU runs at (a CUDA-core fallback is judged as fp32)."""
+                 seq_len: float, group: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(calibration status, band scale, envelope note) per output row, vectorized per GPU
+    model, judged at the precision each GPU runs at (a CUDA-core fallback is judged as fp32)."""
     names = instances["gpu_name"].to_numpy()
     archs = instances["architecture"].to_numpy()
     assessed = instances["assessed_precision"].to_numpy()
     status = np.empty(len(names), dtype=object)
     scale = np.empty(len(names), dtype=float)
+    notes = np.empty(len(names), dtype=object)
     for name in pd.unique(names):
         rows = names == name
         first = np.argmax(rows)
-        status[rows], scale[rows] = assess_gpu_counts(
-            cal.domain, str(name), str(archs[first]), str(assessed[first]), gpus[rows], seq_len,
-            group)
-    return status, scale
+        args = (cal.domain, str(name), str(archs[first]), str(assessed[first]), gpus[rows],
+                seq_len, group)
+        status[rows], scale[rows] = assess_gpu_counts(*args)
+        notes[rows] = envelope_notes(*args)
+    return status, scale, notes
 
 
 def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
@@ -201,15 +217,17 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     group = band_group(workload.kind)
-    status, scale = _assessments(cal, instances, gpus, workload.tokens_per_sample, group)
-    low, high = cal.band_quantiles(group)
+    status, scale, notes = _assessments(cal, instances, gpus, workload.tokens_per_sample, group)
+    # Every swept time is a whole run: banded by the whole-run class's out-of-family errors.
+    low, high = cal.band_quantiles("whole_run")
     slow, fast = np.exp(low * scale), np.exp(high * scale)
     return pd.DataFrame({
         "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),
         "nodes": gpus / c.gpus_per_node, "gpus": gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp,
         "cp": c.cp, "zero_stage": c.zero_stage,
         "recompute": np.asarray(RECOMPUTE_MODES)[c.recompute.astype(np.intp)],
-        "micro_batch": c.micro_batch, "grad_accum": c.grad_accum, "precision": precision,
+        "micro_batch": c.micro_batch, "grad_accum": c.grad_accum,
+        "virtual_stages": c.virtual_stages * np.ones(len(gpus)), "precision": precision,
         "step_seconds": step, "samples_per_second": samples,
         "tokens_per_second": samples * workload.tokens_per_sample,
         "time_to_train_hours": hours,
@@ -218,7 +236,8 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         "memory_per_gpu_gib": memory / GIB,
         "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12),
         "steady_state_hours": steady / 3600.0, "goodput_fraction": fraction,
-        "calibration_status": status, "rate_note": instances["rate_note"].to_numpy()})
+        "calibration_status": status, "rate_note": instances["rate_note"].to_numpy(),
+        "envelope_note": notes})
 
 
 def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
@@ -233,7 +252,8 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     inter_node_gbits_per_s (per node, Gbit/s). `layouts` defaults to layout_grid(workload).
     keep="best" returns the fastest fitting layout per (instance, nodes); "all" every fitting
     configuration. Precision defaults to bf16, else fp16, else fp32 per GPU. Times are
-    whole-run (goodput, default GoodputAssumptions()); every row has its calibration_status.
+    whole-run (goodput, default goodput.whole_run_goodput with the calibration's production
+    overhead); every row has its calibration_status.
     """
     missing = [k for k in INSTANCE_COLUMNS if k not in instances_df]
     if missing or keep not in ("best", "all") or not len(node_counts) or min(node_counts) < 1:
@@ -241,7 +261,7 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     grid = layouts if layouts is not None else layout_grid(workload)
     nodes = np.unique(np.asarray(node_counts, dtype=float))
     table = _hardware_table(instances_df, gpus, precision)
-    assumptions = goodput or GoodputAssumptions()
+    assumptions = goodput or whole_run_goodput(calibration.production_overhead_fraction)
     frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep, assumptions)
               for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
     frames = [f for f in frames if len(f)]

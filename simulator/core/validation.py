@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from simulator.core.calibration import Calibration, band_group
+from simulator.core.calibration import Calibration, band_class
 from simulator.core.domain import assess
 from simulator.core.hardware import GpuSpec
 from simulator.core.prediction import (
@@ -23,7 +23,7 @@ from simulator.core.prediction import (
     predict_prepared,
     prepare_runs,
 )
-from simulator.core.runs import TIME_METRICS
+from simulator.core.reference_runs import TIME_METRICS
 
 __all__ = ["METRICS", "PREDICTION_COLUMNS", "THROUGHPUT_METRICS", "TIME_METRICS",
            "predictions_frame", "summarize_errors", "validate"]
@@ -46,12 +46,15 @@ def _bands(prepared: PreparedRuns, cal: Calibration) -> pd.DataFrame:
     """calibration_status, status_reason and band_scale of every info row."""
     n = len(prepared.info)
     status, reason, scale = ["not predicted"] * n, [""] * n, np.full(n, np.nan)
+    notes = [""] * n
     ok = np.flatnonzero(prepared.is_predictable)
     for i, point in zip(ok, prepared.domain_points(), strict=True):
         verdict = assess(cal.domain, point)
         status[i], reason[i], scale[i] = verdict.status, verdict.reason, verdict.band_scale
+        notes[i] = verdict.envelope_note
     return pd.DataFrame({"calibration_status": status, "status_reason": reason,
-                         "band_scale": scale}, index=prepared.info.index)
+                         "band_scale": scale, "envelope_note": notes},
+                        index=prepared.info.index)
 
 
 def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.DataFrame:
@@ -65,8 +68,9 @@ def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.Da
     bands = _bands(prepared, calibration)
     scale = bands["band_scale"].to_numpy(dtype=float)
     is_time = info["metric"].isin(TIME_METRICS).to_numpy()
-    quantiles = np.array([calibration.band_quantiles(band_group(str(k)))
-                          for k in info["workload_kind"]]).reshape(-1, 2)
+    quantiles = np.array([calibration.band_quantiles(band_class(str(k), str(m)))
+                          for k, m in zip(info["workload_kind"], info["metric"], strict=True)]
+                         ).reshape(-1, 2)
     q10, q90 = quantiles[:, 0], quantiles[:, 1]
     low = np.where(is_time, -q90, q10) * scale
     high = np.where(is_time, -q10, q90) * scale
@@ -123,6 +127,12 @@ def _summary_row(group_by: str, group: str, rows: pd.DataFrame) -> dict[str, obj
             "baseline_median_ape": base_median, "baseline_p90_ape": base_p90}
 
 
+def metric_classes(metrics: pd.Series) -> np.ndarray:
+    """"whole-run" (published whole-run GPU-hours), "time" (time to train) or "throughput"."""
+    return np.select([metrics == "gpu_hours", metrics.isin(TIME_METRICS)],
+                     ["whole-run", "time"], default="throughput")
+
+
 def summarize_errors(predictions: pd.DataFrame) -> pd.DataFrame:
     """Error statistics, simulator vs rule of thumb, overall and by group (GROUPINGS).
 
@@ -131,9 +141,7 @@ def summarize_errors(predictions: pd.DataFrame) -> pd.DataFrame:
     (share of predicted rows whose reported value lies in the P10-P90 band),
     baseline_median_ape, baseline_p90_ape. Input is a `validate` or cross-validation frame.
     """
-    frame = predictions.assign(
-        metric_class=np.where(predictions["metric"].isin(TIME_METRICS), "time", "throughput"),
-        overall="all")
+    frame = predictions.assign(metric_class=metric_classes(predictions["metric"]), overall="all")
     for column in GROUPINGS:
         if column not in frame:
             frame[column] = "unknown"

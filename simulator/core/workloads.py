@@ -149,10 +149,24 @@ class TrainingGoal:
         return self.global_batch_samples or default_global_batch(workload)
 
 
+# Published-practice global batch in tokens by total parameters (upper bound, tokens): GPT-3
+# (Brown et al. 2020, Table 2.1) 0.5-1M below 3B; Pythia, TinyLlama and SmolLM2 ~2M at 1-2B;
+# Llama 2 (7-70B), StableLM-3B and Granite 3.0 4M; Llama 3 405B 4M rising to 16M.
+DEFAULT_BATCH_TOKENS: tuple[tuple[float, int], ...] = (
+    (1e9, 2**20), (3e9, 2**21), (1e11, 2**22), (math.inf, 2**23))
+
+
+def default_batch_tokens(params: float) -> int:
+    """Published-practice global batch in tokens for a decoder of `params` parameters."""
+    return next(tokens for limit, tokens in DEFAULT_BATCH_TOKENS if params < limit)
+
+
 def default_global_batch(workload: Workload) -> int:
-    """A conventional batch: ~4M tokens for LLMs, 4096 sequences for BERT, 2048 images else."""
+    """A conventional batch: the published-practice tokens for the model size
+    (DEFAULT_BATCH_TOKENS) for LLMs, 4096 sequences for BERT, 2048 images else."""
     if workload.kind in ("llm", "llm_moe"):
-        return int(max(1, 2 ** round(math.log2(4 * 2**20 / workload.seq_len))))
+        tokens = default_batch_tokens(workload.params)
+        return int(max(1, 2 ** round(math.log2(tokens / workload.seq_len))))
     if workload.kind == "llm_lora":
         return 64
     return 4096 if workload.kind == "bert" else 2048

@@ -4,7 +4,8 @@ into parts for several workers, swept, and the cheapest point that meets a wait 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +24,14 @@ from planner.capacity.core.prices import CapacityPrices
 DEFAULT_POOL_POINTS = 30
 
 
-def pool_sizes(jobs: PoolJobs, n_points: int = DEFAULT_POOL_POINTS) -> tuple[int, ...]:
-    """About `n_points` whole pool sizes evenly from 0 to the no-wait peak demand."""
+def pool_sizes(jobs: PoolJobs, n_points: int = DEFAULT_POOL_POINTS,
+               include: Sequence[int] = ()) -> tuple[int, ...]:
+    """About `n_points` whole pool sizes: the sizes in `include` (e.g. the no-wait
+    commitments, so the sweep holds them) and the rest evenly from 0 to the no-wait peak."""
     peak = peak_concurrent_gpus(jobs)
-    return tuple(int(n) for n in np.unique(np.round(np.linspace(0, peak, n_points))))
+    extra = sorted({int(n) for n in include if n >= 0})
+    even = np.round(np.linspace(0, peak, max(2, n_points - len(extra)))).astype(int)
+    return tuple(int(n) for n in np.unique(np.concatenate([even, extra]).astype(int)))
 
 
 def sweep_grid(
@@ -63,26 +68,40 @@ def grid_parts(n_points: int, n_parts: int) -> list[tuple[int, int]]:
 
 
 def sweep_points(
-    jobs: PoolJobs, points: Sequence[GridPoint], prices: CapacityPrices,
-    report: Callable[[int, int], None] = lambda done, total: None,
+    jobs: PoolJobs, points: Sequence[GridPoint], prices: CapacityPrices, *,
+    threads: int = 1, report: Callable[[int, int], None] = lambda done, total: None,
 ) -> list[PointFigures]:
-    """Replay each point; `report(done, total)` after each."""
-    found = []
-    for index, point in enumerate(points):
-        found.append(point_figures(jobs, replay_point(jobs, point), point, prices))
-        report(index + 1, len(points))
-    return found
+    """Replay each point, on `threads` threads (the compiled loop releases the GIL);
+    `report(done, total)` after each, from the calling thread. Results in grid order."""
+
+    def one(point: GridPoint) -> PointFigures:
+        return point_figures(jobs, replay_point(jobs, point), point, prices)
+
+    if threads <= 1:
+        found = []
+        for index, point in enumerate(points):
+            found.append(one(point))
+            report(index + 1, len(points))
+        return found
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [pool.submit(one, point) for point in points]
+        for index, future in enumerate(futures):
+            future.result()
+            report(index + 1, len(points))
+        return [future.result() for future in futures]
 
 
 def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float) -> int:
     """The cheapest point whose P95 wait meets the target (ties: shorter P95, then the smaller
-    pool). A pool of 0 waits for nothing, so a grid with one always has an answer."""
+    pool); when none meets it (no pool of 0 swept), the point with the shortest P95 wait."""
     if not target_p95_wait_hours >= 0:
         raise ValueError("target_p95_wait_hours: must be a number of hours >= 0")
+    if not points:
+        raise ValueError("pool_gpus: nothing was swept")
     meeting = [i for i, p in enumerate(points) if p.p95_wait_hours <= target_p95_wait_hours]
     if not meeting:
-        raise ValueError("target_p95_wait_hours: no point of the sweep meets it; add pool "
-                         "size 0 or a shorter wait limit")
+        return min(range(len(points)), key=lambda i: (points[i].p95_wait_hours,
+                                                      points[i].total_usd))
     return min(meeting, key=lambda i: (round(points[i].total_usd, 6), points[i].p95_wait_hours,
                                        points[i].pool_gpus))
 
@@ -116,8 +135,8 @@ def compare(name: str, chosen: PointFigures, reference: PointFigures) -> Compari
 @dataclass(frozen=True)
 class CapacityPlan:
     """The swept points, the recommended one, and what it gives up against buying everything
-    on demand (pool 0) and against the no-wait commitment (`no_wait_pool_gpus` with policy
-    none), plus the queue length over time at the recommended point."""
+    on demand (pool 0) and against each no-wait commitment (`no_wait_references`: name -> pool
+    GPUs, replayed with policy none), plus the queue length over time at the recommended point."""
 
     gpu_type: str
     peak_gpus: int
@@ -131,6 +150,10 @@ class CapacityPlan:
     def recommended(self) -> PointFigures:
         return self.points[self.recommended_index]
 
+    @property
+    def is_target_met(self) -> bool:
+        return self.recommended.p95_wait_hours <= self.target_p95_wait_hours
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "gpu_type": self.gpu_type, "peak_gpus": self.peak_gpus,
@@ -138,6 +161,7 @@ class CapacityPlan:
             "points": [p.to_dict() for p in self.points],
             "recommended_index": self.recommended_index,
             "recommended": self.recommended.to_dict(),
+            "is_target_met": self.is_target_met,
             "against": [c.to_dict() for c in self.against],
             "queue": self.queue,
         }
@@ -145,7 +169,7 @@ class CapacityPlan:
 
 def plan_from_points(
     jobs: PoolJobs, points: Sequence[PointFigures], prices: CapacityPrices, *,
-    target_p95_wait_hours: float, no_wait_pool_gpus: int | None,
+    target_p95_wait_hours: float, no_wait_references: Mapping[str, int],
 ) -> CapacityPlan:
     """Recommend among swept points and compare; replays the references and the recommended
     point once more (its queue over time)."""
@@ -153,9 +177,9 @@ def plan_from_points(
     chosen = points[index]
     against = [compare("all on demand", chosen, _figures(jobs, GridPoint(0, "fifo", "none", 0.0),
                                                         prices))]
-    if no_wait_pool_gpus is not None:
-        reference = GridPoint(int(no_wait_pool_gpus), chosen.discipline, "none", 0.0)
-        against.append(compare("no-wait commitment", chosen, _figures(jobs, reference, prices)))
+    for name, gpus in no_wait_references.items():
+        reference = GridPoint(int(gpus), chosen.discipline, "none", 0.0)
+        against.append(compare(name, chosen, _figures(jobs, reference, prices)))
     point = GridPoint(chosen.pool_gpus, chosen.discipline, chosen.policy, chosen.max_wait_hours)
     queue = queue_length_series(jobs, replay_point(jobs, point))
     return CapacityPlan(jobs.gpu_type, peak_concurrent_gpus(jobs), tuple(points), index,

@@ -50,7 +50,7 @@ class PoolJobs:
 
     @property
     def gpu_seconds(self) -> np.ndarray:
-        return self.gpus * self.duration_s
+        return np.asarray(self.gpus * self.duration_s, dtype=np.float64)
 
 
 def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:

@@ -159,7 +159,7 @@ def _carry(peaks: np.ndarray, bins: np.ndarray, levels: np.ndarray) -> np.ndarra
     last_in_bin[bins] = levels  # the last assignment per bin wins: the bin's closing level
     closing = np.concatenate([[0.0], last_in_bin[:-1]])
     carried = _forward_fill(closing)
-    return np.maximum(peaks, carried)
+    return np.asarray(np.maximum(peaks, carried), dtype=np.float64)
 
 
 def _forward_fill(values: np.ndarray) -> np.ndarray:
@@ -167,4 +167,4 @@ def _forward_fill(values: np.ndarray) -> np.ndarray:
     index = np.where(~mask, np.arange(len(values)), 0)
     np.maximum.accumulate(index, out=index)
     filled = values[index]
-    return np.nan_to_num(filled)
+    return np.asarray(np.nan_to_num(filled), dtype=np.float64)

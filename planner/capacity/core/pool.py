@@ -207,6 +207,12 @@ def _simulate(submit, duration, gpus, deadline, pool, is_backfill, depth, is_mon
             if gpus[i] > pool:
                 state[i] = _BURST
                 begin[i] = now
+            elif nxt[sentinel] == sentinel and gpus[i] <= free:
+                # Nothing queued ahead and it fits: it starts now (the head-start step).
+                state[i] = _STARTED
+                begin[i] = now
+                free -= gpus[i]
+                run_size = _push(run_end, run_gpus, run_size, now + duration[i], gpus[i])
             else:
                 state[i] = _QUEUED
                 last = prv[sentinel]

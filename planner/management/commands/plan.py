@@ -11,12 +11,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from planner.core.formatting import goodput_line, layout_label
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
 from planner.plans.reports import FIELD_LABELS, FIELD_UNITS
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
-from planner.reports.core.plan import OPTION_COLUMNS, option_cell, report_from_plan
+from planner.reports.core.plan_report import OPTION_COLUMNS, option_cell, report_from_plan
 from planner.reports.services import PdfUnavailableError, report_write
 
 # The terminal's columns: the plan report's, those marked for it (one column table).
@@ -80,8 +81,16 @@ class Command(BaseCommand):
         self.stderr.write(f"report written to {path}")
 
     def _print_table(self, result: dict[str, Any], top: int) -> None:
+        by_index = {o.get("row_index"): o for o in result["options"]}
         for card in result["recommendations"]:
             self.stdout.write(f"{card['title']}: {card['why']}")
+            option = by_index.get(card.get("row_index"))
+            if option:
+                line = goodput_line(option.get("overhead_gpu_hours_pct"),
+                                    option.get("overhead_usd"))
+                self.stdout.write(f"  {layout_label(option)}; {line}")
+        for note in result.get("run_defaults", []):
+            self.stdout.write(f"Default: {note}")
         dates = result.get("prices") or {}
         if dates.get("oldest"):
             self.stdout.write(
@@ -96,10 +105,14 @@ class Command(BaseCommand):
             extra = f"  also in {len(row['other_regions'])} regions" if row["other_regions"] else ""
             if row.get("rate_note"):
                 extra += f"  ({row['rate_note']})"
+            if row.get("envelope_note"):
+                extra += f"  ({row['envelope_note']})"
             self.stdout.write("  ".join(f"{cell:>14}" for cell in cells) + extra)
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}"
     return str(value)

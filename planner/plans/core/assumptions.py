@@ -74,8 +74,8 @@ class PlanAssumptions:
 
 @dataclass(frozen=True)
 class PlanConstraints:
-    """Deadline (hours), budget (USD) and allowed sets; None = no limit. GPUs match exactly
-    or by model prefix ("H100" matches "H100 SXM5-80GB")."""
+    """Deadline (hours), budget (USD), CO2e (kg) and allowed sets; None = no limit. GPUs
+    match exactly or by model prefix ("H100" matches "H100 SXM5-80GB")."""
 
     deadline_hours: float | None = None
     budget_usd: float | None = None
@@ -91,11 +91,13 @@ class PlanConstraints:
     miss_threshold: float = 0.10
     # Region codes preferred, first first: among equal prices the earlier region ranks first.
     preferred_regions: tuple[str, ...] = ()
+    # Options whose expected CO2e (kg) is above this, or unknown, are left out.
+    max_co2e_kg: float | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.miss_threshold <= 1.0:
             raise ValueError("miss_threshold must be between 0 and 1")
-        for name in ("deadline_hours", "budget_usd", "horizon_hours"):
+        for name in ("deadline_hours", "budget_usd", "horizon_hours", "max_co2e_kg"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be > 0")

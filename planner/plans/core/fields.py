@@ -24,7 +24,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("goal", "Goal"),
     ("constraints", "Constraints"),
     ("layout", "Parallel layout (blank: the planner searches)"),
-    ("assumptions", "Data, storage and spot assumptions"),
+    ("assumptions", "Data, storage, reliability and spot assumptions"),
 )
 # Groups shown folded, under one "Assumptions" disclosure (their defaults suit most runs).
 FOLDED_GROUPS: tuple[str, ...] = ("layout", "assumptions")
@@ -49,10 +49,12 @@ class ScenarioField:
     unit: str = ""
     example: str = ""
     # Where a choice's options come from: "presets", "providers", "gpus", "purchase_options",
-    # or a layout knob's name (its choices; the interface layer resolves them).
+    # "carbon_accounting", or a layout knob's name (its choices; the interface layer
+    # resolves them).
     choices_from: str = ""
     is_assumption: bool = False  # passed to PlanAssumptions under the same name
     is_layout: bool = False  # fixes the simulator's layout search (stored under "layout")
+    is_goodput: bool = False  # a whole-run goodput assumption (simulator.requests.GOODPUT_INPUTS)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -145,6 +147,10 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("epochs", "number", "Epochs", "goal", example="3", minimum=0.001, maximum=10_000.0),
     _f("dataset_samples", "number", "Dataset size", "goal", unit="samples", example="1.2e6",
        minimum=1.0, maximum=1e13, help="Needed with an epoch goal."),
+    _f("global_batch_tokens", "number", "Global batch", "goal", unit="tokens", example="4e6",
+       minimum=0.0, maximum=1e9, is_min_exclusive=True,
+       help="Blank: published practice for the model size (1M tokens below 1B parameters, "
+       "2M below 3B, 4M below 100B, 8M above)."),
     _f("deadline", "date", "Deadline date", "constraints", help="Or give it in days below."),
     _f("deadline_days", "number", "Deadline", "constraints", unit="days from today",
        example="90", minimum=0.0, maximum=3_650.0, is_min_exclusive=True),
@@ -154,6 +160,13 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        unit="%", example="10", minimum=0.0, maximum=100.0,
        help="Blank: 10 %. A card says it meets the deadline only when its chance of missing "
        "it is at or below this; otherwise it says how likely the miss is."),
+    _f("max_co2e_kg", "number", "Most CO2e", "constraints", unit="kg CO2e", example="20000",
+       minimum=0.0, maximum=1e10, is_min_exclusive=True,
+       help="Leaves out options expected to emit more, and those without carbon data."),
+    _f("carbon_accounting", "choice", "Carbon accounting", "constraints",
+       choices_from="carbon_accounting",
+       help="Blank: location-based. Market-based uses GCP's carbon-free-energy-adjusted "
+       "factors; other providers publish none, so their options get no CO2e."),
     _f("providers", "choices", "Providers", "constraints", choices_from="providers",
        help="Blank: all."),
     _f("regions", "choices", "Regions", "constraints", example="us-east-1,europe-west4",
@@ -191,6 +204,24 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
     _f("checkpoint_write_gbytes_per_s", "number", "Checkpoint write speed per node",
        "assumptions", unit="GB/s", example="2", minimum=0.0, maximum=1_000.0,
        is_min_exclusive=True, is_assumption=True),
+    _f("failures_per_million_gpu_hours", "number", "Job-stopping failures", "assumptions",
+       unit="per million GPU-hours", example="20", minimum=0.0, maximum=100_000.0,
+       is_goodput=True, help="Hardware and software, on every purchase option; spot "
+       "interruptions come on top. Blank: 19.7, Llama 3's 419 in 54 days on 16,384 GPUs."),
+    _f("failure_restart_minutes", "number", "Restart after a failure", "assumptions",
+       unit="minutes", example="5", minimum=0.0, maximum=10_080.0, is_goodput=True,
+       help="Detect, re-queue and reload; the work since the last checkpoint is lost too. "
+       "Blank: 5."),
+    _f("checkpoint_stall_seconds", "number", "Checkpoint write stall", "assumptions",
+       unit="seconds", example="30", minimum=0.0, maximum=86_400.0, is_goodput=True,
+       help="Training pauses this long per checkpoint; the interval follows Young/Daly. "
+       "Blank: 30."),
+    _f("eval_overhead_pct", "number", "Evaluation", "assumptions", unit="% of training time",
+       example="1", minimum=0.0, maximum=100.0, is_goodput=True, help="Blank: 1."),
+    _f("production_overhead_pct", "number", "Other production overhead", "assumptions",
+       unit="% of training time", example="30", minimum=0.0, maximum=1_000.0, is_goodput=True,
+       help="Data stalls, loss-spike rollbacks, slow nodes, ramp-up. Blank: fitted on "
+       "published whole runs (the accuracy page)."),
     _f("spot_interruptions_pct_per_month", "bands", "Spot interruptions", "assumptions",
        unit="% of instances per month", example="aws=15,gcp=25", minimum=0.0, maximum=100.0,
        help="provider=percent pairs; blank: the Spot Advisor band defaults."),
@@ -201,6 +232,7 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
 FIELDS_BY_NAME: dict[str, ScenarioField] = {f.name: f for f in SCENARIO_FIELDS}
 ASSUMPTION_FIELDS: tuple[str, ...] = tuple(f.name for f in SCENARIO_FIELDS if f.is_assumption)
 LAYOUT_FIELDS: tuple[str, ...] = tuple(f.name for f in SCENARIO_FIELDS if f.is_layout)
+GOODPUT_FIELDS: tuple[str, ...] = tuple(f.name for f in SCENARIO_FIELDS if f.is_goodput)
 ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size", "ffn_hidden_size")
 # Inputs accepted besides the table: the stored layout object (older plans and API clients).
 EXTRA_INPUTS = ("layout",)

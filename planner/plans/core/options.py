@@ -39,7 +39,12 @@ PRICE_DEFAULTS: dict[str, Any] = {
 # Optional configuration columns: the simulator's calibration status of each prediction, and
 # what its speed must say when it rests on a fallback rate ("" when nothing; see
 # simulator.core.hardware.cuda_core_rate_note).
-CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown", "rate_note": ""}
+# steady_state_hours: the run's useful-step hours before goodput (NaN: taken as the time to
+# train, goodput 1); virtual_stages: model chunks per pipeline stage (1 = plain 1F1B).
+# envelope_note: why the prediction is outside the calibration envelope ("" inside it).
+CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown", "rate_note": "",
+                                   "steady_state_hours": np.nan, "virtual_stages": 1.0,
+                                   "envelope_note": ""}
 
 
 def with_defaults(frame: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:
@@ -144,12 +149,16 @@ def work_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray
     """The columns the costing needs, one row per option (strings as categoricals)."""
     numbers = ("nodes", "time_to_train_hours", "time_to_train_p10_hours",
                "time_to_train_p90_hours", "tokens_per_second", "samples_per_second",
-               "memory_capacity_gib", "memory_per_gpu_gib")
+               "memory_capacity_gib", "memory_per_gpu_gib", "energy_kwh",
+               "steady_state_hours")
     work = {name: configs[name].to_numpy(dtype=np.float64)[cfg_rows] for name in numbers}
+    work["steady_state_hours"] = np.where(np.isfinite(work["steady_state_hours"]),
+                                          work["steady_state_hours"], work["time_to_train_hours"])
     return pd.DataFrame({
         **work,
         "gpu": _categorical(configs["gpu"].astype(str), cfg_rows),
         "provider": _categorical(prices["provider"], price_rows),
+        "region": _categorical(prices["region"].astype(str), price_rows),
         "purchase_option": _categorical(prices["purchase_option"], price_rows),
         "basis": _categorical(prices["basis"].astype(str), price_rows),
         "usd_per_hour": prices["usd_per_hour"].to_numpy(dtype=np.float64)[price_rows],

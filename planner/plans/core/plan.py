@@ -31,6 +31,7 @@ from planner.core import formatting as fmt
 from planner.core.purchase_options import SPOT
 from planner.core.serialize import json_safe
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
+from planner.plans.core.carbon import NO_FACTORS, CarbonFactors, energy_band, option_carbon
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
@@ -60,8 +61,11 @@ REASON_ESTIMATED = "estimated price"
 REASON_HORIZON = "longer than the practical horizon"
 REASON_UNPRICED = "no current price"
 REASON_OFFER_LIMIT = "larger than the offer allows"
+REASON_CO2E = "over the CO2e limit"
+REASON_NO_CARBON = "no carbon data to check the CO2e limit"
 # Reasons an option row can carry (joined by "; "), in the order they are written.
-ROW_REASONS = (REASON_DEADLINE, REASON_BUDGET, REASON_CAPACITY, REASON_ESTIMATED, REASON_HORIZON)
+ROW_REASONS = (REASON_DEADLINE, REASON_BUDGET, REASON_CAPACITY, REASON_ESTIMATED, REASON_HORIZON,
+               REASON_CO2E, REASON_NO_CARBON)
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,10 @@ class PlanResult:
     - time_to_train_hours: expected wall-clock hours, incl. spot checkpoints, restarts and
       rework; simulated_hours: the simulator's uninterrupted estimate; time_p10/p50/p90_hours.
     - expected_interruptions, checkpoint_interval_hours (spot rows with a hazard; else 0/NaN).
+    - goodput: steady-state (useful-step) hours / expected hours, below 1: failures, restarts,
+      checkpoint stalls, evaluation and production overhead (the simulator's whole-run
+      goodput, on every purchase option), spot interruptions on top; overhead_gpu_hours_pct
+      = 100 · (1/goodput − 1), overhead_usd = compute at expected hours − at steady hours.
     - compute_usd, storage_usd, egress_usd, total_usd (at expected time), total_p90_usd.
     - usd_per_million_tokens / _samples: total_usd per unit trained; steady_usd_per_million_
       tokens: rate × nodes × expected hours per unit (no storage, egress or term floor).
@@ -80,11 +88,17 @@ class PlanResult:
       0 when the limit is not set.
     - meets_deadline (expected time ≤ deadline), within_budget (expected total ≤ budget),
       infeasible_reason ("" | "misses deadline" | "over budget" | both joined by "; "),
-      is_pareto, rank (Int64, 1 = cheapest feasible; <NA> if infeasible).
+      is_pareto, rank (Int64, 1 = cheapest feasible; <NA> if infeasible); is_carbon_pareto:
+      on the front of expected CO2e vs expected total among feasible rows with CO2e.
     - memory_headroom_gib = memory_capacity_gib − memory_per_gpu_gib.
+    - energy_kwh (GPU TDP × GPUs × expected hours; planner.plans.core.carbon says what it
+      counts), energy_p10/p90_kwh (at P10/P90 time); co2e_kg and co2e_p10/p90_kg = energy ×
+      pue × g_co2e_per_kwh / 1000 (NaN without carbon data), carbon_basis (dict: accounting,
+      intensity, year, source, PUE; None without data), carbon_note (why there is no CO2e).
     `infeasible` counts option rows per reason ("misses deadline", "over budget"; a row may
     count under both), plus configurations that do not fit memory (from the sweep) and
-    configurations with no current price at all.
+    configurations with no current price at all. Over max_co2e_kg (expected CO2e) is a
+    reason too, and so is no carbon data when that limit is set.
     """
 
     table: pd.DataFrame
@@ -102,6 +116,7 @@ class PlanResult:
         if limit is not None:
             chosen = {r.row_index for r in self.recommendations}
             chosen |= set(np.flatnonzero(self.table["is_pareto"].to_numpy()).tolist())
+            chosen |= set(np.flatnonzero(self.table["is_carbon_pareto"].to_numpy()).tolist())
             keep = np.array(sorted(set(range(min(limit, len(self.table)))) | chosen), dtype=int)
         rows = self.table.iloc[keep].assign(row_index=keep)
         return {
@@ -209,12 +224,15 @@ def plan(
     prices: pd.DataFrame,
     assumptions: PlanAssumptions,
     constraints: PlanConstraints,
+    *,
+    carbon: CarbonFactors = NO_FACTORS,
 ) -> PlanResult:
     """Cost, risk-rate and rank every configuration × price option (see module docstring).
 
     configs: CONFIG_COLUMNS, one row per (instance_key, nodes), hours and GiB as named.
     prices: PRICE_COLUMNS, usd_per_hour per instance-hour (> 0), purchase_option in
-    planner.core.purchase_options.
+    planner.core.purchase_options. `carbon`: grid intensity and PUE per (provider, region);
+    without it no CO2e.
     Raises ValueError on bad input or when no option passes the filters.
     """
     configs = with_defaults(configs, CONFIG_DEFAULTS)
@@ -225,13 +243,11 @@ def plan(
     work = work_table(configs, prices, cfg_rows, price_rows)
     rates = option_rates(work, assumptions)
     times, n_samples = run_times(work, cfg_rows, rates, assumptions, constraints)
-    outcomes = _outcomes(work, rates, times, constraints)
+    outcomes = _outcomes(work, rates, times, constraints, carbon)
+    infeasible = {reason: int(outcomes.pop(f"n_{reason}").sum()) for reason in ROW_REASONS}
     table = _final_table(configs, prices, cfg_rows, price_rows, outcomes,
                          tuple(constraints.preferred_regions))
     n_unpriced = int((~configs["instance_key"].isin(prices["instance_key"])).sum())
-    reasons = pd.Series(outcomes["infeasible_reason"], dtype=object)
-    infeasible = {reason: int(reasons.str.contains(reason, regex=False).sum())
-                  for reason in ROW_REASONS}
     infeasible |= {REASON_UNPRICED: n_unpriced, REASON_OFFER_LIMIT: n_over_limit}
     recommendations = recommend_options(table, constraints)
     return PlanResult(table, recommendations, infeasible, n_samples, assumptions, constraints)
@@ -239,17 +255,22 @@ def plan(
 
 OUTPUT_COLUMNS = (
     "instance_key", "provider", "region", "instance_type", "gpu", "gpus", "nodes",
-    *LAYOUT_COLUMNS, "purchase_option", "payment_option", "usd_per_hour", "upfront_usd",
+    *LAYOUT_COLUMNS, "virtual_stages", "purchase_option", "payment_option", "usd_per_hour",
+    "upfront_usd",
     "as_of", "age_days", "source", "is_derived", "basis", "offer_kind", "max_nodes",
     "spot_node_limit", "is_capacity_unlikely", "calibration_status", "rate_note",
+    "envelope_note",
     "is_spot", "time_to_train_hours", "time_p10_hours", "time_p50_hours", "time_p90_hours",
-    "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "compute_usd",
+    "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "goodput",
+    "overhead_gpu_hours_pct", "overhead_usd", "compute_usd",
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",
     "usd_per_million_samples", "steady_usd_per_million_tokens", "deadline_miss_probability",
     "budget_overrun_probability", "miss_probability", "meets_deadline", "within_budget",
-    "is_pareto", "rank", "infeasible_reason", "mfu", "memory_per_gpu_gib",
+    "is_pareto", "is_carbon_pareto", "rank", "infeasible_reason", "mfu", "memory_per_gpu_gib",
     "memory_capacity_gib", "memory_headroom_gib", "step_seconds", "samples_per_second",
-    "tokens_per_second", "gpu_hours", "energy_kwh",
+    "tokens_per_second", "gpu_hours", "energy_kwh", "energy_p10_kwh", "energy_p90_kwh",
+    "co2e_kg", "co2e_p10_kg", "co2e_p90_kg", "g_co2e_per_kwh", "pue", "carbon_basis",
+    "carbon_note",
 )
 
 
@@ -263,10 +284,34 @@ def _reasons(flags: dict[str, np.ndarray]) -> np.ndarray:
     return reasons
 
 
+def _carbon(work: pd.DataFrame, times: RunTimes, carbon: CarbonFactors) -> dict[str, np.ndarray]:
+    """Energy at expected, P10 and P90 time (the sweep's energy is for its own time) and the
+    CO2e of each."""
+    low, energy, high = energy_band(work["energy_kwh"].to_numpy(),
+                                    work["time_to_train_hours"].to_numpy(),
+                                    (times.p10_hours, times.expected_hours, times.p90_hours))
+    found = option_carbon(work["provider"], work["region"], energy, carbon)
+    kg_per_kwh = found["pue"] * found["g_co2e_per_kwh"] / 1000.0
+    return {**found, "energy_kwh": energy, "energy_p10_kwh": low, "energy_p90_kwh": high,
+            "co2e_p10_kg": low * kg_per_kwh, "co2e_p90_kg": high * kg_per_kwh}
+
+
+def _goodput_columns(work: pd.DataFrame, rates: OptionRates,
+                     expected: np.ndarray) -> dict[str, np.ndarray]:
+    """goodput, overhead_gpu_hours_pct and overhead_usd per option (see PlanResult)."""
+    steady = np.minimum(work["steady_state_hours"].to_numpy(dtype=np.float64), expected)
+    goodput = steady / expected
+    return {"goodput": goodput, "overhead_gpu_hours_pct": 100.0 * (expected / steady - 1.0),
+            "overhead_usd": rates.compute_usd(expected) - rates.compute_usd(steady)}
+
+
 def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
-              constraints: PlanConstraints) -> dict[str, np.ndarray]:
+              constraints: PlanConstraints, carbon: CarbonFactors) -> dict[str, np.ndarray]:
     """Computed columns of the output table, in option order."""
     expected = times.expected_hours
+    emitted = _carbon(work, times, carbon)
+    co2e = emitted["co2e_kg"]
+    limit = constraints.max_co2e_kg
     simulated = work["time_to_train_hours"].to_numpy()
     total = rates.total_usd(expected)
     steady = rates.usd_per_hour * rates.nodes * expected
@@ -282,13 +327,17 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         REASON_CAPACITY: capacity_unlikely & (not constraints.allow_unlikely_capacity),
         REASON_ESTIMATED: estimated & (not constraints.allow_estimated_prices),
         REASON_HORIZON: beyond_horizon & (constraints.deadline_hours is None),
+        REASON_CO2E: (co2e > limit) if limit is not None else np.zeros(len(co2e), dtype=bool),
+        REASON_NO_CARBON: np.isnan(co2e) & (limit is not None),
     }
     return {
+        **emitted,
         "is_spot": is_spot,
         "time_to_train_hours": expected, "time_p10_hours": times.p10_hours,
         "time_p50_hours": times.p50_hours, "time_p90_hours": times.p90_hours,
         "simulated_hours": simulated, "expected_interruptions": times.expected_interruptions,
         "checkpoint_interval_hours": times.checkpoint_interval_hours,
+        **_goodput_columns(work, rates, expected),
         "compute_usd": rates.compute_usd(expected), "storage_usd": rates.storage_usd(expected),
         "egress_usd": rates.egress_usd, "total_usd": total,
         "total_p90_usd": rates.total_usd(times.p90_hours),
@@ -302,6 +351,8 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "meets_deadline": meets, "within_budget": within,
         "is_capacity_unlikely": capacity_unlikely,
         "infeasible_reason": _reasons(flags),
+        # Per reason, its rows (counted by plan(), not a column of the table).
+        **{f"n_{reason}": np.asarray(hit, dtype=bool) for reason, hit in flags.items()},
         "memory_headroom_gib": (work["memory_capacity_gib"] - work["memory_per_gpu_gib"])
         .to_numpy(),
     }
@@ -328,6 +379,10 @@ def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarr
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])
     rank = pd.arrays.IntegerArray(np.cumsum(feasible).astype(np.int64), ~feasible)
+    co2e = outcomes["co2e_kg"][order]
+    carbon_front = np.zeros(len(order), dtype=bool)
+    known = feasible & np.isfinite(co2e)
+    carbon_front[known] = pareto_mask(co2e[known], usd[order][known])
     kept = [c for c in (*CONFIG_COLUMNS, *CONFIG_DEFAULTS)
             if c in OUTPUT_COLUMNS and c not in outcomes]
     base = configs.iloc[cfg_rows[order]][kept]
@@ -336,5 +391,5 @@ def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarr
     priced = dated.iloc[price_rows[order]].reset_index(drop=True)
     computed = pd.DataFrame({name: values[order] for name, values in outcomes.items()})
     table = pd.concat([base.reset_index(drop=True), priced, computed], axis=1)
-    table = table.assign(is_pareto=pareto, rank=rank)
+    table = table.assign(is_pareto=pareto, is_carbon_pareto=carbon_front, rank=rank)
     return table[list(OUTPUT_COLUMNS)]

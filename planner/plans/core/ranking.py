@@ -1,4 +1,4 @@
-"""Rank and highlight plan options: the Pareto front and the four recommendation cards."""
+"""Rank and highlight plan options: the Pareto front and the five recommendation cards."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ RISK_RESOLUTION = 1e-3  # miss probabilities closer than this count as a tie (MC
 class Recommendation:
     """One highlighted option; `row_index` is its position (and index label) in the table."""
 
-    key: str  # cheapest_meeting_deadline | fastest_within_budget | best_cost_per_token
-    # | lowest_risk
+    key: str  # cheapest_meeting_deadline | fastest_within_budget | lowest_carbon
+    # | best_cost_per_token | lowest_risk
     row_index: int
     title: str
     why: str
@@ -215,15 +215,48 @@ def tradeoff_line(table: pd.DataFrame, picks: tuple[Recommendation, ...]) -> str
             f"the cheapest).")
 
 
+def _carbon_basis_text(row: pd.Series) -> str:
+    basis = row["carbon_basis"]
+    return (f"{fmt.count(row['energy_kwh'])} kWh × PUE {basis['pue']:g} ({basis['pue_source']}, "
+            f"{basis['pue_scope']}) × {basis['g_co2e_per_kwh']:,.0f} gCO2e/kWh "
+            f"({basis['accounting']}-based, {basis['source']}, {basis['year']})")
+
+
+def _lowest_carbon(table: pd.DataFrame, feasible: np.ndarray,
+                   cheapest: Recommendation | None) -> Recommendation | None:
+    """Lowest expected CO2e among feasible options with carbon data (ties: cheapest), and
+    what it saves against the cheapest option."""
+    co2e = table["co2e_kg"].to_numpy(dtype=np.float64)
+    index = _pick(table, feasible, [co2e, table["total_usd"].to_numpy()])
+    if index is None:
+        return None
+    row = table.iloc[index]
+    why = (f"{_option_label(row)}: lowest expected emissions {fmt.count(row['co2e_kg'])} kg CO2e "
+           f"(P10–P90 {fmt.count(row['co2e_p10_kg'])}–{fmt.count(row['co2e_p90_kg'])} kg) from "
+           f"{_carbon_basis_text(row)}; {fmt.usd(row['total_usd'])} in "
+           f"{fmt.duration(row['time_to_train_hours'])}.")
+    if cheapest is not None and cheapest.row_index != index:
+        base = table.iloc[cheapest.row_index]
+        if np.isfinite(base["co2e_kg"]):
+            why += (f" The cheapest option emits {fmt.count(base['co2e_kg'])} kg CO2e: this one "
+                    f"saves {fmt.count(base['co2e_kg'] - row['co2e_kg'])} kg for "
+                    f"{fmt.usd(row['total_usd'] - base['total_usd'])} more.")
+        else:
+            why += f" The cheapest option has {base['carbon_note']}."
+    return Recommendation("lowest_carbon", index, "Lowest carbon", why + caveats(row))
+
+
 def recommend_options(table: pd.DataFrame,
                       constraints: PlanConstraints) -> tuple[Recommendation, ...]:
     """Highlights among feasible rows of a plan table; empty when nothing is feasible. Ties
     between regions went to the preferred region (the table's order); each card names the
     other regions with the same price."""
     feasible = table["rank"].notna().to_numpy()
+    cheapest = _cheapest(table, feasible, constraints, int(feasible.sum()))
     picks = (
-        _cheapest(table, feasible, constraints, int(feasible.sum())),
+        cheapest,
         _fastest(table, feasible, constraints),
+        _lowest_carbon(table, feasible, cheapest),
         _best_per_token(table, feasible),
         _lowest_risk(table, feasible, constraints),
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from planner.core import formatting as fmt
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan import as_number
+from planner.reports.core.plan_report import as_number
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
@@ -341,6 +341,34 @@ def _cost_chart(table: Table) -> Chart:
                  names)
 
 
+def _carbon_table(document: dict[str, Any]) -> Table:
+    places = (document.get("carbon") or {}).get("by_place") or []
+    columns = (Column("gpu_type", "GPU type"), Column("provider", "Provider"),
+               Column("region", "Region"), Column("gpu_hours", "GPU-hours", "GPU-hours"),
+               Column("energy_kwh", "Energy", "kWh"), Column("co2e_kg", "CO2e", "kg CO2e"),
+               Column("basis", "Basis"))
+    rows = tuple((p.get("gpu_type"), fmt.label(p.get("provider")), p.get("region"),
+                  as_number(p.get("gpu_hours")), as_number(p.get("energy_kwh")),
+                  as_number(p.get("co2e_kg")), p.get("basis")) for p in places)
+    return Table("carbon", "Energy and CO2e per GPU type and region", "Carbon", columns, rows,
+                 note=str((document.get("carbon") or {}).get("energy_counts") or ""))
+
+
+def _burst_table(document: dict[str, Any]) -> Table:
+    moves = (document.get("carbon") or {}).get("burst") or []
+    columns = (Column("gpu_type", "GPU type"), Column("from", "Now in"),
+               Column("burst_gpu_hours", "Burst (on demand)", "GPU-hours"),
+               Column("to", "Lowest-carbon priced region"),
+               Column("co2e_saved_kg", "CO2e saved", "kg CO2e"),
+               Column("cost_change_usd", "Cost change", "USD"))
+    rows = tuple((m.get("gpu_type"), f"{fmt.label(m.get('from_provider'))} {m.get('from_region')}",
+                  as_number(m.get("burst_gpu_hours")), m.get("words"),
+                  as_number(m.get("co2e_saved_kg")), as_number(m.get("cost_change_usd")))
+                 for m in moves)
+    return Table("burst_carbon", "Moving the burst share to the lowest-carbon priced region",
+                 "Burst move", columns, rows)
+
+
 def _caveats(document: dict[str, Any]) -> tuple[str, ...]:
     caveats = []
     unpriced = document.get("unpriced") or {}
@@ -372,6 +400,8 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
         tables = (mix, *buy_tables)
     tables = (*tables, _hindsight_table(document), demand, _sources_table(document),
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
+    if document.get("carbon"):
+        tables = (*tables, _carbon_table(document), _burst_table(document))
     return Report(
         kind="history", subject_id=subject_id, generated_at=generated_at,
         title=f"Purchase mix for {payload.get('name') or f'history {subject_id}'}",

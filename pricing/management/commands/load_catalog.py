@@ -1,10 +1,11 @@
-"""Load the GPU sheet and the shipped price snapshots (idempotent)."""
+"""Load the GPU sheet, the shipped price snapshots and the grid-carbon table (idempotent)."""
 
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from pricing.carbon.services import carbon_load
 from pricing.catalog_sources import DATA_DIR
 from pricing.services import ImportSummary, catalog_load
 
@@ -19,7 +20,8 @@ def _line(label: str, summary: ImportSummary) -> str:
 
 
 class Command(BaseCommand):
-    help = "Load gpus.csv and every price snapshot in pricing/data; a second run changes nothing."
+    help = ("Load gpus.csv, every price snapshot and the grid-carbon table in pricing/data; a "
+            "second run changes nothing.")
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
@@ -36,3 +38,5 @@ class Command(BaseCommand):
                 for reason, count in sorted(summary.skipped.items()):
                     self.stdout.write(f"    skipped {count}: {reason}")
         self.stdout.write(_line("derived commitment prices", report.derived))
+        carbon = carbon_load(data_dir=options["data_dir"])
+        self.stdout.write(_line("grid carbon intensities and PUEs", carbon))

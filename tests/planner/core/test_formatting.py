@@ -123,3 +123,20 @@ def test_palette_has_at_least_eighteen_clearly_different_colours() -> None:
 )
 def test_a_bound_reads_as_people_type_it(value: float, text: str) -> None:
     assert f.typed_number(value) == text
+
+
+@pytest.mark.parametrize(("layout", "expected"), [
+    ({"tp": 4, "pp": 2, "dp": 128, "zero_stage": 1, "recompute": "selective",
+      "virtual_stages": 4}, "TP4 PP2 (interleaved 1F1B ×4) DP128 ZeRO1, selective recompute"),
+    ({"tp": 8, "pp": 4, "dp": 2, "zero_stage": 0, "recompute": "full", "virtual_stages": 1},
+     "TP8 PP4 (1F1B) DP2 ZeRO0, full recompute"),
+    ({"tp": 1, "pp": 1, "dp": 8, "zero_stage": 3}, "TP1 PP1 DP8 ZeRO3"),
+])
+def test_layout_label_names_the_pipeline_schedule(layout, expected):
+    assert f.layout_label(layout) == expected
+
+
+def test_goodput_line_reads_as_a_cost_breakdown_line():
+    assert f.goodput_line(28.04, 1377117.4) == (
+        "expected failures, restarts and overhead: +28.0 % GPU-hours, $1,377,117")
+    assert f.goodput_line(None, None) == f.MISSING

@@ -86,7 +86,7 @@ def test_a_plan_without_a10g_has_no_rate_note() -> None:
 
 
 def test_the_report_names_the_fp32_lower_bound(plan_json: dict[str, Any]) -> None:
-    from planner.reports.core.plan import report_from_plan
+    from planner.reports.core.plan_report import report_from_plan
 
     report = report_from_plan(plan_json["result"], inputs=plan_json["inputs"], name="g5",
                               subject_id=0, generated_at="2026-12-01T00:00:00")

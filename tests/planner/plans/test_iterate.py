@@ -82,6 +82,10 @@ def test_compare_marks_the_inputs_that_differ_and_charts_each_pick(
     assert 'id="compare-figure"' in body and 'data-figure="compare-figure"' in body
     costs = next(row for row in table.outcomes if row.label == "Total cost (USD)").values
     assert all(value.startswith("$") for value in costs)
+    rows = {row.label: row.values for row in table.outcomes}
+    assert all("kg CO2e" in value or "no carbon data" in value
+               for value in rows["Emissions of the pick"])
+    assert all("kg CO2e" in value for value in rows["Lowest carbon"])
     only = client_ana.get(f"/plans/compare?id={first.id}&id={second.id}&only=differences")
     assert 'class="data compare only-differences"' in only.content.decode()
 

@@ -116,17 +116,59 @@ def test_the_page_shows_an_uncalibrated_gpu_with_its_status_and_wider_band(
 
 
 # Llama 2 paper, Table 2: 184,320 GPU-hours (7B) and 1,720,320 (70B) on A100-80GB for 2T
-# tokens; both are whole multiples of 1,024 GPU-hours (7B: 1,024 GPUs x 180 h).
+# tokens; both are whole multiples of 1,024 GPU-hours (7B: 1,024 GPUs x 180 h), at 43 % MFU
+# by 6·N·D: near steady state, like Nemotron-4's iteration-time figure. The published whole
+# runs of whole_runs.csv took ~1.6x steady state, so the plan budgets that on top.
 @pytest.mark.parametrize(("workload", "published_gpu_hours"),
                          [("llama2-7b", 184_320.0), ("llama2-70b", 1_720_320.0)])
-def test_llama2_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
+def test_llama2_steady_gpu_hours_at_metas_scale_are_within_20_percent_of_the_paper(
         capsys: Any, workload: str, published_gpu_hours: float) -> None:
     options = _plan_json(capsys, "--workload", workload, "--tokens", "2e12", "--gpus",
                          "a100-sxm4-80gb", "--providers", "aws")["result"]["options"]
     at_scale = [o for o in options if o["gpus"] == 1024]
     assert at_scale
     for option in at_scale:
-        assert option["gpu_hours"] == pytest.approx(published_gpu_hours, rel=0.20)
+        steady = option["gpus"] * option["time_to_train_hours"] * option["goodput"]
+        assert steady == pytest.approx(published_gpu_hours, rel=0.20)
+        assert option["gpu_hours"] > published_gpu_hours
+    # Every option is a whole run: goodput below 1, its loss a line of the cost breakdown.
+    for option in options:
+        assert 0.5 < option["goodput"] < 1.0
+        assert option["overhead_gpu_hours_pct"] == pytest.approx(
+            100.0 * (1.0 / option["goodput"] - 1.0))
+        assert option["overhead_usd"] > 0
+
+
+def test_goodput_assumptions_are_the_plans_to_edit(capsys: Any) -> None:
+    args = ("--workload", "llama2-7b", "--tokens", "2e11", "--gpus", "a100-sxm4-80gb",
+            "--providers", "aws", "--purchase", "on_demand")
+    plain = _plan_json(capsys, *args)["result"]
+    flaky = _plan_json(capsys, *args, "--failures-per-million-gpu-hours", "2000")["result"]
+    lean = _plan_json(capsys, *args, "--production-overhead-pct", "10")["result"]
+    assert plain["goodput_assumptions"]["failures_per_million_gpu_hours"]["is_default"]
+    edited = flaky["goodput_assumptions"]
+    assert edited["failures_per_million_gpu_hours"]["value"] == pytest.approx(2000.0)
+    assert not edited["failures_per_million_gpu_hours"]["is_default"]
+    assert lean["goodput_assumptions"]["production_overhead_pct"]["value"] == pytest.approx(10.0)
+
+    def by_size(result: dict[str, Any]) -> dict[float, float]:
+        return {o["gpus"]: o["goodput"] for o in result["options"] if o["rank"]}
+    plain_goodput, flaky_goodput, lean_goodput = by_size(plain), by_size(flaky), by_size(lean)
+    large = max(set(plain_goodput) & set(flaky_goodput) & set(lean_goodput))
+    assert flaky_goodput[large] < plain_goodput[large] < lean_goodput[large]
+
+
+def test_the_plan_says_which_batch_default_it_used(capsys: Any) -> None:
+    result = _plan_json(capsys, "--params-billion", "0.5", "--tokens", "1e10", "--gpus",
+                        "a100-sxm4-80gb", "--providers", "aws", "--purchase",
+                        "on_demand")["result"]
+    defaults = " ".join(result["run_defaults"])
+    assert "sequence length assumed 4,096" in defaults
+    assert "global batch assumed 256 sequences (1,048,576 tokens" in defaults
+    given = _plan_json(capsys, "--params-billion", "0.5", "--tokens", "1e10", "--gpus",
+                       "a100-sxm4-80gb", "--providers", "aws", "--purchase", "on_demand",
+                       "--global-batch-tokens", "4e6")["result"]
+    assert not any("global batch" in note for note in given["run_defaults"])
 
 
 def test_plan_help_prints_every_option_with_its_percent_signs() -> None:

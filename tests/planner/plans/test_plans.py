@@ -62,7 +62,11 @@ def test_gpt3_on_1024_a100_matches_the_megatron_worked_example(user: User) -> No
     rows = [o for o in document["options"] if o["gpus"] == 1024]
     assert rows
     row = rows[0]
-    assert row["time_p10_hours"] <= 34 * 24 <= row["time_p90_hours"]
+    # Their 34 days is steady state (8·T·P / (n·X)): compare the plan's steady-state band; the
+    # whole run the plan budgets adds failures, restarts and production overhead on top.
+    low, high = (row[k] * row["goodput"] for k in ("time_p10_hours", "time_p90_hours"))
+    assert low <= 34 * 24 <= high
+    assert row["time_to_train_hours"] > 34 * 24
 
 
 def test_an_impossible_deadline_is_explained(user: User) -> None:

@@ -134,7 +134,8 @@ def test_figures_share_one_template(client_ana: Client, plan: PlanScenario) -> N
                               html, re.S))
     assert json.loads(scripts["plotly-template"])["layout"]["plot_bgcolor"] == "white"
     figures = [json.loads(v) for k, v in scripts.items() if k.startswith("plan-figure-")]
-    assert len(figures) == 4 and all("template" not in f["layout"] for f in figures)
+    # time-cost, cost parts, scaling, cost-emissions, memory
+    assert len(figures) == 5 and all("template" not in f["layout"] for f in figures)
 
 
 def test_a_done_plan_without_a_stored_result_shows_no_result(

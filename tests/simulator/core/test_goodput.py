@@ -39,7 +39,34 @@ def test_short_runs_write_no_checkpoint():
 
 
 @pytest.mark.parametrize("field", ["failures_per_gpu_hour", "restart_seconds",
-                                   "checkpoint_write_seconds", "eval_overhead_fraction"])
+                                   "checkpoint_write_seconds", "eval_overhead_fraction",
+                                   "production_overhead_fraction"])
 def test_negative_assumptions_raise(field):
     with pytest.raises(ValueError):
         GoodputAssumptions(**{field: -1.0})
+
+
+def test_production_overhead_divides_the_whole_run():
+    plain = GoodputAssumptions()
+    heavy = GoodputAssumptions(production_overhead_fraction=0.3)
+    ratio = goodput_fraction(512, 30 * DAY_SECONDS, plain) / goodput_fraction(
+        512, 30 * DAY_SECONDS, heavy)
+    assert float(ratio) == pytest.approx(1.0 + 0.3 * float(goodput_fraction(
+        512, 30 * DAY_SECONDS, plain)), rel=1e-9)
+
+
+def test_the_checkpoint_interval_is_young_daly_of_the_spot_model():
+    from planner.core.spot import young_interval_hours
+    from simulator.core.goodput import checkpoint_interval_seconds
+
+    rate = np.array([1.0 / 3600.0])  # one failure per hour
+    assert checkpoint_interval_seconds(30.0, rate)[0] == pytest.approx(
+        float(young_interval_hours(30.0 / 3600.0, 1.0)) * 3600.0)
+
+
+def test_whole_run_goodput_keeps_the_base_and_sets_the_overhead():
+    from simulator.core.goodput import whole_run_goodput
+
+    base = GoodputAssumptions(restart_seconds=900.0)
+    whole = whole_run_goodput(0.2, base)
+    assert whole.restart_seconds == 900.0 and whole.production_overhead_fraction == 0.2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.core.runs import load_reference_runs, run_inputs
+from simulator.core.reference_runs import load_reference_runs, run_inputs
 
 DATA = Path(__file__).resolve().parents[3] / "simulator" / "data"
 FILES = (str(DATA / "reference_runs.csv"), str(DATA / "reference_runs_additions.csv"))

@@ -50,7 +50,7 @@ def test_sweep_matches_simulate_for_the_same_configuration(gpu_specs, calibratio
     row = result.configurations.iloc[0]
     layout = Layout(tp=int(row.tp), pp=int(row.pp), dp=int(row.dp), zero_stage=int(row.zero_stage),
                     recompute=row.recompute, micro_batch=int(row.micro_batch),
-                    grad_accum=int(row.grad_accum))
+                    grad_accum=int(row.grad_accum), virtual_stages=int(row.virtual_stages))
     hardware = make_hardware(gpu_specs["A100 SXM4-80GB"], gpus_per_node=8, n_nodes=4,
                              intra_node_gbytes_per_s=300.0, inter_node_gbits_per_s=1600.0)
     single = simulate(PRESETS["llama2-70b"], hardware, layout, GOAL, calibration)
@@ -104,3 +104,21 @@ def test_a10g_tf32_is_judged_as_the_cuda_core_run_it_is(gpu_specs, calibration):
 def test_gpus_with_tensor_rates_carry_no_rate_note(gpu_specs, calibration):
     result = sweep(PRESETS["llama2-7b"], GOAL, _instances().head(3), [1], calibration, gpu_specs)
     assert len(result.configurations) and (result.configurations["rate_note"] == "").all()
+
+
+def test_the_grid_interleaves_pipelines_only_where_the_stage_layers_divide():
+    grid = layout_grid(PRESETS["llama2-70b"])  # 80 layers
+    chunks = grid.groupby("pp")["virtual_stages"].agg(lambda v: sorted(set(v)))
+    assert chunks[1] == [1] and chunks[2] == [1, 2, 4] and chunks[16] == [1]
+
+
+def test_a_deep_pipeline_is_planned_interleaved_and_says_so(gpu_specs, calibration):
+    grid = layout_grid(PRESETS["llama2-70b"])
+    deep = grid[(grid["pp"] == 8) & (grid["tp"] == 8)]
+    result = sweep(PRESETS["llama2-70b"], GOAL, _instances().head(1), [16], calibration,
+                   gpu_specs, layouts=deep)
+    row = result.configurations.iloc[0]
+    assert row.virtual_stages > 1  # bubble (pp-1)/(v·m) beats plain 1F1B's (pp-1)/m
+    plain = sweep(PRESETS["llama2-70b"], GOAL, _instances().head(1), [16], calibration,
+                  gpu_specs, layouts=deep[deep["virtual_stages"] == 1]).configurations.iloc[0]
+    assert row.step_seconds < plain.step_seconds

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from simulator.core import summarize_errors, validate
-from simulator.core.runs import DEFAULT_GPU_COUNT, row_workload, run_family
+from simulator.core.reference_runs import DEFAULT_GPU_COUNT, row_workload, run_family
 from simulator.core.validation import PREDICTION_COLUMNS, scale_band
 
 

@@ -136,3 +136,33 @@ def test_what_to_buy_lines_name_the_instance_term_payment_and_count():
         pytest.approx(100)
     )
     assert buy.first_year_worst_case_usd >= 0
+
+
+def _one_type(days: int, offer: GpuOffer, **options: object) -> object:
+    index = pd.date_range("2024-01-01", periods=days * 24, freq="h", tz="UTC", name="hour")
+    firm = pd.DataFrame({"V100": steady_instances(days) * 8}, index=index)
+    return what_to_buy(HourlyDemand(firm, firm * 0, {}), [offer], settings=SETTINGS,
+                       **options)  # type: ignore[arg-type]
+
+
+def test_like_with_like_baseline_and_a_cheaper_equivalent_elsewhere_only_as_a_line():
+    offer = GpuOffer("V100", "aws", "us-east-1", "p3.16xlarge", 8, ON_DEMAND, OPTIONS,
+                     elsewhere_usd_per_hour=12.0, elsewhere="lambda us-south-1 (gpu_8x_v100)")
+    buy = _one_type(120, offer)
+    (item,) = buy.types
+    assert item.alternative.usd_per_hour == ON_DEMAND  # the same place and instance
+    assert item.elsewhere is not None and item.elsewhere.words.startswith(
+        "the same 8 GPUs cost $12.00/h on-demand at lambda us-south-1")
+    assert buy.lines and all(0 < line.break_even_utilization_pct <= 100 for line in buy.lines)
+    line = buy.lines[0]
+    assert line.words == f"{line.count} x p3.16xlarge (8 GPUs each, {line.count * 8} GPUs)"
+    assert line.savings_usd is not None and line.savings_usd.p10 <= line.savings_usd.p90
+    # The replayed purchase holds exactly the lines' instances.
+    assert buy.replay is not None
+    assert sum(buy.replay.plans[0].decision.levels) == sum(x.count for x in buy.lines)
+    # Measured against on-demand elsewhere (asked for), the 1-year term never pays off.
+    cheaper = _one_type(120, offer, is_elsewhere_allowed=True)
+    one_year = next(c for c in cheaper.types[0].sizing.choices if c.term == "reserved_1y")
+    assert one_year.break_even_utilization_pct > 100 and one_year.count == 0
+    assert one_year.reason.startswith("Never pays off at this price")
+    assert all(line.term != "reserved_1y" for line in cheaper.lines)

@@ -10,7 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from planner.core.formatting import count, label, large_count, usd
+from planner.core.formatting import count, goodput_line, label, large_count, layout_label, usd
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
 HOURS_PER_DAY = 24.0
@@ -35,21 +35,31 @@ OPTION_COLUMNS = (
     Column("time_p10_hours", "Time P10", "days", digits=1),
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
+    Column("goodput", "Goodput", "%", is_printed=False, digits=1, is_in_terminal=_T),
+    Column("goodput_line", "Failures, restarts and overhead", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
     Column("total_usd", "Total", "USD", is_in_terminal=_T),
     Column("total_p90_usd", "Total P90", "USD", is_printed=False),
     Column("deadline_miss_probability", "P(miss deadline)", "%", digits=1),
+    Column("energy_kwh", "Energy", "kWh", is_printed=False),
+    Column("co2e_kg", "CO2e", "kg CO2e", is_in_terminal=_T),
+    Column("co2e_p10_kg", "CO2e P10", "kg CO2e", is_printed=False),
+    Column("co2e_p90_kg", "CO2e P90", "kg CO2e", is_printed=False),
+    Column("g_co2e_per_kwh", "Grid intensity", "gCO2e/kWh", is_printed=False),
+    Column("pue", "PUE", "ratio", is_printed=False, digits=3),
+    Column("carbon_note", "Carbon note", is_printed=False),
     Column("mfu", "MFU", "%", is_printed=False, digits=1, is_in_terminal=_T),
     Column("memory_headroom_gib", "Memory headroom", "GiB", is_printed=False, digits=1),
     Column("calibration_status", "Simulator calibration", is_in_terminal=_T),
     Column("rate_note", "Speed note", is_printed=False),
+    Column("envelope_note", "Calibration envelope", is_printed=False),
     Column("basis", "Price basis", is_in_terminal=_T),
     Column("as_of", "Price as of"),
     Column("age_days", "Price age", "days", is_printed=False, is_in_terminal=_T),
     Column("source", "Price source", is_printed=False),
 )
-PERCENT_KEYS = ("deadline_miss_probability", "mfu")
+PERCENT_KEYS = ("deadline_miss_probability", "mfu", "goodput")
 INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
 # Durations stored in hours, shown in days like the plan page (one unit per table).
 DAY_KEYS = ("time_to_train_hours", "time_p10_hours", "time_p90_hours")
@@ -67,16 +77,12 @@ def as_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _layout(option: dict[str, Any]) -> str:
-    parts = [f"{name.upper()}{as_number(option.get(name)) or 0:.0f}" for name in ("tp", "pp", "dp")]
-    zero = as_number(option.get("zero_stage"))
-    return " ".join([*parts, f"ZeRO{zero or 0:.0f}", str(option.get("recompute", ""))]).strip()
-
-
 def option_cell(option: dict[str, Any], key: str) -> Any:
     """One cell of OPTION_COLUMNS as every table shows it (codes in words, hours in days)."""
     if key == "layout":
-        return _layout(option)
+        return layout_label(option)
+    if key == "goodput_line":
+        return goodput_line(option.get("overhead_gpu_hours_pct"), option.get("overhead_usd"))
     value = option.get(key)
     if key in LABEL_KEYS:
         return label(value) if value else value
@@ -130,6 +136,9 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
             Figure("Time P90", _days(best.get("time_p90_hours")), "days", 1),
             Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1),
+            Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
+            if as_number(best.get("co2e_kg")) is not None
+            else Figure("Expected emissions", str(best.get("carbon_note") or "no carbon data")),
             Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))),
             Figure("Price basis", f"{best.get('basis')}, as of {best.get('as_of')} "
                    f"({count(best.get('age_days'))} days old)"),
@@ -179,6 +188,7 @@ ASSUMPTION_LABELS = {
     "checkpoint_max_aggregate_gbytes_per_s": "Checkpoint write speed, whole cluster",
     "max_total_samples": "Largest simulated sample count", "seed": "Random seed",
     "deadline_hours": "Deadline", "budget_usd": "Budget", "horizon_hours": "Practical horizon",
+    "max_co2e_kg": "Emissions limit",
 }
 PER_PROVIDER = (("storage_usd_per_gb_month", "Storage", "USD/GB-month"),
                 ("egress_usd_per_gb", "Egress", "USD/GB"),
@@ -202,7 +212,7 @@ def _assumptions_table(document: dict[str, Any], labels: dict[str, str]) -> Tabl
             rows.append((name, label(provider), _significant(as_number(value)), unit))
     constraints = document.get("constraints") or {}
     for key, unit, scale in (("deadline_hours", "days", 24.0), ("budget_usd", "USD", 1.0),
-                             ("horizon_hours", "days", 24.0)):
+                             ("horizon_hours", "days", 24.0), ("max_co2e_kg", "kg CO2e", 1.0)):
         value = as_number(constraints.get(key))
         if value is not None:
             rows.append((_words(key, labels), "all", _significant(value / scale), unit))
@@ -259,14 +269,29 @@ def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
 
 
 def _cost_chart(options: list[dict[str, Any]]) -> Chart:
-    top = options[:TOP_BARS]
-    parts = (("compute_usd", "Compute"), ("storage_usd", "Storage"), ("egress_usd", "Egress"))
+    top = [{**o, "steady_usd": (as_number(o.get("compute_usd")) or 0.0)
+            - (as_number(o.get("overhead_usd")) or 0.0)} for o in options[:TOP_BARS]]
+    parts = (("steady_usd", "Compute (useful steps)"),
+             ("overhead_usd", "Failures, restarts and overhead"), ("storage_usd", "Storage"),
+             ("egress_usd", "Egress"))
     series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
                           tuple(as_number(o.get(key)) or 0.0 for o in top))
                    for key, label in parts)
     return Chart("costs", f"Cost breakdown of the top {len(top)} options", "bar",
                  "Option (rank)", "Expected cost (USD)", series,
                  categories=tuple(f"#{as_number(o.get('rank')) or 0:.0f}" for o in top))
+
+
+def _carbon_chart(options: list[dict[str, Any]]) -> Chart:
+    by_provider: dict[str, list[tuple[float, float]]] = {}
+    for o in options:
+        co2e, total = as_number(o.get("co2e_kg")), as_number(o.get("total_usd"))
+        if co2e is not None and total is not None:
+            by_provider.setdefault(label(o.get("provider")), []).append((co2e, total))
+    series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
+                   for name, pts in sorted(by_provider.items()))
+    return Chart("carbon", "Total cost vs emissions (feasible options with carbon data)",
+                 "scatter", "Expected emissions (kg CO2e)", "Expected total cost (USD)", series)
 
 
 def _scaling_chart(document: dict[str, Any]) -> Chart:
@@ -301,6 +326,14 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append("Left out: " + "; ".join(f"{v} {k}" for k, v in left_out.items()) + ".")
     if best is None:
         caveats.append(_nothing_works(document.get("what_would_work") or {}))
+    carbon = document.get("carbon") or {}
+    if carbon:
+        sources = ", ".join(f"{s.get('source')} (as of {s.get('as_of')})"
+                            for s in carbon.get("sources", []))
+        caveats.append(f"Emissions are {carbon.get('accounting')}-based: "
+                       f"{carbon.get('energy_counts')} Grid intensities: {sources}; PUE: "
+                       f"{', '.join(carbon.get('pue_sources', []))}. Regions and GPU clouds "
+                       "without published figures have no CO2e.")
     caveats.append("Time bands are the simulator's P10-P90 from out-of-family validation; "
                    "spot times and costs are a Monte Carlo of interruptions (see assumptions).")
     return tuple(caveats)
@@ -315,6 +348,15 @@ def _nothing_works(would: dict[str, Any]) -> str:
     return text
 
 
+def _recommended(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The option of the plan's first recommendation (the page's first card), if any."""
+    cards = document.get("recommendations") or []
+    if not cards:
+        return None
+    first = cards[0].get("row_index")
+    return next((o for o in document["options"] if o.get("row_index") == first), None)
+
+
 def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,
                      subject_id: int, generated_at: str, labels: dict[str, str] | None = None,
                      units: dict[str, str] | None = None) -> Report:
@@ -324,7 +366,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
     if not isinstance(document, dict) or "options" not in document:
         raise ValueError("result: the plan has no result yet")
     options = ranked_options(document)
-    best = options[0] if options and as_number(options[0].get("rank")) else None
+    best = _recommended(document) or (
+        options[0] if options and as_number(options[0].get("rank")) else None)
     return Report(
         kind="plan", subject_id=subject_id, title=name or f"Plan: {_subtitle(inputs)}",
         subtitle=_subtitle(inputs), generated_at=generated_at,
@@ -332,7 +375,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
         tables=(_options_table(options, document),
                 _sources_table(options), _assumptions_table(document, labels),
                 _inputs_table(inputs, labels, units)),
-        charts=(_pareto_chart(options), _cost_chart(options), _scaling_chart(document)),
+        charts=(_pareto_chart(options), _cost_chart(options), _carbon_chart(options),
+                _scaling_chart(document)),
         caveats=_caveats(document, best),
     )
 

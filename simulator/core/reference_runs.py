@@ -17,17 +17,20 @@ import pandas as pd
 from simulator.core.hardware import GpuSpec, Hardware, lookup_gpu, make_hardware
 from simulator.core.layout import LayoutConstraints
 from simulator.core.search import default_precision
+from simulator.core.whole_runs import is_whole_runs_frame, whole_runs_as_reference
 from simulator.core.workloads import (
     TrainingGoal,
     Workload,
     bert,
+    default_global_batch,
     dense_llm,
     llm_from_params,
     lora,
     resnet50,
 )
 
-DEFAULT_SEQ_LEN = 2048
+# Modern decoder LLMs pretrain at 4,096 tokens (Llama 2, Granite 3.0, SmolLM3, Phi-3).
+DEFAULT_SEQ_LEN = 4096
 DEFAULT_VOCAB = 51200
 # MLPerf BERT from round v1.0 on runs unpadded/packed sequences; about half of the 512
 # positions of the phase-2 Wikipedia data are padding (Krell et al. 2021, sequence packing).
@@ -49,10 +52,18 @@ class RunInputs:
 
 
 def load_reference_runs(*paths: str) -> pd.DataFrame:
-    """Read one or more reference-runs CSVs (same 35 columns) into one frame, in order."""
+    """Read one or more reference-runs CSVs into one frame, in order.
+
+    A file in the whole_runs.csv schema is mapped onto the reference-runs columns first
+    (metric gpu_hours, see whole_runs.py); its rows carry `whole_run_usable`.
+    """
     if not paths:
         raise ValueError("give at least one reference-runs file")
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    frames = []
+    for path in paths:
+        frame = pd.read_csv(path)
+        frames.append(whole_runs_as_reference(frame) if is_whole_runs_frame(frame) else frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def run_family(source: str) -> str:
@@ -97,11 +108,14 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
     seq = _int_or_none(row, "seq_len")
     if seq is None:
         seq = DEFAULT_SEQ_LEN
-        notes.append(f"seq_len assumed {DEFAULT_SEQ_LEN}")
-    workload = _transformer(row, kind, params, seq, notes)
+        notes.append(f"seq_len assumed {DEFAULT_SEQ_LEN} (modern decoder LLM default)")
     active = _num(row, "active_params_billion") * 1e9
-    if kind == "llm_moe" and not math.isnan(active):
-        workload = replace(workload, kind="llm_moe", active_params=active)
+    is_moe = kind == "llm_moe" and not math.isnan(active)
+    # An MoE without its shape is shaped like its active model (the experts widen only the FFN).
+    workload = _transformer(row, kind, active if is_moe else params, seq, notes)
+    if is_moe:
+        workload = replace(workload, kind="llm_moe", params=params, trainable_params=params,
+                           active_params=active)
     if kind == "llm_lora":
         workload = lora(workload)
         notes.append("LoRA rank 16 assumed")
@@ -190,6 +204,15 @@ def row_constraints(row: Mapping[str, Any],
     return constraints, notes
 
 
+def batch_note(workload: Workload) -> str:
+    """How the default global batch was chosen, for a row or a plan without one."""
+    batch = default_global_batch(workload)
+    if workload.kind in ("llm", "llm_moe"):
+        return (f"global batch assumed {batch:,} sequences ({batch * workload.seq_len:,} "
+                f"tokens, published practice for {workload.params / 1e9:.3g}B parameters)")
+    return f"global batch assumed {batch:,} samples"
+
+
 def row_goal(row: Mapping[str, Any], workload: Workload) -> TrainingGoal:
     """Goal from tokens_or_samples_total (one sample when blank) and the global batch."""
     total = _num(row, "tokens_or_samples_total")
@@ -215,4 +238,6 @@ def run_inputs(row: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> RunInputs
     hardware, h_notes = row_hardware(row, gpus)
     constraints, c_notes = row_constraints(row, hardware)
     goal = row_goal(row, workload)
-    return RunInputs(workload, hardware, constraints, goal, tuple(w_notes + h_notes + c_notes))
+    g_notes = [batch_note(workload)] if goal.global_batch_samples is None else []
+    return RunInputs(workload, hardware, constraints, goal,
+                     tuple(w_notes + g_notes + h_notes + c_notes))

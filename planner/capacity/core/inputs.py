@@ -1,0 +1,142 @@
+"""A capacity sweep's inputs, checked once for the form, the API and the command line.
+
+Every error is a ValueError whose message starts with the field's name ("pool_gpus: ...").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.capacity.core.frontier import parse_hours_list, parse_pool_sizes
+from planner.capacity.core.jobs import DISCIPLINES, POLICIES
+from planner.capacity.core.prices import OwnedHardware
+from planner.core.purchase_options import RESERVED_1Y, RESERVED_3Y
+
+POOL_PRICES: tuple[str, ...] = ("cheapest", RESERVED_1Y, RESERVED_3Y, "owned")
+# Owned hardware defaults: an 8-GPU H100 server at about $300k (so $37.5k per GPU with its
+# share of the server), 5 years of use, 1.2 kW per GPU at the wall, PUE 1.3, $0.10/kWh.
+OWNED_DEFAULTS: dict[str, float] = {
+    "purchase_usd_per_gpu": 37_500.0, "lifetime_years": 5.0, "power_kw_per_gpu": 1.2,
+    "pue": 1.3, "usd_per_kwh": 0.10,
+}
+DEFAULT_MAX_WAIT_HOURS = (2.0,)
+DEFAULT_TARGET_P95_WAIT_HOURS = 2.0
+
+
+@dataclass(frozen=True)
+class CapacityInputs:
+    """What to sweep. Blank gpu_type: the type with the most GPU-hours; no pool_gpus: about
+    30 sizes from 0 to the no-wait peak. `pool_price`: "cheapest" commitment sold for the
+    type, one reservation term, or "owned" hardware (`owned`)."""
+
+    gpu_type: str = ""
+    pool_gpus: tuple[int, ...] = ()
+    disciplines: tuple[str, ...] = ("fifo",)
+    policies: tuple[str, ...] = POLICIES
+    max_wait_hours: tuple[float, ...] = DEFAULT_MAX_WAIT_HOURS
+    target_p95_wait_hours: float = DEFAULT_TARGET_P95_WAIT_HOURS
+    pool_price: str = "cheapest"
+    owned: OwnedHardware | None = None
+    is_spot_allowed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe (an infinite limit is "inf"); capacity_inputs() reads it back."""
+        owned = self.owned
+        return {
+            "gpu_type": self.gpu_type, "pool_gpus": list(self.pool_gpus),
+            "disciplines": list(self.disciplines), "policies": list(self.policies),
+            "max_wait_hours": ["inf" if math.isinf(t) else t for t in self.max_wait_hours],
+            "target_p95_wait_hours": self.target_p95_wait_hours,
+            "pool_price": self.pool_price,
+            "owned": None if owned is None else {
+                "purchase_usd_per_gpu": owned.purchase_usd_per_gpu,
+                "lifetime_years": owned.lifetime_years,
+                "power_kw_per_gpu": owned.power_kw_per_gpu, "pue": owned.pue,
+                "usd_per_kwh": owned.usd_per_kwh},
+            "is_spot_allowed": self.is_spot_allowed,
+        }
+
+
+def _choices(raw: Any, name: str, allowed: tuple[str, ...], default: tuple[str, ...]
+             ) -> tuple[str, ...]:
+    if raw in (None, "", []):
+        return default
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    values = tuple(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+    bad = [value for value in values if value not in allowed]
+    if bad or not values:
+        raise ValueError(f"{name}: {', '.join(bad) or 'nothing'} is not one of "
+                         f"{', '.join(allowed)}")
+    return values
+
+
+def _text_list(raw: Any) -> str:
+    if raw is None:
+        return ""
+    if isinstance(raw, list | tuple):
+        return ",".join(str(item) for item in raw)
+    return str(raw)
+
+
+def _number(raw: Any, name: str, default: float) -> float:
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {raw!r} is not a number") from None
+    if math.isnan(value):
+        raise ValueError(f"{name}: {raw!r} is not a number")
+    return value
+
+
+def _owned(raw: Mapping[str, Any] | None) -> OwnedHardware:
+    given = raw or {}
+    values = {key: _number(given.get(key), key, default) for key, default in
+              OWNED_DEFAULTS.items()}
+    return OwnedHardware(**values)
+
+
+def _flag(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw or "").strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"is_spot_allowed: {raw!r} is not yes or no")
+
+
+def capacity_inputs(raw: Mapping[str, Any]) -> CapacityInputs:
+    """Checked inputs from a form, an API body, the command line or a stored dict."""
+    target = _number(raw.get("target_p95_wait_hours"), "target_p95_wait_hours",
+                     DEFAULT_TARGET_P95_WAIT_HOURS)
+    if target < 0 or math.isinf(target):
+        raise ValueError("target_p95_wait_hours: must be a finite number of hours >= 0")
+    pool_price = str(raw.get("pool_price") or "cheapest")
+    if pool_price not in POOL_PRICES:
+        raise ValueError(f"pool_price: {pool_price!r} is not one of {', '.join(POOL_PRICES)}")
+    waits = parse_hours_list(_text_list(raw.get("max_wait_hours")))
+    sizes = parse_pool_sizes(_text_list(raw.get("pool_gpus")))
+    if len(sizes) > 200:
+        raise ValueError("pool_gpus: at most 200 pool sizes")
+    if len(waits) > 10:
+        raise ValueError("max_wait_hours: at most 10 limits")
+    return CapacityInputs(
+        gpu_type=str(raw.get("gpu_type") or "").strip()[:64],
+        pool_gpus=sizes,
+        disciplines=_choices(raw.get("disciplines") or raw.get("discipline"), "discipline",
+                             DISCIPLINES, ("fifo",)),
+        policies=_choices(raw.get("policies") or raw.get("policy"), "policy", POLICIES,
+                          POLICIES),
+        max_wait_hours=waits or DEFAULT_MAX_WAIT_HOURS,
+        target_p95_wait_hours=target,
+        pool_price=pool_price,
+        owned=_owned(raw.get("owned")) if pool_price == "owned" else None,
+        is_spot_allowed=_flag(raw.get("is_spot_allowed")),
+    )

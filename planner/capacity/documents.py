@@ -1,0 +1,239 @@
+"""The capacity document: a history's jobs of one GPU type swept on the frontier, priced with
+the offers of its purchase-mix analysis (what the page, the reports, the API and the command
+line show). No ORM here: services pass the analysis document in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from planner.capacity.core.frontier import (
+    CapacityPlan,
+    plan_from_points,
+    pool_sizes,
+    sweep_grid,
+)
+from planner.capacity.core.inputs import CapacityInputs
+from planner.capacity.core.jobs import PoolJobs, pool_jobs_from_frame
+from planner.capacity.core.points import GridPoint, PointFigures
+from planner.capacity.core.pool import BACKFILL_DEPTH
+from planner.capacity.core.prices import CapacityPrices
+from planner.core import formatting as fmt
+from planner.core.purchase_options import ON_DEMAND, SPOT
+
+POINT_KEYS = ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
+              "burst_gpu_hours", "jobs_burst", "mean_wait_hours", "p95_wait_hours",
+              "utilization", "total_usd")
+
+
+def default_gpu_type(jobs: pd.DataFrame) -> str:
+    """The GPU type with the most GPU-hours."""
+    hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]) * jobs["gpu_count"]
+    by_type = hours.groupby(jobs["gpu_type"].astype(str), observed=True).sum()
+    if by_type.empty or float(by_type.max()) <= 0:
+        raise ValueError("gpu_type: the history has no GPU job")
+    return str(by_type.idxmax())
+
+
+def capacity_jobs(jobs: pd.DataFrame, inputs: CapacityInputs) -> PoolJobs:
+    """The jobs of the chosen (or the busiest) GPU type."""
+    gpu_type = inputs.gpu_type or default_gpu_type(jobs)
+    known = sorted({str(name) for name in jobs["gpu_type"].astype(str).unique()})
+    if gpu_type not in known:
+        raise ValueError(f"gpu_type: {gpu_type!r} is not in the history "
+                         f"({', '.join(known[:12])})")
+    return pool_jobs_from_frame(jobs, gpu_type)
+
+
+def _offer(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
+    """The analysis's offer for the type (the instance, its on-demand, spot and commitment
+    prices)."""
+    for offer in document.get("offers") or []:
+        if offer.get("gpu_type") == gpu_type:
+            return dict(offer)
+    reason = (document.get("unpriced") or {}).get(gpu_type, "no offer in the analysis")
+    raise ValueError(f"gpu_type: {gpu_type} has no prices ({reason})")
+
+
+def _type_buy(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
+    for item in (document.get("what_to_buy") or {}).get("types") or []:
+        if item.get("gpu_type") == gpu_type:
+            return dict(item)
+    return {}
+
+
+def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hour: float
+            ) -> dict[str, Any]:
+    for row in document.get("prices") or []:
+        if (row.get("gpu_type") == gpu_type and row.get("purchase_option") == option
+                and abs(float(row.get("usd_per_hour") or 0) - usd_per_hour) < 1e-6):
+            return {"purchase_option": option, "source": row.get("source"),
+                    "as_of": row.get("as_of"), "source_url": row.get("source_url"),
+                    "basis": "derived" if row.get("is_derived") else "listed",
+                    "instance_type": row.get("instance_type"),
+                    "usd_per_gpu_hour": row.get("usd_per_gpu_hour")}
+    return {"purchase_option": option, "source": "purchase-mix analysis", "as_of": None,
+            "basis": "listed", "usd_per_gpu_hour": None}
+
+
+def _commitment(offer: dict[str, Any], inputs: CapacityInputs) -> dict[str, Any]:
+    """The commitment the pool is bought as: the cheapest per hour of the chosen term."""
+    options = [c for c in offer.get("commitments") or []
+               if inputs.pool_price == "cheapest" or c["term"] == inputs.pool_price]
+    if not options:
+        what = "commitment" if inputs.pool_price == "cheapest" else fmt.label(inputs.pool_price)
+        raise ValueError(f"pool_price: {offer['provider']} {offer['region']} sells no "
+                         f"{what} for {offer['gpu_type']} (choose owned hardware)")
+    return dict(min(options, key=lambda c: float(c["usd_per_hour"])))
+
+
+def pool_purchase(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs,
+                  pool_gpus: int) -> dict[str, Any]:
+    """What to buy for a pool of `pool_gpus` GPUs (the line the purchase mix's what-to-buy
+    would hold for it): whole instances of the offer's type at the chosen commitment, or
+    that many owned GPUs."""
+    if inputs.pool_price == "owned":
+        return {"gpus": pool_gpus, "is_owned": True, "instances": None,
+                "words": f"{pool_gpus:,} owned {gpu_type} GPUs"}
+    offer = _offer(document, gpu_type)
+    best = _commitment(offer, inputs)
+    per = int(offer["gpus_per_instance"])
+    instances = -(-pool_gpus // per)
+    return {
+        "gpus": instances * per, "is_owned": False, "instances": instances,
+        "instance_type": offer["instance_type"], "provider": offer["provider"],
+        "region": offer["region"], "term": best["term"],
+        "payment_option": best.get("payment_option"),
+        "usd_per_hour": instances * float(best["usd_per_hour"]),
+        "upfront_usd": instances * float(best.get("upfront_usd") or 0.0),
+        "words": f"{instances:,} x {offer['instance_type']} ({per} GPUs each) in "
+                 f"{offer['provider']} {offer['region']}, {fmt.label(best['term'])}, "
+                 f"{fmt.label(best.get('payment_option'))}",
+    }
+
+
+def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any]
+                ) -> tuple[float, str, dict[str, Any]]:
+    per = float(offer["gpus_per_instance"])
+    if inputs.pool_price == "owned":
+        assert inputs.owned is not None
+        owned = inputs.owned
+        words = (f"owned hardware: ${owned.purchase_usd_per_gpu:,.0f} per GPU over "
+                 f"{owned.lifetime_years:g} years, {owned.power_kw_per_gpu:g} kW x PUE "
+                 f"{owned.pue:g} at ${owned.usd_per_kwh:g}/kWh")
+        source = {"purchase_option": "owned", "source": "your inputs", "as_of": None,
+                  "basis": "estimated", "usd_per_gpu_hour": owned.usd_per_gpu_hour}
+        return owned.usd_per_gpu_hour, words, source
+    best = _commitment(offer, inputs)
+    words = (f"{fmt.label(best['term'])}, {fmt.label(best.get('payment_option'))} "
+             f"({offer['provider']} {offer['region']} {offer['instance_type']})")
+    source = _source(document, offer["gpu_type"], best["term"], float(best["usd_per_hour"]))
+    return float(best["usd_per_hour"]) / per, words, source
+
+
+def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs
+                    ) -> tuple[CapacityPrices, list[dict[str, Any]]]:
+    """$/GPU-hour of the pool and of bursting, from the analysis's offer for the type, and
+    where each price comes from. Spot (with the analysis's interruption overhead) only for
+    interruptible jobs and only if allowed."""
+    offer = _offer(document, gpu_type)
+    per = float(offer["gpus_per_instance"])
+    pool_rate, words, pool_source = _pool_price(offer, inputs, document)
+    on_demand = float(offer["on_demand_usd_per_hour"])
+    sources = [pool_source, _source(document, gpu_type, ON_DEMAND, on_demand)]
+    spot_rate = None
+    spot = _type_buy(document, gpu_type).get(SPOT) or {}  # the type's SpotPlan
+    if inputs.is_spot_allowed and offer.get("spot_usd_per_hour"):
+        effective = float(spot.get("effective_usd_per_hour") or offer["spot_usd_per_hour"])
+        spot_rate = effective / per
+        sources.append(_source(document, gpu_type, SPOT, float(offer["spot_usd_per_hour"])))
+    prices = CapacityPrices(pool_rate, on_demand / per, spot_rate, words)
+    return prices, sources
+
+
+def no_wait_pool_gpus(document: Mapping[str, Any], gpu_type: str) -> dict[str, int]:
+    """GPUs the purchase mix commits for the type without waiting: what it says to buy now
+    (its one recommendation, risk-sized) and its hindsight optimum on this history."""
+    _offer(document, gpu_type)
+    found = {"what to buy now": int(sum(
+        int(line.get("gpus") or 0) for line in _type_buy(document, gpu_type).get("lines") or []))}
+    for plan in (document.get("hindsight_reference") or {}).get("plans") or []:
+        if (plan.get("offer") or {}).get("gpu_type") == gpu_type:
+            found["no-wait hindsight optimum"] = int(sum(
+                float(c.get("gpus") or 0) for c in plan.get("commitments") or []))
+    return found
+
+
+def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str, Any]
+                  ) -> tuple[GridPoint, ...]:
+    """The sweep: the sizes asked for, or about 30 from 0 to the peak that include the
+    no-wait commitments (so the recommendation is never dearer than one that meets the
+    target)."""
+    references = no_wait_pool_gpus(analysis, jobs.gpu_type).values()
+    sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references))
+    return sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
+
+
+def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
+    return [
+        "Each job's start in the history is its submit time and end - start its duration "
+        "(the purchase mix's reading: every job started when asked for).",
+        f"The pool costs {fmt.usd_per(prices.pool_usd_per_gpu_hour, 'GPU-hour')} "
+        f"({prices.pool_words}) for every hour from the first submit to the last end, busy "
+        "or idle.",
+        f"A burst job runs in the cloud for its whole duration at "
+        f"{fmt.usd_per(prices.on_demand_usd_per_gpu_hour, 'GPU-hour')} on demand"
+        + (f", or {fmt.usd_per(prices.spot_usd_per_gpu_hour, 'GPU-hour')} on spot (with the "
+           "interruption overhead) if interruptible" if prices.spot_usd_per_gpu_hour else "")
+        + ".",
+        "size_aware: a job may wait T x its GPU-hours / the mean GPU-hours of the type's jobs "
+        "(Starburst's waiting budget; the mean limit is T, as for constant).",
+        f"backfill is EASY backfilling with exact durations, looking at most "
+        f"{BACKFILL_DEPTH} queued jobs past the head.",
+        f"Recommended: the cheapest point with P95 wait <= "
+        f"{inputs.target_p95_wait_hours:g} h (nearest-rank, over every GPU job).",
+    ]
+
+
+def plan_document(
+    plan: CapacityPlan, *, inputs: CapacityInputs, prices: CapacityPrices,
+    sources: Sequence[dict[str, Any]], no_wait_gpus: Mapping[str, int], jobs: PoolJobs,
+    purchase: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
+    data = plan.to_dict()
+    return {
+        **data,
+        "inputs": inputs.to_dict(),
+        "jobs": jobs.n_jobs,
+        "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
+        "no_wait_pool_gpus": no_wait_gpus.get("what to buy now"),
+        "no_wait_references": dict(no_wait_gpus),
+        "purchase": purchase,
+        "prices": {
+            "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
+            "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
+            "spot_usd_per_gpu_hour": prices.spot_usd_per_gpu_hour,
+            "pool_words": prices.pool_words, "sources": list(sources),
+        },
+        "assumptions": assumptions(inputs, prices),
+    }
+
+
+def capacity_document(
+    frame: pd.DataFrame, analysis: Mapping[str, Any], inputs: CapacityInputs, *,
+    sweep: Callable[[PoolJobs, Sequence[GridPoint], CapacityPrices], list[PointFigures]],
+) -> dict[str, Any]:
+    """Sweep in one go (the command line and small histories) and build the document."""
+    jobs = capacity_jobs(frame, inputs)
+    prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
+    no_wait = no_wait_pool_gpus(analysis, jobs.gpu_type)
+    points = sweep(jobs, capacity_grid(jobs, inputs, analysis), prices)
+    plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
+                            inputs.target_p95_wait_hours, no_wait_references=no_wait)
+    return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
+                         no_wait_gpus=no_wait, jobs=jobs, purchase=pool_purchase(
+                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
+

@@ -1,0 +1,77 @@
+"""Journey: an analysed Philly history's Capacity view: choose the sweep, watch its
+progress, see the frontier and the queue charts and the recommended row; no request leaves
+the server. Screenshots: var/screenshots/capacity-<width>px.png."""
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Page
+
+from planner.capacity.models import CapacityRun
+from planner.capacity.tasks import run_capacity_task
+from planner.purchase_mix import services as mix_services
+from planner.purchase_mix.tasks import analyze_run_task
+from tests.browser.journeys import screenshot, sign_in, sized_page  # noqa: F401
+from tests.planner.capacity.conftest import PHILLY_OPTIONS
+from tests.planner.conftest import PHILLY, file_upload
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def queued(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> list[Any]:
+    """Tasks the app enqueued; the test plays the worker so the page's polling is real."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    found: list[Any] = []
+    for task in (analyze_run_task, run_capacity_task):
+        monkeypatch.setattr(task, "apply_async",
+                            lambda args, task=task, **options: found.append((task, args[0])))
+    return found
+
+
+def _work(queued: list[Any]) -> None:
+    while queued:
+        task, run_id = queued.pop(0)
+        task(run_id)
+
+
+def test_sweep_and_see_the_frontier(sized_page: Page, live_server: Any,  # noqa: F811
+                                    queued: list[Any]) -> None:
+    user = User.objects.create_user("ada", password="pw-ada-123")
+    upload = file_upload(PHILLY)
+    history = mix_services.history_create(
+        owner_id=user.pk, upload=upload, name=PHILLY.name, size_bytes=upload.size or 0,
+        options=PHILLY_OPTIONS).history
+    assert history is not None
+    _work(queued)  # the purchase-mix analysis
+    page = sized_page
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    sign_in(page, live_server.url, f"/history/{history.pk}", "ada", "pw-ada-123")
+    page.click("#capacity-link a")
+    page.wait_for_selector("#capacity-form")
+    page.fill("#id_max_wait_hours", "1,4")
+    page.check("#id_disciplines_1")  # backfill too
+    page.click("#capacity-form button[type=submit]")
+    page.wait_for_selector("#run-progress")
+    assert len(queued) == 1
+    _work(queued)  # the page polls the status view and reloads when the sweep is done
+    for name in ("capacity-frontier", "capacity-queue"):
+        page.wait_for_selector(f'[data-figure="{name}"][data-drawn="true"] .main-svg')
+    best = CapacityRun.objects.get().result["recommended"]
+    assert f"Commit {best['pool_gpus']} V100 GPUs" in page.inner_text("#recommended")
+    assert page.locator("#capacity-points tr.chosen").count() == 1
+    traces = page.evaluate(
+        "document.querySelector('[data-figure=\"capacity-frontier\"]').data.length")
+    assert traces >= 2 * 5 + 3  # 2 queues x 5 policy curves, 2 references, the star
+    screenshot(page, "capacity")
+    screenshot(page, "capacity-frontier", is_full_page=False)
+    assert not errors, errors
+    host = urlparse(live_server.url).netloc
+    assert all(urlparse(u).netloc == host for u in urls if u.startswith("http")), urls

@@ -1,0 +1,105 @@
+"""Capacity sweeps of a stored, analysed history: one task or split into parts (eagerly
+here; tests/integration/test_capacity_worker.py runs the parts on a real worker)."""
+
+import math
+
+import pytest
+
+from planner.capacity import services
+from planner.capacity.models import CapacityPart, CapacityRun
+from planner.purchase_mix.models import History
+from tests.planner.capacity.conftest import SMALL_SWEEP
+
+
+def _sweep(history, raw, callbacks):
+    with callbacks(execute=True):
+        run = services.capacity_create(history=history, raw=raw)
+    run.refresh_from_db()
+    return run
+
+
+def test_a_sweep_recommends_the_cheapest_point_meeting_the_target(
+        analysed, django_capture_on_commit_callbacks):
+    run = _sweep(analysed, {**SMALL_SWEEP, "target_p95_wait_hours": 2},
+                 django_capture_on_commit_callbacks)
+    assert run.status == CapacityRun.Status.DONE, run.error
+    doc = run.result
+    assert doc["gpu_type"] == "V100" and len(doc["points"]) == 4 * 3
+    meeting = [p for p in doc["points"] if p["p95_wait_hours"] <= 2]
+    assert doc["recommended"]["total_usd"] == min(p["total_usd"] for p in meeting)
+    assert doc["recommended"] == doc["points"][doc["recommended_index"]]
+    # Pool 0 is all on demand: the purchase mix's all-on-demand cost of the same jobs.
+    analysis = analysed.runs.get().result["hindsight_reference"]["plans"][0]["expected"]
+    zero = doc["points"][0]
+    assert zero["pool_gpus"] == 0
+    assert zero["total_usd"] == pytest.approx(analysis["all_on_demand_cost_usd"], rel=1e-9)
+    names = [a["name"] for a in doc["against"]]
+    assert names == ["all on demand", "what to buy now", "no-wait hindsight optimum"]
+    references = doc["no_wait_references"]
+    assert doc["against"][1]["reference"]["pool_gpus"] == references["what to buy now"]
+    # 16.5 days of history: the purchase mix commits nothing yet; its hindsight optimum does.
+    assert doc["no_wait_pool_gpus"] == 0
+    assert doc["against"][2]["reference"]["pool_gpus"] == references[names[2]] > 0
+    purchase = doc["purchase"]  # the recommended pool as whole instances of the offer
+    assert purchase["gpus"] >= doc["recommended"]["pool_gpus"] > purchase["gpus"] - 8
+    assert purchase["instances"] * 8 == purchase["gpus"] and purchase["usd_per_hour"] > 0
+    assert {s["purchase_option"] for s in doc["prices"]["sources"]} >= {"on_demand"}
+    assert all(s["as_of"] for s in doc["prices"]["sources"])
+
+
+def test_a_large_sweep_splits_into_parts_and_merges_in_grid_order(
+        analysed, django_capture_on_commit_callbacks, settings):
+    whole = _sweep(analysed, SMALL_SWEEP, django_capture_on_commit_callbacks)
+    settings.CAPACITY_PART_JOB_POINTS = 15_000  # ~5,000 jobs x 12 points: 4 parts
+    split = _sweep(analysed, SMALL_SWEEP, django_capture_on_commit_callbacks)
+    assert split.status == CapacityRun.Status.DONE, split.error
+    assert split.result["points"] == whole.result["points"]
+    assert split.result["recommended"] == whole.result["recommended"]
+    assert not CapacityPart.objects.exists()  # merged and removed
+
+
+def test_a_second_delivery_of_a_finished_sweep_does_nothing(
+        analysed, django_capture_on_commit_callbacks):
+    run = _sweep(analysed, SMALL_SWEEP, django_capture_on_commit_callbacks)
+    finished_at = run.finished_at
+    services.capacity_execute(run_id=run.pk, attempt=services.Attempt())
+    run.refresh_from_db()
+    assert run.finished_at == finished_at and run.attempts == 1
+
+
+def test_owned_hardware_prices_the_pool(analysed, django_capture_on_commit_callbacks):
+    owned = {"purchase_usd_per_gpu": 8766.0, "lifetime_years": 1, "power_kw_per_gpu": 0.5,
+             "pue": 2, "usd_per_kwh": 0.1}
+    run = _sweep(analysed, {**SMALL_SWEEP, "pool_price": "owned", "owned": owned},
+                 django_capture_on_commit_callbacks)
+    prices = run.result["prices"]
+    assert prices["pool_usd_per_gpu_hour"] == pytest.approx(1.0 + 0.5 * 2 * 0.1)
+    assert prices["sources"][0]["basis"] == "estimated"
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ({"pool_gpus": "4,x"}, "pool_gpus"), ({"policies": ["lazy"]}, "policy"),
+    ({"max_wait_hours": ["-1"]}, "max_wait_hours"), ({"gpu_type": "H100"}, "gpu_type"),
+    ({"pool_price": "gold"}, "pool_price"),
+    ({"pool_price": "owned", "owned": {"pue": 0.5}}, "pue"),
+])
+def test_bad_inputs_are_refused_naming_the_field(analysed, raw, field):
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        services.capacity_create(history=analysed, raw=raw)
+    assert not CapacityRun.objects.exists()
+
+
+def test_an_unanalysed_history_is_refused(user, db):
+    history = History.objects.create(
+        owner=user, name="x.csv", fmt="generic", size_bytes=1, rows_read=1, records=1,
+        encoding="utf-8", delimiter=",", gpu_types=["A100"])
+    with pytest.raises(ValueError, match="^history: analyse"):
+        services.capacity_create(history=history, raw={})
+
+
+def test_infinite_wait_is_stored_and_read_back(analysed, django_capture_on_commit_callbacks):
+    run = _sweep(analysed, {"pool_gpus": [100], "policies": ["constant"],
+                            "max_wait_hours": ["inf"]}, django_capture_on_commit_callbacks)
+    point = run.result["points"][0]
+    assert point["max_wait_hours"] == "inf" and point["jobs_burst"] == 0
+    assert math.isinf(float(point["max_wait_hours"]))

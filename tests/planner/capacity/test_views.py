@@ -1,0 +1,100 @@
+"""The Capacity view, its API and its reports: one recommended point everywhere, private to
+the history's owner, bad input refused naming the field."""
+
+import csv
+import io
+
+import pytest
+from openpyxl import load_workbook
+
+from planner.capacity.models import CapacityRun
+from tests.clients import signed_in
+from tests.planner.capacity.conftest import SMALL_SWEEP
+
+FORM = {"gpu_type": "V100", "pool_gpus": "0,100,200,350", "disciplines": ["fifo"],
+        "policies": ["none", "constant", "size_aware"], "max_wait_hours": "2",
+        "target_p95_wait_hours": "2", "pool_price": "cheapest"}
+
+
+def _url(history, suffix=""):
+    return f"/history/{history.pk}/capacity{suffix}"
+
+
+@pytest.fixture
+def swept(analysed, user, django_capture_on_commit_callbacks):
+    client = signed_in(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(_url(analysed), FORM)
+    assert response.status_code == 302
+    return client, analysed
+
+
+def test_the_page_shows_the_recommended_point_charts_and_table(swept):
+    client, history = swept
+    run = CapacityRun.objects.get()
+    best = run.result["recommended"]
+    page = client.get(_url(history))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f"Commit {best['pool_gpus']} V100 GPUs" in html
+    assert 'data-figure="capacity-frontier"' in html and 'data-figure="capacity-queue"' in html
+    assert html.count('class="chosen"') == 1 and "capacity-points" in html
+    assert "/capacity/report.xlsx" in html
+
+
+def test_api_reports_and_page_agree_on_the_recommended_point(swept):
+    client, history = swept
+    payload = client.get(f"/api/histories/{history.pk}/capacity").json()
+    best = payload["recommended"]
+    assert payload["status"] == "done" and best in payload["points"]
+    for key in ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
+                "burst_gpu_hours", "jobs_burst", "mean_wait_hours", "p95_wait_hours",
+                "utilization", "total_usd"):
+        assert key in best
+    rows = list(csv.DictReader(io.StringIO(
+        client.get(_url(history, "/report.csv")).content.decode("utf-8-sig"))))
+    chosen = [row for row in rows if row["Recommended"] == "yes"]
+    assert len(chosen) == 1 and int(float(chosen[0]["Pool (GPUs)"])) == best["pool_gpus"]
+    assert float(chosen[0]["Total (USD)"]) == pytest.approx(best["total_usd"])
+    book = load_workbook(io.BytesIO(client.get(_url(history, "/report.xlsx")).content))
+    assert {"Frontier", "Comparison", "Queue", "Sources"} <= set(book.sheetnames)
+    html = client.get(f"/api/histories/{history.pk}/capacity/report.html").content.decode()
+    assert "Cost against P95 wait" in html and f"Commit {best['pool_gpus']}" in html
+
+
+def test_api_post_queues_a_sweep_and_refuses_bad_fields(analysed, user,
+                                                        django_capture_on_commit_callbacks):
+    client = signed_in(user)
+    url = f"/api/histories/{analysed.pk}/capacity"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {**SMALL_SWEEP, "max_wait_hours": [1, "inf"]},
+                               content_type="application/json")
+    assert response.status_code == 202, response.content
+    assert client.get(url).json()["status"] == "done"
+    bad = client.post(url, {"pool_gpus": [-1]}, content_type="application/json")
+    assert bad.status_code == 400 and bad.json()["detail"].startswith("pool_gpus:")
+    bad = client.post(url, {"policies": ["later"]}, content_type="application/json")
+    assert bad.status_code == 400 and "policy" in bad.json()["detail"]
+
+
+def test_a_bad_form_is_refused_beside_its_field(analysed, user):
+    client = signed_in(user)
+    response = client.post(_url(analysed), {**FORM, "pool_gpus": "10,many"})
+    assert response.status_code == 400
+    assert "pool_gpus: &#x27;many&#x27;" in response.content.decode()
+    assert not CapacityRun.objects.exists()
+
+
+def test_another_user_sees_nothing(swept, other_user):
+    _, history = swept
+    client = signed_in(other_user)
+    assert client.get(_url(history)).status_code == 404
+    assert client.get(f"/api/histories/{history.pk}/capacity").status_code == 404
+    assert client.get(_url(history, "/report.csv")).status_code == 404
+    assert client.post(_url(history), FORM).status_code == 404
+
+
+def test_status_json_reports_progress(swept):
+    client, history = swept
+    status = client.get(_url(history, "/status")).json()
+    assert status["status"] == "done" and status["is_finished"]
