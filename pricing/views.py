@@ -1,6 +1,7 @@
 """Catalog, compare, price explorer and instance pages: forms in, one selector call, render."""
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -10,10 +11,11 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
@@ -21,6 +23,7 @@ from plotly.utils import PlotlyJSONEncoder
 
 from pricing import charts, explorer, exports, offers, selectors
 from pricing.forms import CatalogFilterForm, CompareForm, PriceFilterForm
+from pricing.models import InstanceType
 
 CATALOG_CACHE_SECONDS = 600
 
@@ -34,16 +37,32 @@ def _figure_script(figure: go.Figure, element_id: str) -> SafeString:
     return json_script(figure.to_plotly_json(), element_id, encoder=PlotlyJSONEncoder)
 
 
+def _page_key(request: HttpRequest) -> str:
+    """The key of a catalog page's cached content: its path and query, the day, the staleness
+    limit and the catalog version (a changed price shows at once)."""
+    state = (f"{request.path}:{_today()}:{settings.PRICE_STALE_DAYS}:"
+             f"{selectors.catalog_version()}:{sorted(request.GET.lists())}")
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+def _lazy(build: Callable[[], Any]) -> SimpleLazyObject:
+    """A context value built only if the page's cached content is missing."""
+    return SimpleLazyObject(build)
+
+
 def catalog(request: HttpRequest) -> HttpResponse:
     form = CatalogFilterForm(request.GET)
     filters = form.filters()
+    content = _lazy(lambda: _catalog_content(filters))
     context = {
         "form": form,
         "sort": filters["sort"],
         "precisions": list(selectors.PRECISION_FIELDS),
         "active_precision": filters["precision"] or selectors.DEFAULT_PRECISION,
         "stale_days": settings.PRICE_STALE_DAYS,
-        **_catalog_content(filters),
+        "page_key": _page_key(request),
+        **{name: _lazy(lambda name=name: content[name])
+           for name in ("rows", "per_cloud", "peak_title", "scatter_json", "per_dollar_json")},
     }
     return render(request, "pricing/catalog.html", context, status=200 if form.is_valid() else 400)
 
@@ -75,15 +94,17 @@ def compare(request: HttpRequest) -> HttpResponse:
     form = CompareForm(request.GET)
     if not form.is_valid():
         return render(request, "pricing/compare.html", {"form": form}, status=400)
-    rows = selectors.catalog_rows_for(today=_today(), slugs=form.cleaned_data["gpu"])
-    figure = charts.compare_peaks_bar(selectors.gpu_peaks(rows))
+    rows = _lazy(lambda: selectors.catalog_rows_for(today=_today(),
+                                                    slugs=form.cleaned_data["gpu"]))
     context = {
         "form": form,
         "rows": rows,
         "precisions": list(selectors.PRECISION_FIELDS),
         "stale_days": settings.PRICE_STALE_DAYS,
-        "chart_json": _figure_script(figure, "chart-compare"),
-        "per_cloud": offers.cheapest_per_cloud(today=_today()),
+        "page_key": _page_key(request),
+        "chart_json": _lazy(lambda: _figure_script(
+            charts.compare_peaks_bar(selectors.gpu_peaks(rows)), "chart-compare")),
+        "per_cloud": _lazy(lambda: offers.cheapest_per_cloud(today=_today())),
     }
     return render(request, "pricing/compare.html", context)
 
@@ -181,13 +202,17 @@ def _sort_headers(request: HttpRequest, sort: str, columns: tuple[str, ...]
 
 
 def instance(request: HttpRequest, provider: str, name: str) -> HttpResponse:
-    detail = selectors.instance_detail(provider=provider, name=name, today=_today())
-    figure = charts.instance_prices_bar(selectors.current_region_prices(detail.rows))
+    found = get_object_or_404(InstanceType.objects.select_related("provider", "accelerator"),
+                              provider__slug=provider, name=name)
+    detail = _lazy(lambda: selectors.instance_detail(provider=provider, name=name,
+                                                     today=_today()))
     context = {
-        "instance": detail.instance,
-        "rows": detail.rows,
+        "instance": found,
+        "rows": _lazy(lambda: detail.rows),
         "stale_days": settings.PRICE_STALE_DAYS,
-        "chart_json": _figure_script(figure, "chart-instance"),
+        "page_key": _page_key(request),
+        "chart_json": _lazy(lambda: _figure_script(charts.instance_prices_bar(
+            selectors.current_region_prices(detail.rows)), "chart-instance")),
     }
     return render(request, "pricing/instance.html", context)
 

@@ -82,6 +82,13 @@ class AccuracyReport:
                 if f["n_predicted"] and not f["beats_rule"]]
 
 
+def accuracy_version(path: Path = ACCURACY_PATH) -> str:
+    """A token that changes with the accuracy file or the calibration beside it (the key of
+    the accuracy page's cache)."""
+    parts = [path, path.parent / "calibration.json"]
+    return ":".join(f"{p.stat().st_mtime_ns}-{p.stat().st_size}" for p in parts if p.exists())
+
+
 def accuracy_report(path: Path = ACCURACY_PATH) -> AccuracyReport:
     """The report of the file at `path`, re-read when the file changes."""
     return _report(str(path), path.stat().st_mtime_ns)

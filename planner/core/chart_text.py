@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.formatting import number
+from planner.core.formatting import large_count, number
 
 MAX_ROWS = 500
 
@@ -48,8 +48,8 @@ def _values(trace: dict[str, Any], key: str) -> list[Any]:
     if isinstance(values, dict) and "bdata" in values:  # plotly's typed array (JSON-encoded)
         array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
         return [float(v) for v in array.reshape(-1)]
-    if hasattr(values, "tolist"):  # a numpy array, before encoding
-        values = values.tolist()
+    if isinstance(values, np.ndarray):  # before encoding
+        return list(values.reshape(-1).tolist())
     return list(values) if isinstance(values, list | tuple) else []
 
 
@@ -57,8 +57,9 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _points(trace: dict[str, Any]) -> list[tuple[str, float]]:
-    """(label, value) pairs of a trace: the value axis is x for horizontal bars, else y."""
+def _points(trace: dict[str, Any], where_title: str) -> list[tuple[str, float]]:
+    """(where, value) pairs of a trace: the value axis is x for horizontal bars, else y; where
+    is the point's text, its category, or its position on the other axis with that axis' title."""
     horizontal = trace.get("orientation") == "h"
     values = _values(trace, "x" if horizontal else "y")
     labels = _values(trace, "y" if horizontal else "x")
@@ -67,30 +68,48 @@ def _points(trace: dict[str, Any]) -> list[tuple[str, float]]:
     for i, value in enumerate(values):
         if not _is_number(value):
             continue
-        label = texts[i] if i < len(texts) and isinstance(texts[i], str) and texts[i] else (
-            labels[i] if i < len(labels) else i + 1)
-        points.append((_text(label).split("<br>")[0], float(value)))
+        if i < len(texts) and isinstance(texts[i], str) and texts[i]:
+            where = _text(texts[i]).split("<br>")[0]
+        elif i < len(labels) and _is_number(labels[i]):
+            where = f"{number(float(labels[i]), 2)} {where_title}".strip()
+        else:
+            where = _text(labels[i]) if i < len(labels) else f"point {i + 1}"
+        points.append((where, float(value)))
     return points
 
 
+def _amount(value: float) -> str:
+    if abs(value) >= 1e6:
+        return large_count(value)
+    return number(value, 3 if abs(value) < 10 else 1 if abs(value) < 1000 else 0)
+
+
 def chart_finding(figure: dict[str, Any]) -> str:
-    """One sentence: what the chart shows."""
+    """One sentence: what the chart shows (its highest and lowest point over every series)."""
     layout = figure.get("layout") or {}
     meta = layout.get("meta")
     if isinstance(meta, dict) and meta.get("finding"):
         return str(meta["finding"])
-    for trace in figure.get("data") or []:
-        points = _points(trace)
-        if len(points) < 2:
-            continue
-        axis = "xaxis" if trace.get("orientation") == "h" else "yaxis"
-        what = _axis_title(layout, axis) or _text(trace.get("name")) or "value"
-        low = min(points, key=lambda p: p[1])
-        high = max(points, key=lambda p: p[1])
-        series = f" ({trace['name']})" if trace.get("name") else ""
-        return (f"{what}{series}: lowest {number(low[1], 3)} at {low[0]}, highest "
-                f"{number(high[1], 3)} at {high[0]}, over {len(points)} points.")
-    return f"{chart_title(figure)}: the data is in the table below."
+    found: list[tuple[float, str, str]] = []  # value, series, where
+    what = ""
+    traces = figure.get("data") or []
+    for trace in traces:
+        horizontal = trace.get("orientation") == "h"
+        value_axis, other_axis = ("xaxis", "yaxis") if horizontal else ("yaxis", "xaxis")
+        points = _points(trace, _axis_title(layout, other_axis))
+        what = what or _axis_title(layout, value_axis) or _text(trace.get("name"))
+        series = _text(trace.get("name")) if len(traces) > 1 else ""
+        found += [(value, series, where) for where, value in points]
+    if len(found) < 2:
+        return f"{chart_title(figure)}: the data is in the table below."
+    high, low = max(found), min(found)
+
+    def said(point: tuple[float, str, str]) -> str:
+        value, series, where = point
+        return f"{_amount(value)} ({series}, {where})" if series else f"{_amount(value)} ({where})"
+
+    return (f"{what or 'Value'}: highest {said(high)}, lowest {said(low)}, "
+            f"over {len(found)} points.")
 
 
 def chart_data(figure: dict[str, Any]) -> ChartData:

@@ -27,8 +27,10 @@ def example_open(*, owner_id: int) -> PlanScenario:
     Computed in the request like a what-if (about a second on the shipped catalog), so the
     first click shows a finished plan; ValueError when no price or GPU is loaded.
     """
+    # Without its result: the caller only redirects to it (the result is ~1 MB of JSON).
     existing = PlanScenario.objects.filter(
-        owner_id=owner_id, name=EXAMPLE_NAME, status=PlanScenario.Status.DONE).first()
+        owner_id=owner_id, name=EXAMPLE_NAME, status=PlanScenario.Status.DONE
+    ).defer("result").first()
     if existing is not None:
         return existing
     scenario = scenario_from_input(EXAMPLE_INPUT, today=timezone.now().date())

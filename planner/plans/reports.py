@@ -2,6 +2,7 @@
 
 from django.utils import timezone
 
+from planner.plans.core.fields import SCENARIO_FIELDS
 from planner.plans.models import PlanScenario
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.plan_report import report_from_plan
@@ -21,4 +22,10 @@ def plan_report(*, scenario: PlanScenario) -> ReportDocument:
     return report_from_plan(
         scenario.result, inputs=scenario.inputs, name=scenario.name, subject_id=scenario.pk,
         generated_at=timezone.now().isoformat(timespec="seconds"),
+        labels=FIELD_LABELS, units=FIELD_UNITS,
     )
+
+
+# The inputs in the report are worded as the plan form words them.
+FIELD_LABELS = {f.name: f.label for f in SCENARIO_FIELDS}
+FIELD_UNITS = {f.name: f.unit for f in SCENARIO_FIELDS}

@@ -44,7 +44,9 @@ def plan_new(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         initial = request.GET.dict() | {
             k: request.GET.getlist(k) for k in LIST_INPUTS if k in request.GET}
-        return render(request, "planner/plans/new.html", {"form": PlanForm(initial=initial)})
+        context = {"form": SimpleLazyObject(lambda: PlanForm(initial=initial)),
+                   "form_key": form_version(initial)}
+        return render(request, "planner/plans/new.html", context)
     form = PlanForm(request.POST)
     if form.is_valid():
         try:

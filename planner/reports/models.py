@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+from planner.reports.core.model import file_stem
 from planner.runs import TrackedRun
 
 
@@ -46,4 +47,7 @@ class Report(TrackedRun):
 
     @property
     def filename(self) -> str:
-        return f"{self.kind}-{self.subject_id}-report.{self.fmt}"
+        """The report's title and the day it was asked for, e.g.
+        "worked-example-llama-2-7b-on-1-t-tokens-within-30-days-2026-12-01.pdf"."""
+        stem = file_stem(self.title, self.created_at.date().isoformat() if self.created_at else "")
+        return f"{stem or f'{self.kind}-{self.subject_id}'}.{self.fmt}"

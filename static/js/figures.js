@@ -11,13 +11,24 @@
     var figure = JSON.parse(source.textContent);
     var layout = figure.layout || {};
     if (template && !layout.template) layout.template = template;
-    if (div.clientWidth < NARROW_PX) {
-      // On a phone the legend goes under the plot, so the plot keeps the width.
-      layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, y: -0.3 });
-      layout.margin = Object.assign({}, layout.margin, { l: 50, r: 10 });
+    var narrow = div.clientWidth < NARROW_PX;
+    if (narrow) {
+      // On a phone the legend goes under the plot and its axis title (anchored by its top,
+      // with room below), so the plot keeps the width and nothing overlaps.
+      var entries = (figure.data || []).filter(function (t) {
+        return t.name && t.showlegend !== false;
+      }).length;
+      var room = entries > 1 ? 70 + 22 * Math.ceil(entries / 2) : 70;  // two entries a row
+      layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, y: 0, yanchor: "top" });
+      layout.legend.y = -70 / ((layout.height || 450) + room - 60 - room);  // under the axis title
+      layout.margin = Object.assign({}, layout.margin, { l: 50, r: 10, b: 60 + room });
+      layout.height = (layout.height || 450) + room;
     }
     div.innerHTML = "";
-    Plotly.newPlot(div, figure.data, layout, { responsive: true, displaylogo: false });
+    // The toolbar shows on hover only, and not at all on a phone, where it covered the title.
+    Plotly.newPlot(div, figure.data, layout, {
+      responsive: true, displaylogo: false, displayModeBar: narrow ? false : "hover"
+    });
     div.dataset.drawn = "true";
   });
 })();

@@ -14,6 +14,7 @@ from django.utils import timezone
 from planner.core.formatting import goodput_line, layout_label
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
+from planner.plans.reports import FIELD_LABELS, FIELD_UNITS
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
 from planner.reports.core.plan_report import OPTION_COLUMNS, option_cell, report_from_plan
@@ -71,7 +72,8 @@ class Command(BaseCommand):
 
     def _write_report(self, result: dict[str, Any], inputs: dict[str, Any], path: Path) -> None:
         document = report_from_plan(result, inputs=inputs, name=inputs.get("name") or "",
-                                    subject_id=0, generated_at=timezone.now().isoformat())
+                                    subject_id=0, generated_at=timezone.now().isoformat(),
+                                    labels=FIELD_LABELS, units=FIELD_UNITS)
         try:
             report_write(document, path)
         except (ValueError, PdfUnavailableError) as exc:

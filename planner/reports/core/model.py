@@ -6,6 +6,7 @@ Numbers stay numbers (floats in the unit their column names); text is plain text
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -143,11 +144,19 @@ class Report:
 
     @property
     def slug(self) -> str:
-        return f"{self.kind}-{self.subject_id}-report"
+        """The file name without extension: the report's title and date
+        ("worked-example-llama-2-7b-on-1-t-tokens-2026-12-01")."""
+        return file_stem(self.title, self.generated_at[:10]) or f"{self.kind}-{self.subject_id}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: tuples become lists (report_from_dict reverses it)."""
         return asdict(self)
+
+
+def file_stem(title: str, day: str) -> str:
+    """A file name of a title and a day: lower-case words joined by '-', at most 60 letters."""
+    words = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60].rstrip("-")
+    return "-".join(part for part in (words, day) if part)
 
 
 def _tuple_rows(rows: list[list[Value]]) -> tuple[tuple[Value, ...], ...]:

@@ -10,7 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from planner.core.formatting import count, goodput_line, label, layout_label, usd
+from planner.core.formatting import count, goodput_line, label, large_count, layout_label, usd
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
 HOURS_PER_DAY = 24.0
@@ -178,45 +178,82 @@ def _sources_table(options: list[dict[str, Any]]) -> Table:
 ASSUMPTION_UNITS = {
     "dataset_gb": "GB", "checkpoint_gb": "GB", "checkpoints_kept": "count",
     "storage_months": "months", "egress_gb": "GB", "checkpoint_write_gbytes_per_s": "GB/s",
-    "checkpoint_max_aggregate_gbytes_per_s": "GB/s", "restart_overhead_hours": "h",
+    "checkpoint_max_aggregate_gbytes_per_s": "GB/s", "restart_overhead_hours": "hours",
     "commitment_reuse_fraction": "fraction of term", "monte_carlo_samples": "samples",
     "max_total_samples": "samples", "seed": "",
 }
+# Assumptions the scenario field table does not word (report_from_plan's `labels` does the rest).
+ASSUMPTION_LABELS = {
+    "checkpoints_kept": "Checkpoints kept", "monte_carlo_samples": "Spot simulation runs",
+    "checkpoint_max_aggregate_gbytes_per_s": "Checkpoint write speed, whole cluster",
+    "max_total_samples": "Largest simulated sample count", "seed": "Random seed",
+    "deadline_hours": "Deadline", "budget_usd": "Budget", "horizon_hours": "Practical horizon",
+    "max_co2e_kg": "Emissions limit",
+}
 PER_PROVIDER = (("storage_usd_per_gb_month", "Storage", "USD/GB-month"),
                 ("egress_usd_per_gb", "Egress", "USD/GB"),
-                ("spot_hazard_per_instance_hour", "Spot interruptions", "per instance-hour"))
+                ("spot_hazard_per_instance_hour", "Spot interruptions",
+                 "interruptions per instance-hour"))
+AUTO_DIGITS = -1  # a column whose numbers keep the decimals they need (planner.reports.core.text)
 
 
-def _assumptions_table(document: dict[str, Any]) -> Table:
+def _words(name: str, labels: dict[str, str]) -> str:
+    return labels.get(name) or ASSUMPTION_LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+def _assumptions_table(document: dict[str, Any], labels: dict[str, str]) -> Table:
     assumptions = document.get("assumptions") or {}
     rows: list[tuple[Any, ...]] = [
-        (name, "all", as_number(assumptions[name]), unit)
+        (_words(name, labels), "all", _significant(as_number(assumptions[name])), unit)
         for name, unit in ASSUMPTION_UNITS.items() if name in assumptions
     ]
     for key, name, unit in PER_PROVIDER:
         for provider, value in sorted((assumptions.get(key) or {}).items()):
-            rows.append((name, label(provider), as_number(value), unit))
+            rows.append((name, label(provider), _significant(as_number(value)), unit))
     constraints = document.get("constraints") or {}
-    for key, unit in (("deadline_hours", "h"), ("budget_usd", "USD"), ("horizon_hours", "h"),
-                      ("max_co2e_kg", "kg CO2e")):
-        if as_number(constraints.get(key)) is not None:
-            rows.append((key, "all", as_number(constraints[key]), unit))
+    for key, unit, scale in (("deadline_hours", "days", 24.0), ("budget_usd", "USD", 1.0),
+                             ("horizon_hours", "days", 24.0), ("max_co2e_kg", "kg CO2e", 1.0)):
+        value = as_number(constraints.get(key))
+        if value is not None:
+            rows.append((_words(key, labels), "all", _significant(value / scale), unit))
     columns = (Column("name", "Assumption"), Column("provider", "Provider"),
-               Column("value", "Value", digits=6), Column("unit", "Unit"))
+               Column("value", "Value", digits=AUTO_DIGITS), Column("unit", "Unit"))
     return Table("assumptions", "Assumptions", "Assumptions", columns, tuple(rows))
 
 
-def _inputs_table(inputs: dict[str, Any]) -> Table:
-    rows = []
-    for name, value in sorted(inputs.items()):
-        if isinstance(value, list | tuple):
-            value = ", ".join(str(v) for v in value)
-        elif isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
-        number = as_number(value)
-        rows.append((name, number if number is not None else str(value)))
+def _significant(value: float | None, digits: int = 4) -> float | None:
+    """Rounded to `digits` significant figures: 94.4, 0.000264, 2,000 (not 94.400000)."""
+    if value is None or value == 0:
+        return value
+    return float(f"{value:.{digits}g}")
+
+
+def _input_text(name: str, value: Any, unit: str) -> str:
+    """An input's value in words with its unit: "1.0 T tokens", "30 days from today"."""
+    if isinstance(value, list | tuple):
+        return ", ".join(label(str(v)) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{label(str(k))} {v:g}" if isinstance(v, int | float) else
+                         f"{label(str(k))} {v}" for k, v in sorted(value.items()))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    number = as_number(value)
+    if number is None:
+        return label(str(value)) if "_" in str(value) and " " not in str(value) else str(value)
+    if unit == "USD":
+        return usd(number)
+    text = large_count(number) if abs(number) >= 1e6 else f"{_significant(number):,g}"
+    return f"{text} {unit}".strip()
+
+
+def _inputs_table(inputs: dict[str, Any], labels: dict[str, str], units: dict[str, str]
+                  ) -> Table:
+    flat = {k: v for k, v in inputs.items() if k != "layout" and v not in (None, "", [])}
+    flat.update(inputs.get("layout") or {})
+    rows = tuple((_words(name, labels), _input_text(name, value, units.get(name, "")))
+                 for name, value in sorted(flat.items(), key=lambda kv: _words(kv[0], labels)))
     return Table("inputs", "Scenario inputs", "Inputs",
-                 (Column("field", "Input"), Column("value", "Value", digits=6)), tuple(rows))
+                 (Column("field", "Input"), Column("value", "Value")), rows)
 
 
 def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
@@ -321,8 +358,11 @@ def _recommended(document: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,
-                     subject_id: int, generated_at: str) -> Report:
-    """The report of a plan document (see module docstring); ValueError if it has no options."""
+                     subject_id: int, generated_at: str, labels: dict[str, str] | None = None,
+                     units: dict[str, str] | None = None) -> Report:
+    """The report of a plan document (see module docstring); ValueError if it has no options.
+    `labels` and `units` word the inputs (the plan's field table: name -> label, unit)."""
+    labels, units = labels or {}, units or {}
     if not isinstance(document, dict) or "options" not in document:
         raise ValueError("result: the plan has no result yet")
     options = ranked_options(document)
@@ -333,7 +373,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
         subtitle=_subtitle(inputs), generated_at=generated_at,
         summary=_summary(document, best), findings=_findings(document),
         tables=(_options_table(options, document),
-                _sources_table(options), _assumptions_table(document), _inputs_table(inputs)),
+                _sources_table(options), _assumptions_table(document, labels),
+                _inputs_table(inputs, labels, units)),
         charts=(_pareto_chart(options), _cost_chart(options), _carbon_chart(options),
                 _scaling_chart(document)),
         caveats=_caveats(document, best),
@@ -341,11 +382,11 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
 
 
 def _subtitle(inputs: dict[str, Any]) -> str:
-    goal = (f"{inputs['tokens']:.3g} tokens" if as_number(inputs.get("tokens"))
+    goal = (large_count(inputs["tokens"], "tokens") if as_number(inputs.get("tokens"))
             else f"{inputs.get('samples') or inputs.get('epochs') or '?'} samples/epochs")
     parts = [str(inputs.get("workload") or "custom model"), goal]
     if as_number(inputs.get("deadline_days")):
         parts.append(f"deadline {inputs['deadline_days']:g} days")
     if as_number(inputs.get("budget_usd")):
-        parts.append(f"budget {inputs['budget_usd']:,.0f} USD")
+        parts.append(f"budget {usd(inputs['budget_usd'])}")
     return " · ".join(parts)

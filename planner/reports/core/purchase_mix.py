@@ -218,21 +218,34 @@ def _sources_table(document: dict[str, Any]) -> Table:
     return Table("sources", "Prices and their sources", "Sources", columns, rows)
 
 
+UPLOAD_WORDS = {
+    "delimiter": ("Upload: column delimiter", ""), "encoding": ("Upload: text encoding", ""),
+    "error_count": ("Upload: rows with errors", "rows"), "is_ok": ("Upload: accepted", ""),
+    "records": ("Upload: jobs read", "jobs"), "rows_ignored": ("Upload: rows ignored", "rows"),
+    "rows_read": ("Upload: rows read", "rows"), "rows_skipped": ("Upload: rows skipped", "rows"),
+}
+
+
 def _assumptions_table(document: dict[str, Any], upload: dict[str, Any]) -> Table:
     settings = document.get("settings") or {}
+    provider = settings.get("provider")
     rows: list[tuple[Any, ...]] = [
-        ("provider", settings.get("provider") or "cheapest offered", ""),
-        ("region", settings.get("region") or "any", ""),
-        ("lookback_days", as_number(settings.get("lookback_days")) or "whole history", "days"),
+        ("Provider you buy in", fmt.label(provider) if provider else "cheapest offered", ""),
+        ("Region", settings.get("region") or "any", ""),
+        ("Sized on", as_number(settings.get("lookback_days")) or "whole history", "days"),
     ]
-    rows += [(f"spot band {p}", str(b), "interruptions per month")
+    rows += [(f"Spot interruptions, {fmt.label(p)}", str(b), "% of instances per month")
              for p, b in sorted((settings.get("spot_bands") or {}).items())]
-    rows += [(f"GPU type {k}", str(v), "catalog GPU")
+    rows += [(f"GPU type {k} read as", str(v), "catalog GPU")
              for k, v in sorted((document.get("accelerators") or {}).items())]
-    rows += [(f"upload {k}", _cell(v), "") for k, v in sorted(upload.items())
-             if not isinstance(v, dict | list)]
+    for key, value in sorted(upload.items()):
+        if isinstance(value, dict | list):
+            continue
+        name, unit = UPLOAD_WORDS.get(key, (f"Upload: {key.replace('_', ' ')}", ""))
+        shown = ("yes" if value else "no") if isinstance(value, bool) else _cell(value)
+        rows.append((name, shown, unit))
     return Table("assumptions", "Settings, upload and teams", "Assumptions",
-                 (Column("name", "Setting"), Column("value", "Value", digits=2),
+                 (Column("name", "Setting"), Column("value", "Value", digits=-1),
                   Column("unit", "Unit")), tuple(rows))
 
 

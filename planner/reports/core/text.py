@@ -9,12 +9,15 @@ from planner.reports.core.model import Column, Figure, Table, Value
 
 
 def format_value(value: Value, digits: int = 0) -> str:
-    """1234.5 -> "1,235" (digits=0); None and NaN -> ""; text unchanged."""
+    """1234.5 -> "1,235" (digits=0); digits < 0 keeps the decimals a number needs (94.4,
+    0.000264, 2,000); None and NaN -> ""; text unchanged."""
     if value is None or isinstance(value, bool):
         return "" if value is None else str(value)
     if isinstance(value, int | float):
         if not math.isfinite(value):
             return ""
+        if digits < 0:
+            return formatting.number(value, 6)
         return formatting.count(value) if digits == 0 else f"{value:,.{digits}f}"
     return value
 

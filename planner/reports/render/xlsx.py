@@ -5,6 +5,8 @@ and every text cell is inert (no spreadsheet runs it as a formula).
 """
 
 import io
+import re
+from datetime import date, datetime
 from typing import Any
 
 from openpyxl import Workbook
@@ -20,7 +22,9 @@ MAX_WIDTH = 60
 
 
 def _number_format(digits: int) -> str:
-    return "#,##0" if digits <= 0 else "#,##0." + "0" * min(digits, 6)
+    if digits < 0:  # as many decimals as the number has
+        return "General"
+    return "#,##0" if digits == 0 else "#,##0." + "0" * min(digits, 6)
 
 
 def _append(sheet: Worksheet, values: list[Any], *, is_header: bool = False) -> None:
@@ -63,6 +67,22 @@ def _summary_sheet(sheet: Worksheet, report: Report) -> None:
     _fit_widths(sheet)
 
 
+# ISO dates and hours ("2024-01-01", "2024-01-01T05:00:00+00:00") become date cells.
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+ISO_HOUR = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?(\+00:00|Z)?")
+
+
+def _when(value: Any) -> date | datetime | None:
+    """A date or UTC timestamp written as ISO text, as a (naive, UTC) date or datetime."""
+    if not isinstance(value, str):
+        return None
+    if ISO_DAY.fullmatch(value):
+        return date.fromisoformat(value)
+    if ISO_HOUR.fullmatch(value):
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).replace(tzinfo=None)
+    return None
+
+
 def _table_sheet(sheet: Worksheet, table: Table) -> None:
     _append(sheet, [c.header for c in table.columns], is_header=True)
     sheet.freeze_panes = "A2"
@@ -71,7 +91,12 @@ def _table_sheet(sheet: Worksheet, table: Table) -> None:
     for index, column in enumerate(table.columns, start=1):
         number_format = _number_format(column.digits)
         for (cell,) in sheet.iter_rows(min_row=2, min_col=index, max_col=index):
-            if isinstance(cell.value, int | float):
+            when = _when(cell.value)
+            if when is not None:
+                cell.value = when
+                cell.number_format = ("yyyy-mm-dd hh:mm" if isinstance(when, datetime)
+                                      else "yyyy-mm-dd")
+            elif isinstance(cell.value, int | float):
                 cell.number_format = number_format
     _fit_widths(sheet)
 

@@ -19,16 +19,27 @@ def test_finding_names_the_lowest_and_highest_point_with_the_axis_unit() -> None
                        layout={"title": {"text": "Price<br>per GPU"},
                                "yaxis": {"title": {"text": "$/GPU-hour"}}})
     finding = chart_finding(_encoded(figure))
-    assert finding == "$/GPU-hour: lowest 0.5 at L4, highest 3.25 at H100, over 3 points."
+    assert finding == "$/GPU-hour: highest 3.25 (H100), lowest 0.5 (L4), over 3 points."
     assert chart_title(_encoded(figure)) == "Price per GPU"
 
 
 def test_horizontal_bars_read_their_values_on_x_and_a_stated_finding_wins() -> None:
     bars = go.Figure(go.Bar(y=["a", "b"], x=[10, 20], orientation="h"),
                      layout={"xaxis": {"title": {"text": "TFLOPS per $"}}})
-    assert chart_finding(_encoded(bars)).startswith("TFLOPS per $: lowest 10 at a, highest 20")
+    assert chart_finding(_encoded(bars)) == (
+        "TFLOPS per $: highest 20 (b), lowest 10 (a), over 2 points.")
     bars.update_layout(meta={"finding": "b gives twice the compute per dollar of a."})
     assert chart_finding(_encoded(bars)) == "b gives twice the compute per dollar of a."
+
+
+def test_several_series_name_the_series_and_the_position_on_the_other_axis() -> None:
+    figure = go.Figure([go.Scatter(x=[8, 1024], y=[2e4, 1.73e7], name="B200"),
+                        go.Scatter(x=[8, 64], y=[3000.0, 9000.0], name="T4")],
+                       layout={"xaxis": {"title": {"text": "GPUs (count)"}},
+                               "yaxis": {"title": {"text": "Throughput (tokens/s)"}}})
+    assert chart_finding(_encoded(figure)) == (
+        "Throughput (tokens/s): highest 17.3 M (B200, 1,024 GPUs (count)), lowest 3,000 "
+        "(T4, 8 GPUs (count)), over 4 points.")
 
 
 def test_data_table_has_a_row_per_point_capped_and_counts_them_all() -> None:

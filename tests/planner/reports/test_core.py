@@ -30,7 +30,7 @@ def _table() -> Table:
 def test_csv_has_units_in_headers_and_inert_cells() -> None:
     rows = list(csv.reader(io.StringIO(table_csv(_table()))))
     assert rows[0] == ["Job", "GPUs (count)"]
-    assert rows[1] == ["'" + HYPERLINK, "8.0"]
+    assert rows[1] == ["'" + HYPERLINK, "8"]
     assert rows[2] == ["train", "-1.5"]
 
 
