@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from planner.models import (
     AnalysisRun,
     ApiToken,
+    CapacityPart,
+    CapacityRun,
     History,
     OutboxEntry,
     PlanScenario,
@@ -61,6 +63,21 @@ class PlanSweepChunkAdmin(admin.ModelAdmin):
     list_display = ["id", "scenario", "index", "n_chunks", "status", "attempts", "created_at"]
     list_filter = ["status"]
     list_select_related = ["scenario"]
+    exclude = ["result"]
+
+
+@admin.register(CapacityRun)
+class CapacityRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "history", "status", "attempts", "created_at", "finished_at"]
+    list_filter = ["status"]
+    list_select_related = ["history"]
+    exclude = ["result"]
+
+
+@admin.register(CapacityPart)
+class CapacityPartAdmin(admin.ModelAdmin):
+    list_display = ["id", "capacity_run", "index", "n_parts", "status", "attempts", "created_at"]
+    list_filter = ["status"]
     exclude = ["result"]
 
 
