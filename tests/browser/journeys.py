@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Page
@@ -51,7 +52,9 @@ def screenshot(page: Page, journey: str, *, is_full_page: bool = True) -> Path:
 
 
 def sign_in(page: Page, base_url: str, path: str, username: str, password: str) -> None:
-    page.goto(f"{base_url}{path}")
+    """Sign in from the login page and land on `path` (its `next`): some pages, such as a
+    what-if link, show visitors a read-only preview instead of asking them to sign in."""
+    page.goto(f"{base_url}/accounts/login/?{urlencode({'next': path})}")
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.click("#login-form button[type=submit]")
