@@ -6,6 +6,7 @@ import re
 
 from django import template
 from django.template.loader import render_to_string
+from django.utils.html import json_script
 from django.utils.safestring import SafeString
 
 from planner.core import chart_text
@@ -27,5 +28,7 @@ def chart(script: str, chart_id: str = "", css: str = "", suffix: str = "-chart"
     return render_to_string("charts/_chart.html", {
         "element_id": element_id, "chart_id": chart_id or f"{element_id}{suffix}", "css": css,
         "title": chart_text.chart_title(figure), "finding": chart_text.chart_finding(figure),
-        "data": chart_text.chart_data(figure), "script": SafeString(script),
+        "data": chart_text.chart_data(figure),
+        # written again from the parsed figure: escaped by json_script, nothing marked safe
+        "script": json_script(figure, element_id),
     })
