@@ -1,12 +1,16 @@
 """Plan API: POST a scenario as JSON, GET its status, progress and ranked configurations."""
 
+import hashlib
+import json
 import math
 from typing import Annotated, Any, Literal
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
+from ninja.responses import NinjaJSONEncoder
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, create_model, model_validator
 
 from planner.core.layout_knobs import KNOBS_BY_NAME
@@ -128,9 +132,26 @@ def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: 
 
 
 @router.get("/{scenario_id}", response=PlanOut)
-def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario:
+def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario | HttpResponse:
     """Status, progress and, when done, the ranked configurations and recommendations."""
-    return get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+    head = get_object_or_404(
+        PlanScenario.objects.only("id", "owner_id", "name", "status", "created_at",
+                                  "finished_at"),
+        pk=scenario_id, owner=request.user)
+    if not head.is_finished:
+        return get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+    # A finished plan does not change: its JSON (about a megabyte for a whole-catalog plan,
+    # whose decoding and encoding were most of the request's time) is encoded once.
+    name = hashlib.sha256(head.name.encode()).hexdigest()[:16]
+    stamp = (head.finished_at or head.created_at).timestamp()
+    key = f"api-plan:{head.pk}:{head.status}:{stamp}:{name}"
+    content: bytes | None = cache.get(key)
+    if content is None:
+        scenario = PlanScenario.objects.get(pk=head.pk)
+        out = PlanOut.model_validate(scenario, from_attributes=True).model_dump()
+        content = json.dumps(out, cls=NinjaJSONEncoder).encode()
+        cache.set(key, content, 3600)
+    return HttpResponse(content, content_type="application/json; charset=utf-8")
 
 
 @router.get("/{scenario_id}/report.{fmt}", response={200: None})

@@ -1,6 +1,7 @@
 """Purchase-mix pages (job histories and their analyses): access check, form, one service
 or selector call, render."""
 
+import hashlib
 from typing import IO, Any
 
 import plotly.graph_objects as go
@@ -9,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
@@ -22,6 +24,9 @@ from planner.purchase_mix.staging import StagedUpload
 from planner.reports import services as report_services
 from planner.reports import views as report_views
 from planner.runs import run_status
+from pricing.selectors import catalog_version
+
+RUN_FORM_FIELDS = "planner/purchase_mix/_run_form_fields.html"
 
 
 def _figure_script(figure: go.Figure, element_id: str) -> SafeString:
@@ -111,37 +116,58 @@ def _history_upload(request: HttpRequest, staged: StagedUpload | None,
 @require_GET
 def history_detail(request: HttpRequest, pk: int) -> HttpResponse:
     history = _owned(request, pk)
-    run = selectors.latest_run(history.pk)
+    run = selectors.latest_run(history.pk, with_result=False)
     growth_form = GrowthForm(request.GET or None)
     context: dict[str, Any] = {"history": history, "run": run, "growth_form": growth_form}
     if run is not None:
-        context["run_form"] = RunForm(initial=run_initial(services.run_options_of(run)))
+        context["run_form_html"] = _run_form_html(run)
     if run is not None and run.status == AnalysisRun.Status.DONE:
+        context["report_html"] = _report_html(request, history, run, growth_form)
+    return render(request, "planner/purchase_mix/detail.html", context)
+
+
+def _run_form_html(run: AnalysisRun) -> SafeString:
+    """The recompute form's fields with the run's settings, rendered once per run and catalog
+    version (its provider, region and spot choices come from the current prices; Django's
+    widget templates made its hundreds of options a third of the page's time)."""
+    def fields() -> SafeString:
+        form = RunForm(initial=run_initial(services.run_options_of(run)))
+        return SafeString(render_to_string(RUN_FORM_FIELDS, {"run_form": form}))
+
+    return SafeString(cache.get_or_set(
+        f"history-run-form:{run.pk}:{catalog_version()}", fields, 3600))
+
+
+def _report_html(request: HttpRequest, history: History, run: AnalysisRun,
+                 growth_form: GrowthForm) -> SafeString:
+    """The finished analysis (what to buy, charts, folded sections), rendered once per run and
+    growth rate and cached: a finished run does not change, and replaying it, drawing its
+    figures and rendering its tables was most of the page's time (tens of ms at 5,000 jobs)."""
+    growth = hashlib.sha256(request.GET.get("growth", "").encode()).hexdigest()[:16]
+    key = f"history-report:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{growth}"
+    html: SafeString | None = cache.get(key)
+    if html is None:
+        run.refresh_from_db(fields=["result"])
         report = services.run_report(
             history=history, run=run, growth_per_year=growth_form.growth_per_year()
         )
         figures = _figure_scripts(run, report)
-        context.update(report=report, doc=report.document, figure_ids=list(figures),
-                       figures=list(figures.values()))
-    return render(request, "planner/purchase_mix/detail.html", context)
+        html = SafeString(render_to_string("planner/purchase_mix/_report.html", {
+            "history": history, "run": run, "growth_form": growth_form, "report": report,
+            "doc": report.document, "figure_ids": list(figures), "figures": list(figures.values()),
+        }, request=request))
+        cache.set(key, html, 3600)
+    return html
 
 
 def _figure_scripts(run: AnalysisRun, report: services.HistoryReport) -> dict[str, SafeString]:
-    """The page's chart scripts, cached per finished run and growth rate: building and
-    encoding the figures is most of the page's time (seconds for a large history)."""
-    key = (f"history-figures:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:"
-           f"{report.trend_growth_per_year}")
-    scripts: dict[str, SafeString] | None = cache.get(key)
-    if scripts is None:
-        figures = charts.history_figures(
-            demand=report.demand, purchase=report.purchase,
-            analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
-            projected_gpus=report.trend_projected_gpus,
-            growth_per_year=report.trend_growth_per_year,
-        )
-        scripts = {name: _figure_script(fig, name) for name, fig in figures.items()}
-        cache.set(key, scripts, 3600)
-    return scripts
+    figures = charts.history_figures(
+        demand=report.demand, purchase=report.purchase,
+        analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
+        projected_gpus=report.trend_projected_gpus,
+        growth_per_year=report.trend_growth_per_year,
+    )
+    return {name: _figure_script(fig, name) for name, fig in figures.items()}
 
 
 @login_required
@@ -150,7 +176,8 @@ def history_run_create(request: HttpRequest, pk: int) -> HttpResponse:
     history = _owned(request, pk)
     form = RunForm(request.POST)
     if not form.is_valid():
-        context = {"history": history, "run": selectors.latest_run(history.pk), "run_form": form,
+        context = {"history": history, "run": selectors.latest_run(history.pk),
+                   "run_form_html": render_to_string(RUN_FORM_FIELDS, {"run_form": form}),
                    "growth_form": GrowthForm()}
         return render(request, "planner/purchase_mix/detail.html", context, status=400)
     services.run_create(history_id=history.pk, options=form.run_options())
