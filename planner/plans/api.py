@@ -13,6 +13,7 @@ from ninja.errors import HttpError
 from ninja.responses import NinjaJSONEncoder
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, create_model, model_validator
 
+from planner.compression import STORED_LEVEL, compress, gzip_response
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.plans import reports as plan_reports
 from planner.plans import services
@@ -145,13 +146,15 @@ def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario | HttpRespo
     name = hashlib.sha256(head.name.encode()).hexdigest()[:16]
     stamp = (head.finished_at or head.created_at).timestamp()
     key = f"api-plan:{head.pk}:{head.status}:{stamp}:{name}"
-    content: bytes | None = cache.get(key)
-    if content is None:
+    bodies: tuple[bytes, bytes] | None = cache.get(key)
+    if bodies is None:
         scenario = PlanScenario.objects.get(pk=head.pk)
         out = PlanOut.model_validate(scenario, from_attributes=True).model_dump()
         content = json.dumps(out, cls=NinjaJSONEncoder).encode()
-        cache.set(key, content, 3600)
-    return HttpResponse(content, content_type="application/json; charset=utf-8")
+        # No secret in it: compressed once, without padding, at the strongest level.
+        bodies = content, compress(content, level=STORED_LEVEL, max_random_bytes=0)
+        cache.set(key, bodies, 3600)
+    return gzip_response(request, *bodies, content_type="application/json; charset=utf-8")
 
 
 @router.get("/{scenario_id}/report.{fmt}", response={200: None})
