@@ -91,12 +91,13 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 
 
 def _warm_up(base: str, env: dict[str, str]) -> None:
-    paths = ["/", "/prices/?purchase_option=spot", f"/plans/{env['BENCH_PLAN_ID']}",
+    paths = ["/", "/gpus/", "/plans/new", "/prices/?purchase_option=spot",
+             f"/plans/{env['BENCH_PLAN_ID']}",
              f"/history/{env['BENCH_HISTORY_ID']}", f"/api/plans/{env['BENCH_PLAN_ID']}"]
 
     def get(path: str) -> None:
-        request = urllib.request.Request(base + path,
-                                         headers={"Cookie": env["BENCH_SESSION_COOKIE"]})
+        request = urllib.request.Request(base + path, headers={
+            "Cookie": env["BENCH_SESSION_COOKIE"], "Accept-Encoding": "gzip"})
         urllib.request.urlopen(request, timeout=60).close()
 
     # Concurrent rounds, so that every gunicorn worker (each has its own cache) renders once.

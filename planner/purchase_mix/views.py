@@ -132,10 +132,11 @@ def _run_form_html(run: AnalysisRun) -> SafeString:
     widget templates made its hundreds of options a third of the page's time)."""
     def fields() -> SafeString:
         form = RunForm(initial=run_initial(services.run_options_of(run)))
-        return SafeString(render_to_string(RUN_FORM_FIELDS, {"run_form": form}))
+        return render_to_string(RUN_FORM_FIELDS, {"run_form": form})  # a SafeString
 
-    return SafeString(cache.get_or_set(
-        f"history-run-form:{run.pk}:{catalog_version()}", fields, 3600))
+    html: SafeString = cache.get_or_set(
+        f"history-run-form:{run.pk}:{catalog_version()}", fields, 3600)
+    return html
 
 
 def _report_html(request: HttpRequest, history: History, run: AnalysisRun,
@@ -152,10 +153,10 @@ def _report_html(request: HttpRequest, history: History, run: AnalysisRun,
             history=history, run=run, growth_per_year=growth_form.growth_per_year()
         )
         figures = _figure_scripts(run, report)
-        html = SafeString(render_to_string("planner/purchase_mix/_report.html", {
+        html = render_to_string("planner/purchase_mix/_report.html", {
             "history": history, "run": run, "growth_form": growth_form, "report": report,
             "doc": report.document, "figure_ids": list(figures), "figures": list(figures.values()),
-        }, request=request))
+        }, request=request)
         cache.set(key, html, 3600)
     return html
 
