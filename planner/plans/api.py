@@ -157,6 +157,15 @@ def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario | HttpRespo
     return gzip_response(request, *bodies, content_type="application/json; charset=utf-8")
 
 
+@router.delete("/{scenario_id}", response={204: None})
+def delete_plan(request: HttpRequest, scenario_id: int) -> Status[None]:
+    """Delete the plan with its sweep parts: 204; 404 for a plan that is not yours. Reports
+    made from it stay."""
+    if services.scenario_delete(owner_id=request.user.pk, scenario_id=scenario_id) is None:
+        raise HttpError(404, "Not Found")
+    return Status(204, None)
+
+
 @router.get("/{scenario_id}/report.{fmt}", response={200: None})
 def get_plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpResponse:
     """The plan's report as pdf, xlsx, csv or html (400 names a bad format; 503 says what

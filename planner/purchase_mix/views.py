@@ -6,11 +6,15 @@ from typing import IO, Any
 
 import plotly.graph_objects as go
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import filesizeformat
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
@@ -42,7 +46,9 @@ def _owned(request: HttpRequest, pk: int) -> History:
 def history_list(request: HttpRequest) -> HttpResponse:
     assert request.user.pk is not None
     histories = selectors.histories_with_status(request.user.pk)
-    return render(request, "planner/purchase_mix/list.html", {"histories": histories})
+    return render(request, "planner/purchase_mix/list.html", {
+        "histories": histories, "storage_used": services.storage_used(request.user.pk),
+        "storage_quota": settings.USER_STORAGE_QUOTA_BYTES})
 
 
 STAGED_KEY = "purchase_mix_staged_upload"
@@ -98,15 +104,19 @@ def _history_upload(request: HttpRequest, staged: StagedUpload | None,
     if form.is_valid():
         upload, name, size = form.chosen_file()
         assert request.user.pk is not None
-        outcome = services.history_create(
-            owner_id=request.user.pk, upload=upload, name=name, size_bytes=size,
-            options=form.parse_options(), run_options=form.run_options(),
-        )
-        if outcome.history is not None:
-            _upload_done(request, staged)
-            return redirect("planner:history_detail", pk=outcome.history.pk)
-        form.show_outcome(outcome)
-        context.update(outcome=outcome, parse=outcome.parse)
+        try:
+            outcome = services.history_create(
+                owner_id=request.user.pk, upload=upload, name=name, size_bytes=size,
+                options=form.parse_options(), run_options=form.run_options(),
+            )
+        except services.UploadTooLargeError as error:  # over the storage quota
+            form.add_error("file", ValidationError(str(error), code="too_large"))
+        else:
+            if outcome.history is not None:
+                _upload_done(request, staged)
+                return redirect("planner:history_detail", pk=outcome.history.pk)
+            form.show_outcome(outcome)
+            context.update(outcome=outcome, parse=outcome.parse)
     _keep_chosen_file(request, form)
     status = 413 if form.is_too_large else 400
     return render(request, "planner/purchase_mix/upload.html", context, status=status)
@@ -169,6 +179,30 @@ def _figure_scripts(run: AnalysisRun, report: services.HistoryReport) -> dict[st
         growth_per_year=report.trend_growth_per_year,
     )
     return {name: _figure_script(fig, name) for name, fig in figures.items()}
+
+
+@login_required
+def history_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: what deleting the history removes; POST: delete it (files once committed)."""
+    history = _owned(request, pk)
+    if request.method == "POST":
+        assert request.user.pk is not None
+        services.history_delete(owner_id=request.user.pk, history_id=history.pk)
+        messages.success(request, f"Deleted “{history.name}”: "
+                                  f"{filesizeformat(history.size_bytes)} of storage freed.")
+        return redirect("planner:history_list")
+    runs = history.runs.count()
+    return render(request, "forms/confirm_delete.html", {
+        "name": history.name, "back_url": reverse("planner:history_detail", args=[history.pk]),
+        "what": f"A {history.get_fmt_display()} history of {history.records:,} "
+                f"{'samples' if history.is_usage else 'jobs'}, uploaded "
+                f"{history.created_at:%Y-%m-%d %H:%M} UTC.",
+        "consequences": [
+            f"The uploaded file ({filesizeformat(history.size_bytes)}) and its parsed jobs "
+            "and hourly demand.",
+            f"Its {runs} {'analysis' if runs == 1 else 'analyses'} and any capacity sweeps.",
+            "Reports already made from it stay in Reports until you delete them there.",
+        ]})
 
 
 @login_required
