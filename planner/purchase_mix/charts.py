@@ -43,9 +43,10 @@ def hourly_x(index: pd.Index) -> dict[str, Any]:
     """The x of an hourly series: its first hour and a one-hour step when the hours are
     regular (Plotly's x0/dx: every hour written out was most of a history page's megabyte),
     else every hour."""
-    if isinstance(index, pd.DatetimeIndex) and len(index) > 1:
-        if bool(((index[1:] - index[:-1]) == pd.Timedelta(milliseconds=HOUR_MS)).all()):
-            return {"x0": index[0].strftime("%Y-%m-%d %H:%M:%S"), "dx": HOUR_MS}
+    hour = pd.Timedelta(milliseconds=HOUR_MS)
+    if (isinstance(index, pd.DatetimeIndex) and len(index) > 1
+            and bool(((index[1:] - index[:-1]) == hour).all())):
+        return {"x0": index[0].strftime("%Y-%m-%d %H:%M:%S"), "dx": HOUR_MS}
     return {"x": list(index)}
 
 
