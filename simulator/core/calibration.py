@@ -13,7 +13,7 @@ from simulator.core.arrays import ConfigArrays, FloatArray
 from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
 
 __all__ = ["BAND_CLASSES", "BAND_GROUPS", "Calibration", "band_class", "band_group",
-           "gemm_efficiency", "load_calibration", "save_calibration"]
+           "expert_gemm_efficiency", "gemm_efficiency", "load_calibration", "save_calibration"]
 
 # Band classes: the model groups' throughput bands, plus benchmark times to train (MLPerf) and
 # whole production runs (whole_runs.csv, and every plan), each banded by its own out-of-family
@@ -178,6 +178,28 @@ class Calibration:
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
 
 
+def expert_gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """gemm_efficiency of a mixture of experts' expert FFN GEMMs: each expert multiplies only
+    its top-k / experts share of the micro-batch's tokens, with N = expert width / tp, so
+    fine-grained experts (e.g. 512 wide) sit lower on the roofline than the dense GEMMs."""
+    rows = c.micro_batch * c.gemm_rows / c.cp * c.expert_token_fraction
+    inv = (1.0 / np.maximum(rows, 1.0) + 1.0 / np.maximum(c.hidden_size, 1.0)
+           + c.tp / np.maximum(c.expert_ffn, 1.0))
+    return _roofline(c, cal, 1.0 / inv)
+
+
+def _roofline(c: ConfigArrays, cal: Calibration, size: FloatArray) -> FloatArray:
+    """Ceiling / sqrt(1 + (ridge_multiple·ridge / size)²), capped (see gemm_efficiency)."""
+    kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
+    tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
+    card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
+    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card
+    ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
+    ratio = cal.ridge_multiple * ridge / size
+    efficiency = ceiling / np.sqrt(1.0 + ratio**2)
+    return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
+
+
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Fraction of peak the GEMMs reach: ceiling / sqrt(1 + (ridge_multiple·ridge / I)²).
 
@@ -193,14 +215,7 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     inv_k = np.where(is_tf, 1.0 / np.maximum(c.hidden_size, 1.0), 0.0)
     inv_n = np.where(is_tf, c.tp / np.maximum(c.hidden_size, 1.0), 0.0)
     size = 1.0 / (1.0 / rows + inv_k + inv_n)
-    kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
-    tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
-    card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
-    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card
-    ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    ratio = cal.ridge_multiple * ridge / size
-    efficiency = ceiling / np.sqrt(1.0 + ratio**2)
-    return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
+    return _roofline(c, cal, size)
 
 
 def load_calibration(path: str) -> Calibration:
