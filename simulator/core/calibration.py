@@ -19,16 +19,23 @@ __all__ = ["BAND_CLASSES", "BAND_GROUPS", "Calibration", "band_class", "band_gro
 # whole production runs (whole_runs.csv, and every plan), each banded by its own out-of-family
 # residuals (Mondrian split-conformal): a whole run is further from the throughput tables than
 # any throughput row is, so it gets the width its own out-of-family errors show.
-BAND_CLASSES: tuple[str, ...] = (*BAND_GROUPS, "time", "whole_run")
+# fp8 throughput is a class of its own: its recipes (per-tensor delayed or current scaling,
+# amax reductions, fp8 weight all-gathers) vary between stacks in ways no column records, and
+# out of family its rows err the most at scale (H100 at 65-512 GPUs: 11 % too slow, half of
+# them outside the llm band), so its width comes from its own out-of-family errors.
+BAND_CLASSES: tuple[str, ...] = (*BAND_GROUPS, "fp8", "time", "whole_run")
 TIME_METRIC_NAMES = ("time_to_train_minutes", "gpu_hours")
 
 
-def band_class(workload_kind: str, metric: str = "") -> str:
+def band_class(workload_kind: str, metric: str = "", precision: str = "") -> str:
     """BAND_CLASSES entry of a prediction: whole_run for whole-run GPU-hours, time for
-    benchmark times to train, else the workload's model group (band_group)."""
+    benchmark times to train, fp8 for throughput at fp8, else the workload's model group
+    (band_group)."""
     if metric == "gpu_hours":
         return "whole_run"
-    return "time" if metric in TIME_METRIC_NAMES else band_group(workload_kind)
+    if metric in TIME_METRIC_NAMES:
+        return "time"
+    return "fp8" if precision == "fp8" else band_group(workload_kind)
 
 MAX_GEMM_EFFICIENCY = 0.98
 
@@ -81,9 +88,9 @@ class Calibration:
       published whole runs (whole_runs.csv), prior from reliability studies.
     - band_log_p10/p90 (decoder LLMs), band_encoder_log_p10/p90 (BERT-style), band_vision_log_
       p10/p90 (CNNs), band_time_log_p10/p90 (benchmark times to train), band_whole_run_log_
-      p10/p90 (whole runs): quantiles of log(reported / predicted speed) of out-of-family
-      predictions of that band class, normalised by their band scale (Mondrian split-conformal;
-      crossval).
+      p10/p90 (whole runs), band_fp8_log_p10/p90 (throughput at fp8): quantiles of
+      log(reported / predicted speed) of out-of-family predictions of that band class,
+      normalised by their band scale (Mondrian split-conformal; crossval).
     - domain: which GPU × precision and architecture × precision keys have calibration runs.
     """
 
@@ -120,6 +127,8 @@ class Calibration:
     band_time_log_p90: float = 0.3
     band_whole_run_log_p10: float = -0.4
     band_whole_run_log_p90: float = 0.4
+    band_fp8_log_p10: float = -0.3
+    band_fp8_log_p90: float = 0.3
     n_rows: int = 0
     domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
