@@ -33,6 +33,9 @@ WHOLE_RUN_COLUMNS: tuple[str, ...] = (
     "tokens_total", "gpu", "gpu_count", "precision", "gpu_hours", "source_title", "source_url",
     "usable_for_goodput_calibration")
 USABLE_VERDICTS: tuple[str, ...] = ("yes", "partial", "no")
+# Columns only the mapped whole runs carry (blank for the other reference and measured runs).
+WHOLE_RUN_ONLY_COLUMNS: tuple[str, ...] = (
+    "expert_ffn_hidden_size", "n_experts", "moe_top_k", "whole_run_usable", "whole_run_scope")
 # Whole-run GPU names -> catalog names. Where the source leaves memory or form factor open the
 # 80 GB SXM part is read (the common cluster part of its era); the note of the row says so.
 GPU_PATTERNS: tuple[tuple[str, str, str], ...] = (
