@@ -34,8 +34,15 @@ def simulation_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def simulation_new(request: HttpRequest) -> HttpResponse:
-    form = SimulationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    """The form; "Show its instance types" (the GPU chosen without JavaScript) or ?gpu=
+    shows it again with the instance list scoped to that GPU, nothing checked or saved."""
+    if "show_instances" in request.POST or request.method == "GET":
+        values = request.POST.dict() if request.method == "POST" else {
+            "gpu": request.GET.get("gpu", "")}
+        form = SimulationForm(initial=values)
+        return _new_page(request, form, status=200)
+    form = SimulationForm(request.POST)
+    if form.is_valid():
         try:
             run = services.simulation_create(
                 owner_id=request.user.id, kind=form.cleaned_data["kind"], request=form.to_request()
@@ -44,7 +51,10 @@ def simulation_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("simulator:detail", run_id=run.id)
-    status = 400 if request.method == "POST" else 200
+    return _new_page(request, form, status=400)
+
+
+def _new_page(request: HttpRequest, form: SimulationForm, *, status: int) -> HttpResponse:
     runs = SimulationRun.objects.filter(owner=request.user)[:20]
     return render(request, "simulator/new.html", {"form": form, "runs": runs}, status=status)
 
