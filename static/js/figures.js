@@ -130,8 +130,9 @@
     var figure = JSON.parse(source.textContent);
     var layout = figure.layout || {};
     if (template && !layout.template) layout.template = template;
-    var narrow = div.clientWidth < NARROW_PX;
-    if (narrow) narrowLayout(div, figure, layout, div.clientWidth);
+    // A chart in a closed section has no width yet: the window says which layout it needs.
+    var narrow = (div.clientWidth || window.innerWidth) < NARROW_PX;
+    if (narrow) narrowLayout(div, figure, layout, div.clientWidth || window.innerWidth);
     var below = narrow || isLegendBelow(layout);
     if (below && !narrow) legendUnderAll(figure, layout, 3);
     div.innerHTML = "";
