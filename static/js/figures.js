@@ -108,7 +108,7 @@
   }
 
   // Once drawn, push the legend below whatever the x axis needed (rotated names, a wrapped
-  // title): the figure grows by the overlap, the plot keeps its size.
+  // title), or pull it up to it: the figure grows or shrinks, the plot keeps its size.
   function clearLegend(div) {
     var legend = div.querySelector(".legend");
     if (!legend || !div._fullLayout) return null;
@@ -118,8 +118,9 @@
       var box = el.getBoundingClientRect();
       if (box.height) bottom = Math.max(bottom, box.bottom);
     });
-    var overlap = bottom - top + 8;
-    if (overlap <= 0) return null;
+    // Grow by any overlap, or give back a gap of more than a line (the room was a guess).
+    var overlap = bottom - top + 10;
+    if (bottom === -Infinity || (overlap <= 0 && overlap > -20)) return null;
     var full = div._fullLayout;
     return Plotly.relayout(div, { height: full.height + overlap, "margin.b": full._size.b + overlap });
   }
