@@ -36,7 +36,7 @@ USERS = int(os.environ.get("BENCH_USERS", "50"))
 DURATION_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "25"))
 SPAWN_PER_SECOND = 25
 GUNICORN = ["--workers", "3", "--threads", "4"]
-WARMUP_ROUNDS = 3  # GETs of every page first (one per gunicorn worker) to fill the caches
+WARMUP_ROUNDS = 6  # GETs of every page first (one per gunicorn worker) to fill the caches
 BENCH_USER, BENCH_PASSWORD = "bench-load-user", "bench-load-password-123"
 
 
@@ -91,12 +91,13 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 
 
 def _warm_up(base: str, env: dict[str, str]) -> None:
-    paths = ["/", "/prices/?purchase_option=spot", f"/plans/{env['BENCH_PLAN_ID']}",
+    paths = ["/", "/gpus/", "/plans/new", "/prices/?purchase_option=spot",
+             f"/plans/{env['BENCH_PLAN_ID']}",
              f"/history/{env['BENCH_HISTORY_ID']}", f"/api/plans/{env['BENCH_PLAN_ID']}"]
 
     def get(path: str) -> None:
-        request = urllib.request.Request(base + path,
-                                         headers={"Cookie": env["BENCH_SESSION_COOKIE"]})
+        request = urllib.request.Request(base + path, headers={
+            "Cookie": env["BENCH_SESSION_COOKIE"], "Accept-Encoding": "gzip"})
         urllib.request.urlopen(request, timeout=60).close()
 
     # Concurrent rounds, so that every gunicorn worker (each has its own cache) renders once.

@@ -35,7 +35,8 @@ def _stored_plan(user: User) -> PlanScenario:
     document = plan_compute(scenario=scenario, owner_id=user.id)
     return PlanScenario.objects.create(owner=user, name="benchmark plan", inputs=scenario.data,
                                        status=PlanScenario.Status.DONE, progress_pct=100,
-                                       result=document)
+                                       result=document, started_at=timezone.now(),
+                                       finished_at=timezone.now())
 
 
 def _session_cookie(base: str) -> str:

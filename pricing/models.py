@@ -336,3 +336,17 @@ class ExplorerColumns(models.Model):
 
     def __str__(self) -> str:
         return f"{self.owner_id}: {', '.join(self.columns)}"
+
+
+class CatalogStamp(models.Model):
+    """One row that database triggers bump on every insert, update or delete of GPUs,
+    providers, regions, instance types and prices (migration 0005), however the change is
+    made (importers, admin, bulk updates, SQL). `catalog_version()` reads it: the key of cached
+    catalog pages, one primary-key read instead of aggregates over every price."""
+
+    token = models.CharField(max_length=32, help_text="Random per database: keys never collide "
+                                                      "across a recreated database")
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"catalog {self.token}:{self.version}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import math
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,33 @@ def _values(trace: dict[str, Any], key: str) -> list[Any]:
     return list(values) if isinstance(values, list | tuple) else []
 
 
+def _axis_values(trace: dict[str, Any], key: str) -> list[Any]:
+    """A trace's x (or y), also when given as a start and a step (Plotly's x0/dx: on a date
+    axis x0 is a date and dx milliseconds), one value per point of the other axis."""
+    values = _values(trace, key)
+    if values or f"{key}0" not in trace:
+        return values
+    count = len(_values(trace, "y" if key == "x" else "x"))
+    start, step = trace[f"{key}0"], trace.get(f"d{key}", 1)
+    if isinstance(start, str):
+        origin = datetime.fromisoformat(start)
+        return [(origin + timedelta(milliseconds=step * i)).strftime("%Y-%m-%d %H:%M")
+                for i in range(count)]
+    return [start + step * i for i in range(count)]
+
+
+def _when(text: str) -> str:
+    """An ISO date-time as people write it ("2024-01-22", "2024-01-22 15:00"); other text as
+    it is."""
+    if len(text) < 19 or text[4] != "-" or text[10] not in "T ":
+        return text
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    return moment.strftime("%Y-%m-%d" if moment.time() == time() else "%Y-%m-%d %H:%M")
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -61,8 +89,8 @@ def _points(trace: dict[str, Any], where_title: str) -> list[tuple[str, float]]:
     """(where, value) pairs of a trace: the value axis is x for horizontal bars, else y; where
     is the point's text, its category, or its position on the other axis with that axis' title."""
     horizontal = trace.get("orientation") == "h"
-    values = _values(trace, "x" if horizontal else "y")
-    labels = _values(trace, "y" if horizontal else "x")
+    values = _axis_values(trace, "x" if horizontal else "y")
+    labels = _axis_values(trace, "y" if horizontal else "x")
     texts = _values(trace, "text") or _values(trace, "hovertext")
     points = []
     for i, value in enumerate(values):
@@ -73,7 +101,7 @@ def _points(trace: dict[str, Any], where_title: str) -> list[tuple[str, float]]:
         elif i < len(labels) and _is_number(labels[i]):
             where = f"{number(float(labels[i]), 2)} {where_title}".strip()
         else:
-            where = _text(labels[i]) if i < len(labels) else f"point {i + 1}"
+            where = _when(_text(labels[i])) if i < len(labels) else f"point {i + 1}"
         points.append((where, float(value)))
     return points
 
@@ -124,7 +152,7 @@ def chart_data(figure: dict[str, Any]) -> ChartData:
     n_points = 0
     for i, trace in enumerate(traces):
         name = _text(trace.get("name")) or f"Series {i + 1}"
-        xs, ys = _values(trace, "x"), _values(trace, "y")
+        xs, ys = _axis_values(trace, "x"), _axis_values(trace, "y")
         for x, y in zip(xs, ys, strict=False):
             n_points += 1
             if len(rows) < MAX_ROWS:
@@ -135,4 +163,4 @@ def chart_data(figure: dict[str, Any]) -> ChartData:
 def _cell(value: Any) -> str:
     if _is_number(value):
         return number(float(value), 4)
-    return _text(value).replace("<br>", " ")
+    return _when(_text(value).replace("<br>", " "))

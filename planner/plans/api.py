@@ -1,14 +1,19 @@
 """Plan API: POST a scenario as JSON, GET its status, progress and ranked configurations."""
 
+import hashlib
+import json
 import math
 from typing import Annotated, Any, Literal
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
+from ninja.responses import NinjaJSONEncoder
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, create_model, model_validator
 
+from planner.compression import STORED_LEVEL, compress, gzip_response
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.plans import reports as plan_reports
 from planner.plans import services
@@ -128,9 +133,37 @@ def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: 
 
 
 @router.get("/{scenario_id}", response=PlanOut)
-def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario:
+def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario | HttpResponse:
     """Status, progress and, when done, the ranked configurations and recommendations."""
-    return get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+    head = get_object_or_404(
+        PlanScenario.objects.only("id", "owner_id", "name", "status", "created_at",
+                                  "finished_at"),
+        pk=scenario_id, owner=request.user)
+    if not head.is_finished:
+        return get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+    # A finished plan does not change: its JSON (about a megabyte for a whole-catalog plan,
+    # whose decoding and encoding were most of the request's time) is encoded once.
+    name = hashlib.sha256(head.name.encode()).hexdigest()[:16]
+    stamp = (head.finished_at or head.created_at).timestamp()
+    key = f"api-plan:{head.pk}:{head.status}:{stamp}:{name}"
+    bodies: tuple[bytes, bytes] | None = cache.get(key)
+    if bodies is None:
+        scenario = PlanScenario.objects.get(pk=head.pk)
+        out = PlanOut.model_validate(scenario, from_attributes=True).model_dump()
+        content = json.dumps(out, cls=NinjaJSONEncoder).encode()
+        # No secret in it: compressed once, without padding, at the strongest level.
+        bodies = content, compress(content, level=STORED_LEVEL, max_random_bytes=0)
+        cache.set(key, bodies, 3600)
+    return gzip_response(request, *bodies, content_type="application/json; charset=utf-8")
+
+
+@router.delete("/{scenario_id}", response={204: None})
+def delete_plan(request: HttpRequest, scenario_id: int) -> Status[None]:
+    """Delete the plan with its sweep parts: 204; 404 for a plan that is not yours. Reports
+    made from it stay."""
+    if services.scenario_delete(owner_id=request.user.pk, scenario_id=scenario_id) is None:
+        raise HttpError(404, "Not Found")
+    return Status(204, None)
 
 
 @router.get("/{scenario_id}/report.{fmt}", response={200: None})

@@ -224,6 +224,17 @@ def scenario_list(*, owner_id: int, limit: int = 100) -> QuerySet[PlanScenario]:
             .annotate(pick=F("result__pick"), n_feasible=F("result__n_feasible"))[:limit])
 
 
+def scenario_delete(*, owner_id: int, scenario_id: int) -> PlanScenario | None:
+    """Delete the owner's plan with its sweep parts (a worker still running it finds it gone
+    and stores nothing); None when it is not theirs. Reports made from it stay: each is a
+    dated document of its own."""
+    scenario = PlanScenario.objects.filter(owner_id=owner_id, pk=scenario_id).first()
+    if scenario is None:
+        return None
+    scenario.delete()
+    return scenario
+
+
 class NoConfigurationFitsError(ValueError):
     """Nothing the scenario allows can train the model (or none of it has a current price):
     a plan's answer, stored as its result, not a failure."""

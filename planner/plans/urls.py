@@ -13,6 +13,7 @@ urlpatterns = [
     path("plans/<int:scenario_id>/status", views.plan_status, name="plan_status"),
     path("plans/<int:scenario_id>/save", views.plan_save, name="plan_save"),
     path("plans/<int:scenario_id>/duplicate", views.plan_duplicate, name="plan_duplicate"),
+    path("plans/<int:scenario_id>/delete", views.plan_delete, name="plan_delete"),
     path("plans/<int:scenario_id>/report.<str:fmt>", views.plan_report, name="plan_report"),
     path("plans/<int:scenario_id>/reports", views.plan_report_start, name="plan_report_start"),
     # The user's reports (of plans and purchase-mix analyses alike).

@@ -205,6 +205,24 @@ def plan_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 
 @login_required
+def plan_delete(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """GET: what deleting the plan removes; POST: delete it."""
+    scenario = _owned(request, scenario_id)
+    if request.method == "POST":
+        services.scenario_delete(owner_id=request.user.pk, scenario_id=scenario.id)
+        messages.success(request, f"Deleted the plan “{scenario.name}”.")
+        return redirect("planner:plan_list")
+    running = "" if scenario.is_finished else " It is still running: the run stops."
+    return render(request, "forms/confirm_delete.html", {
+        "name": scenario.name, "back_url": reverse("planner:plan_detail", args=[scenario.id]),
+        "what": f"A plan created {scenario.created_at:%Y-%m-%d %H:%M} UTC.{running}",
+        "consequences": [
+            "Its inputs and ranked configurations, and its place in What-if and Compare.",
+            "Reports already made from it stay in Reports until you delete them there.",
+        ]})
+
+
+@login_required
 def plan_compare(request: HttpRequest) -> HttpResponse:
     # ASCII digits only: "²" passes str.isdigit() but not int(); at most 19 (a 64-bit id).
     ids = list(dict.fromkeys(int(i) for i in request.GET.getlist("id")

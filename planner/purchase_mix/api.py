@@ -164,3 +164,13 @@ def get_history_report(request: HttpRequest, history_id: int, fmt: str) -> HttpR
     response = HttpResponse(rendered.content, content_type=rendered.content_type)
     response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
     return response
+
+
+@router.delete("/{history_id}", response={204: None},
+               summary="Delete a history with its analyses, capacity sweeps and files")
+def delete_history(request: HttpRequest, history_id: int) -> Status[None]:
+    """204 once deleted (its uploaded file, parsed jobs and demand go when the deletion
+    commits); 404 for a history that is not yours. Reports made from it stay."""
+    if services.history_delete(owner_id=_owner_id(request), history_id=history_id) is None:
+        raise HttpError(404, "Not Found")
+    return Status(204, None)

@@ -36,21 +36,36 @@ def _color(index: int) -> str:
     return COLORS[index % len(COLORS)]
 
 
+HOUR_MS = 3_600_000
+
+
+def hourly_x(index: pd.Index) -> dict[str, Any]:
+    """The x of an hourly series: its first hour and a one-hour step when the hours are
+    regular (Plotly's x0/dx: every hour written out was most of a history page's megabyte),
+    else every hour."""
+    hour = pd.Timedelta(milliseconds=HOUR_MS)
+    if (isinstance(index, pd.DatetimeIndex) and len(index) > 1
+            and bool(((index[1:] - index[:-1]) == hour).all())):
+        return {"x0": index[0].strftime("%Y-%m-%d %H:%M:%S"), "dx": HOUR_MS}
+    return {"x": list(index)}
+
+
 def demand_curve(demand: HourlyDemand, purchase: MixReplay) -> go.Figure:
     """Hourly demand per GPU type and in total; what to buy (the recommendation's committed
     GPUs) as horizontal lines. The hindsight reference is never drawn here."""
     total = demand.total_gpus
     hours = list(total.index)
+    x = hourly_x(total.index)
     figure = go.Figure()
     for i, name in enumerate(demand.gpu_types):
         figure.add_trace(go.Scatter(
-            name=f"{name} demand", x=hours, y=total[name].to_numpy(), mode="lines",
+            name=f"{name} demand", **x, y=total[name].to_numpy(), mode="lines",
             line={"width": 1, "color": _color(i)},
             hovertemplate="%{x}<br>%{y:,.1f} GPUs<extra>" + name + "</extra>",
         ))
     if len(demand.gpu_types) > 1:
         figure.add_trace(go.Scatter(
-            name="Total demand", x=hours, y=total.sum(axis=1).to_numpy(), mode="lines",
+            name="Total demand", **x, y=total.sum(axis=1).to_numpy(), mode="lines",
             line={"width": 1.5, "color": "#111827"},
         ))
     colors = {name: _color(i) for i, name in enumerate(demand.gpu_types)}
@@ -132,11 +147,11 @@ def duration_histogram(histogram: DurationHistogram, ks_statistic: float | None)
 def mix_over_time(purchase: MixReplay) -> go.Figure:
     """Stacked area: GPUs served by what to buy's commitments, on demand and spot, by hour."""
     mix = hourly_mix(purchase)
-    hours = list(mix.index)
+    x = hourly_x(mix.index)
     parts = (("committed_gpus", "Committed", "#059669"), ("on_demand_gpus", "On-demand",
              "#d97706"), ("spot_gpus", "Spot", "#7c3aed"))
     figure = go.Figure([
-        go.Scatter(name=label, x=hours, y=mix[column].to_numpy(), mode="lines",
+        go.Scatter(name=label, **x, y=mix[column].to_numpy(), mode="lines",
                    stackgroup="mix", line={"width": 0.5, "color": color})
         for column, label, color in parts
     ])

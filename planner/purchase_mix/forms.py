@@ -18,6 +18,7 @@ from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME
 from planner.purchase_mix.documents import parse_growth
 from planner.purchase_mix.services import ParseOptions, RunOptions, UploadOutcome
 from planner.purchase_mix.staging import StagedUpload
+from planner.widgets import LongSelect
 
 LOOKBACK_CHOICES = [("", "whole history"), ("7", "7 days"), ("30", "30 days"), ("60", "60 days"),
                     ("90", "90 days")]
@@ -95,7 +96,8 @@ class UploadForm(forms.Form):
     skip_bad_rows = setting_field("skip_bad_rows")
     # Provider and region choices come from the catalog (set in __init__).
     provider = forms.ChoiceField(label=SETTINGS_BY_NAME["provider"].label, required=False)
-    region = forms.ChoiceField(label=SETTINGS_BY_NAME["region"].label, required=False)
+    region = forms.ChoiceField(label=SETTINGS_BY_NAME["region"].label, required=False,
+                               widget=LongSelect)
 
     def __init__(self, *args: Any, staged: StagedUpload | None = None,
                  staged_file: IO[bytes] | None = None, **kwargs: Any) -> None:
@@ -200,7 +202,8 @@ def _missing_fix(name: str) -> str:
 
 class RunForm(forms.Form):
     provider = forms.ChoiceField(label=SETTINGS_BY_NAME["provider"].label, required=False)
-    region = forms.ChoiceField(label=SETTINGS_BY_NAME["region"].label, required=False)
+    region = forms.ChoiceField(label=SETTINGS_BY_NAME["region"].label, required=False,
+                               widget=LongSelect)
     lookback_days = forms.TypedChoiceField(
         label="Size on", choices=LOOKBACK_CHOICES, required=False, coerce=int, empty_value=None
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from planner.core.cloud import (
@@ -22,7 +23,7 @@ from planner.core.purchase_options import (
 from planner.purchase_mix.core.upload.gpu_names import CatalogGpu
 from planner.purchase_mix.models import AnalysisRun, History
 from pricing.models import Accelerator, Price, Provider, PurchaseOption
-from pricing.selectors import current_prices
+from pricing.selectors import catalog_version, current_prices
 
 
 def owned_histories(owner_id: int) -> QuerySet[History]:
@@ -39,8 +40,13 @@ def histories_with_status(owner_id: int) -> QuerySet[History]:
     ).order_by("-created_at")
 
 
-def latest_run(history_id: int, run_id: int | None = None) -> AnalysisRun | None:
+def latest_run(history_id: int, run_id: int | None = None, *,
+               with_result: bool = True) -> AnalysisRun | None:
+    """The history's newest run (or this one); `with_result=False` leaves its document (large
+    JSON) unread until asked for."""
     runs = AnalysisRun.objects.filter(history_id=history_id)
+    if not with_result:
+        runs = runs.defer("result")
     if run_id is not None:
         runs = runs.filter(pk=run_id)
     return runs.order_by("-created_at", "-id").first()
@@ -61,17 +67,25 @@ def spot_band_for(provider: str, bands: Mapping[str, str]) -> str:
 
 
 def spot_providers() -> list[str]:
-    """Providers with current spot prices (the page offers a band for each)."""
-    rows = current_prices(purchase_options=[PurchaseOption.SPOT])
-    return sorted(set(rows.values_list("instance_type__provider__slug", flat=True)))
+    """Providers with current spot prices (the page offers a band for each); cached per
+    catalog version, as every history page's form asks."""
+    def read() -> list[str]:
+        rows = current_prices(purchase_options=[PurchaseOption.SPOT])
+        return sorted(set(rows.values_list("instance_type__provider__slug", flat=True)))
+
+    return list(cache.get_or_set(f"mix-spot-providers:{catalog_version()}", read, 3600))
 
 
 def region_choices() -> list[tuple[str, str]]:
-    """(provider, region code) pairs that have current on-demand prices."""
-    rows = current_prices(purchase_options=[PurchaseOption.ON_DEMAND]).values_list(
-        "instance_type__provider__slug", "region__code"
-    )
-    return sorted(set(rows))
+    """(provider, region code) pairs that have current on-demand prices (cached per catalog
+    version)."""
+    def read() -> list[tuple[str, str]]:
+        rows = current_prices(purchase_options=[PurchaseOption.ON_DEMAND]).values_list(
+            "instance_type__provider__slug", "region__code"
+        )
+        return sorted(set(rows))
+
+    return list(cache.get_or_set(f"mix-region-choices:{catalog_version()}", read, 3600))
 
 
 def catalog_gpus() -> list[CatalogGpu]:

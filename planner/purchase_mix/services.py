@@ -15,9 +15,12 @@ from typing import IO, Any
 
 import pandas as pd
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import Sum
+from django.template.defaultfilters import filesizeformat
 
 from planner import runs
 from planner.purchase_mix.core.analysis import fit_trend
@@ -46,6 +49,37 @@ MAX_ROW_ERRORS = 200
 
 class UploadTooLargeError(ValueError):
     """The upload exceeds settings.UPLOAD_MAX_BYTES."""
+
+
+class StorageQuotaError(UploadTooLargeError):
+    """The upload would take the owner's histories over settings.USER_STORAGE_QUOTA_BYTES."""
+
+
+def storage_used(owner_id: int) -> int:
+    """Bytes of the owner's uploaded job histories (what the storage quota counts)."""
+    total = History.objects.filter(owner_id=owner_id).aggregate(total=Sum("size_bytes"))["total"]
+    return int(total or 0)
+
+
+def _check_quota(owner_id: int, size_bytes: int) -> None:
+    used, quota = storage_used(owner_id), settings.USER_STORAGE_QUOTA_BYTES
+    if used + size_bytes > quota:
+        raise StorageQuotaError(
+            f"This file ({filesizeformat(size_bytes)}) would take your job histories to "
+            f"{filesizeformat(used + size_bytes)}, over your {filesizeformat(quota)} of "
+            f"storage ({filesizeformat(used)} used); nothing was stored. Delete a history you "
+            "no longer need to make room.")
+
+
+def history_delete(*, owner_id: int, history_id: int) -> History | None:
+    """Delete the owner's history with its analyses and capacity sweeps (its files go once
+    the deletion commits: planner.purchase_mix.signals); None when it is not theirs."""
+    history = History.objects.filter(owner_id=owner_id, pk=history_id).first()
+    if history is None:
+        return None
+    with transaction.atomic():
+        history.delete()
+    return history
 
 
 @dataclass(frozen=True)
@@ -179,10 +213,12 @@ def history_create(
     All or nothing: files are written first, rows (with the run's outbox entry) in one
     transaction, files removed only if that transaction fails; a committed history keeps them
     even when the task queue is down (QueueUnavailableError is raised after the commit).
-    Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES.
+    Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES, StorageQuotaError (one) when
+    the owner's histories would exceed settings.USER_STORAGE_QUOTA_BYTES.
     """
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
+    _check_quota(owner_id, size_bytes)
     try:
         parsed = history_parse(upload, options=options)
     except UploadSettingError as error:
@@ -195,6 +231,9 @@ def history_create(
     names = _save_files(upload, parsed.history)
     try:
         with transaction.atomic():
+            # Again inside the write: two uploads at once cannot both take the last room.
+            get_user_model().objects.select_for_update().filter(pk=owner_id).first()
+            _check_quota(owner_id, size_bytes)
             history = History.objects.create(
                 owner_id=owner_id,
                 **_history_fields(name, size_bytes, options, parsed, parsed.history),

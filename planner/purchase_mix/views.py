@@ -1,14 +1,20 @@
 """Purchase-mix pages (job histories and their analyses): access check, form, one service
 or selector call, render."""
 
+import hashlib
 from typing import IO, Any
 
 import plotly.graph_objects as go
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import filesizeformat
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
@@ -22,6 +28,9 @@ from planner.purchase_mix.staging import StagedUpload
 from planner.reports import services as report_services
 from planner.reports import views as report_views
 from planner.runs import run_status
+from pricing.selectors import catalog_version
+
+RUN_FORM_FIELDS = "planner/purchase_mix/_run_form_fields.html"
 
 
 def _figure_script(figure: go.Figure, element_id: str) -> SafeString:
@@ -37,7 +46,9 @@ def _owned(request: HttpRequest, pk: int) -> History:
 def history_list(request: HttpRequest) -> HttpResponse:
     assert request.user.pk is not None
     histories = selectors.histories_with_status(request.user.pk)
-    return render(request, "planner/purchase_mix/list.html", {"histories": histories})
+    return render(request, "planner/purchase_mix/list.html", {
+        "histories": histories, "storage_used": services.storage_used(request.user.pk),
+        "storage_quota": settings.USER_STORAGE_QUOTA_BYTES})
 
 
 STAGED_KEY = "purchase_mix_staged_upload"
@@ -93,15 +104,19 @@ def _history_upload(request: HttpRequest, staged: StagedUpload | None,
     if form.is_valid():
         upload, name, size = form.chosen_file()
         assert request.user.pk is not None
-        outcome = services.history_create(
-            owner_id=request.user.pk, upload=upload, name=name, size_bytes=size,
-            options=form.parse_options(), run_options=form.run_options(),
-        )
-        if outcome.history is not None:
-            _upload_done(request, staged)
-            return redirect("planner:history_detail", pk=outcome.history.pk)
-        form.show_outcome(outcome)
-        context.update(outcome=outcome, parse=outcome.parse)
+        try:
+            outcome = services.history_create(
+                owner_id=request.user.pk, upload=upload, name=name, size_bytes=size,
+                options=form.parse_options(), run_options=form.run_options(),
+            )
+        except services.UploadTooLargeError as error:  # over the storage quota
+            form.add_error("file", ValidationError(str(error), code="too_large"))
+        else:
+            if outcome.history is not None:
+                _upload_done(request, staged)
+                return redirect("planner:history_detail", pk=outcome.history.pk)
+            form.show_outcome(outcome)
+            context.update(outcome=outcome, parse=outcome.parse)
     _keep_chosen_file(request, form)
     status = 413 if form.is_too_large else 400
     return render(request, "planner/purchase_mix/upload.html", context, status=status)
@@ -111,37 +126,83 @@ def _history_upload(request: HttpRequest, staged: StagedUpload | None,
 @require_GET
 def history_detail(request: HttpRequest, pk: int) -> HttpResponse:
     history = _owned(request, pk)
-    run = selectors.latest_run(history.pk)
+    run = selectors.latest_run(history.pk, with_result=False)
     growth_form = GrowthForm(request.GET or None)
     context: dict[str, Any] = {"history": history, "run": run, "growth_form": growth_form}
     if run is not None:
-        context["run_form"] = RunForm(initial=run_initial(services.run_options_of(run)))
+        context["run_form_html"] = _run_form_html(run)
     if run is not None and run.status == AnalysisRun.Status.DONE:
+        context["report_html"] = _report_html(request, history, run, growth_form)
+    return render(request, "planner/purchase_mix/detail.html", context)
+
+
+def _run_form_html(run: AnalysisRun) -> SafeString:
+    """The recompute form's fields with the run's settings, rendered once per run and catalog
+    version (its provider, region and spot choices come from the current prices; Django's
+    widget templates made its hundreds of options a third of the page's time)."""
+    def fields() -> SafeString:
+        form = RunForm(initial=run_initial(services.run_options_of(run)))
+        return render_to_string(RUN_FORM_FIELDS, {"run_form": form})  # a SafeString
+
+    html: SafeString = cache.get_or_set(
+        f"history-run-form:{run.pk}:{catalog_version()}", fields, 3600)
+    return html
+
+
+def _report_html(request: HttpRequest, history: History, run: AnalysisRun,
+                 growth_form: GrowthForm) -> SafeString:
+    """The finished analysis (what to buy, charts, folded sections), rendered once per run and
+    growth rate and cached: a finished run does not change, and replaying it, drawing its
+    figures and rendering its tables was most of the page's time (tens of ms at 5,000 jobs)."""
+    growth = hashlib.sha256(request.GET.get("growth", "").encode()).hexdigest()[:16]
+    key = f"history-report:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{growth}"
+    html: SafeString | None = cache.get(key)
+    if html is None:
+        run.refresh_from_db(fields=["result"])
         report = services.run_report(
             history=history, run=run, growth_per_year=growth_form.growth_per_year()
         )
         figures = _figure_scripts(run, report)
-        context.update(report=report, doc=report.document, figure_ids=list(figures),
-                       figures=list(figures.values()))
-    return render(request, "planner/purchase_mix/detail.html", context)
+        html = render_to_string("planner/purchase_mix/_report.html", {
+            "history": history, "run": run, "growth_form": growth_form, "report": report,
+            "doc": report.document, "figure_ids": list(figures), "figures": list(figures.values()),
+        }, request=request)
+        cache.set(key, html, 3600)
+    return html
 
 
 def _figure_scripts(run: AnalysisRun, report: services.HistoryReport) -> dict[str, SafeString]:
-    """The page's chart scripts, cached per finished run and growth rate: building and
-    encoding the figures is most of the page's time (seconds for a large history)."""
-    key = (f"history-figures:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:"
-           f"{report.trend_growth_per_year}")
-    scripts: dict[str, SafeString] | None = cache.get(key)
-    if scripts is None:
-        figures = charts.history_figures(
-            demand=report.demand, purchase=report.purchase,
-            analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
-            projected_gpus=report.trend_projected_gpus,
-            growth_per_year=report.trend_growth_per_year,
-        )
-        scripts = {name: _figure_script(fig, name) for name, fig in figures.items()}
-        cache.set(key, scripts, 3600)
-    return scripts
+    figures = charts.history_figures(
+        demand=report.demand, purchase=report.purchase,
+        analysis=report.document["analysis"], daily_gpus=report.trend_daily_gpus,
+        projected_gpus=report.trend_projected_gpus,
+        growth_per_year=report.trend_growth_per_year,
+    )
+    return {name: _figure_script(fig, name) for name, fig in figures.items()}
+
+
+@login_required
+def history_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: what deleting the history removes; POST: delete it (files once committed)."""
+    history = _owned(request, pk)
+    if request.method == "POST":
+        assert request.user.pk is not None
+        services.history_delete(owner_id=request.user.pk, history_id=history.pk)
+        messages.success(request, f"Deleted “{history.name}”: "
+                                  f"{filesizeformat(history.size_bytes)} of storage freed.")
+        return redirect("planner:history_list")
+    runs = history.runs.count()
+    return render(request, "forms/confirm_delete.html", {
+        "name": history.name, "back_url": reverse("planner:history_detail", args=[history.pk]),
+        "what": f"A {history.get_fmt_display()} history of {history.records:,} "
+                f"{'samples' if history.is_usage else 'jobs'}, uploaded "
+                f"{history.created_at:%Y-%m-%d %H:%M} UTC.",
+        "consequences": [
+            f"The uploaded file ({filesizeformat(history.size_bytes)}) and its parsed jobs "
+            "and hourly demand.",
+            f"Its {runs} {'analysis' if runs == 1 else 'analyses'} and any capacity sweeps.",
+            "Reports already made from it stay in Reports until you delete them there.",
+        ]})
 
 
 @login_required
@@ -150,7 +211,8 @@ def history_run_create(request: HttpRequest, pk: int) -> HttpResponse:
     history = _owned(request, pk)
     form = RunForm(request.POST)
     if not form.is_valid():
-        context = {"history": history, "run": selectors.latest_run(history.pk), "run_form": form,
+        context = {"history": history, "run": selectors.latest_run(history.pk),
+                   "run_form_html": render_to_string(RUN_FORM_FIELDS, {"run_form": form}),
                    "growth_form": GrowthForm()}
         return render(request, "planner/purchase_mix/detail.html", context, status=400)
     services.run_create(history_id=history.pk, options=form.run_options())

@@ -3,6 +3,7 @@ finding as the caption and label, and its data as a table (planner/core/chart_te
 
 import json
 import re
+from functools import lru_cache
 
 from django import template
 from django.template.loader import render_to_string
@@ -20,7 +21,15 @@ SCRIPT = re.compile(r'<script id="(?P<id>[^"]+)" type="application/json">(?P<jso
 def chart(script: str, chart_id: str = "", css: str = "", suffix: str = "-chart") -> SafeString:
     """The chart div that static/js/figures.js draws into, its caption, its data table and
     its script. `chart_id` names the drawn div (default: the script id + `suffix`)."""
-    match = SCRIPT.fullmatch(str(script).strip())
+    return _chart(str(script), chart_id, css, suffix)
+
+
+# The same figure script always gives the same HTML; pages show cached figures (a history's
+# are up to a megabyte, whose parsing, finding and table took most of the page's time), so
+# each process keeps the last ones it rendered.
+@lru_cache(maxsize=32)
+def _chart(script: str, chart_id: str, css: str, suffix: str) -> SafeString:
+    match = SCRIPT.fullmatch(script.strip())
     if match is None:
         raise template.TemplateSyntaxError("chart needs a json_script of a Plotly figure")
     figure = json.loads(match["json"])

@@ -1,10 +1,11 @@
 from datetime import date
 
 import pytest
+from django.db import connection
 from django.http import Http404
 
 from pricing import selectors
-from pricing.models import Accelerator, Price, PurchaseOption
+from pricing.models import Accelerator, CatalogStamp, Price, PurchaseOption, Region
 
 
 def test_per_gpu_hour_is_a_float_division_even_for_whole_dollar_prices(catalog: date) -> None:
@@ -191,3 +192,46 @@ def test_catalog_prefers_cloud_instances_and_lists_marketplace_machines_apart(
     assert sum(r.is_marketplace for r in offered) < len(offered) / 4
     beside = [r for r in offered if r.marketplace]
     assert beside and all(r.marketplace.instance_type.provider.slug == "vast" for r in beside)
+
+
+def test_the_catalog_version_changes_with_every_write_however_it_is_made(catalog: date) -> None:
+    # Cached catalog pages are keyed by this version: a change the triggers miss would leave a
+    # stale price on screen. (A flushed test database has no stamp row: put it back.)
+    CatalogStamp.objects.get_or_create(pk=1, defaults={"token": "test"})
+    seen = {selectors.catalog_version()}
+
+    def assert_changed() -> None:
+        version = selectors.catalog_version()
+        assert version not in seen
+        seen.add(version)
+
+    price = Price.objects.filter(is_current=True).first()
+    assert price is not None
+    price.save()
+    assert_changed()
+    Price.objects.filter(pk=price.pk).update(usd_per_hour=price.usd_per_hour * 2)
+    assert_changed()
+    Price.objects.bulk_update([price], ["is_current"])
+    assert_changed()
+    price.pk = None
+    price.region = Region.objects.exclude(pk=price.region_id).first()
+    (clone,) = Price.objects.bulk_create([price])
+    assert_changed()
+    Price.objects.filter(pk=clone.pk).delete()
+    assert_changed()
+    Accelerator.objects.filter(slug="h100-sxm5-80gb").update(memory_gb=81)
+    assert_changed()
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE pricing_instancetype SET gpu_count = gpu_count "
+                       "WHERE id = %s", [price.instance_type_id])
+    assert_changed()
+    assert selectors.catalog_version() == selectors.catalog_version()  # reading keeps it
+
+
+def test_without_its_stamp_the_catalog_version_still_follows_prices(catalog: date) -> None:
+    CatalogStamp.objects.all().delete()
+    before = selectors.catalog_version()
+    price = Price.objects.filter(is_current=True).first()
+    assert price is not None
+    Price.objects.filter(pk=price.pk).update(usd_per_hour=price.usd_per_hour + 1)
+    assert selectors.catalog_version() != before

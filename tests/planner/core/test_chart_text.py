@@ -57,3 +57,19 @@ def test_data_table_has_a_row_per_point_capped_and_counts_them_all() -> None:
 def test_a_figure_without_numbers_still_gets_a_sentence() -> None:
     assert chart_finding({"data": [], "layout": {"title": {"text": "Empty"}}}) == (
         "Empty: the data is in the table below.")
+
+
+def test_an_hourly_series_given_as_start_and_step_reads_as_dates() -> None:
+    figure = {"data": [{"type": "scatter", "name": "A100 demand", "x0": "2024-01-01 04:00:00",
+                        "dx": 3_600_000, "y": [3.0, 9.5, 1.0]},
+                       {"type": "scatter", "name": "Daily mean",
+                        "x": ["2024-01-01T00:00:00+00:00", "2024-01-02T00:00:00+00:00"],
+                        "y": [2.0, 4.0]}],
+              "layout": {"title": {"text": "Demand"}, "xaxis": {"title": {"text": "Hour (UTC)"}},
+                         "yaxis": {"title": {"text": "GPUs"}}}}
+    data = chart_data(figure)
+    assert [row[1] for row in data.rows] == ["2024-01-01 04:00", "2024-01-01 05:00",
+                                             "2024-01-01 06:00", "2024-01-01", "2024-01-02"]
+    assert chart_finding(figure) == (
+        "GPUs: highest 9.5 (A100 demand, 2024-01-01 05:00), lowest 1 (A100 demand, "
+        "2024-01-01 06:00), over 5 points.")

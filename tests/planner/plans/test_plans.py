@@ -1,6 +1,7 @@
 """Plans end to end on the loaded catalog: service, task, pages, API and the plan command."""
 
 import json
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -8,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils import timezone
 
 from planner.models import PlanScenario
 from planner.plans import services
@@ -233,6 +235,48 @@ def test_a_plan_document_is_sent_compressed_to_clients_that_accept_gzip(
     assert len(packed.content) < 0.2 * len(plain.content)
     page = client_ana.get(f"/plans/{plan.id}", HTTP_ACCEPT_ENCODING="gzip")
     assert page["Content-Encoding"] == "gzip" and b"data-card" in gzip.decompress(page.content)
+
+
+def test_a_finished_plan_is_encoded_once_and_a_running_one_shows_its_progress(
+    user: User, client_ana: Client
+) -> None:
+    import gzip
+
+    scenario = scenario_from_input(LLAMA, today=TODAY)
+    plan = PlanScenario.objects.create(owner=user, name="running", inputs=scenario.data,
+                                       status="running", progress_pct=10)
+    assert client_ana.get(f"/api/plans/{plan.id}").json()["progress_pct"] == 10
+    PlanScenario.objects.filter(pk=plan.pk).update(progress_pct=60)
+    assert client_ana.get(f"/api/plans/{plan.id}").json()["progress_pct"] == 60
+    PlanScenario.objects.filter(pk=plan.pk).update(
+        status="done", progress_pct=100, result=_document(LLAMA), finished_at=timezone.now())
+    first = client_ana.get(f"/api/plans/{plan.id}", HTTP_ACCEPT_ENCODING="gzip")
+    again = client_ana.get(f"/api/plans/{plan.id}", HTTP_ACCEPT_ENCODING="gzip")
+    done = json.loads(gzip.decompress(first.content))
+    assert done["status"] == "done" and done["result"]["options"]
+    assert again.content == first.content and "Accept-Encoding" in again["Vary"]
+    # Run again (a new finish time): the new result, not the kept one.
+    PlanScenario.objects.filter(pk=plan.pk).update(
+        result={**done["result"], "options": done["result"]["options"][:1]},
+        finished_at=timezone.now() + timedelta(seconds=5))
+    assert len(client_ana.get(f"/api/plans/{plan.id}").json()["result"]["options"]) == 1
+    # Another user's plan stays a 404, cached or not.
+    other = Client()
+    other.force_login(User.objects.create_user("mallory", password="x" * 12))
+    assert other.get(f"/api/plans/{plan.id}").status_code == 404
+
+
+def test_pages_are_compressed_with_fresh_padding_on_every_response(
+    user: User, client_ana: Client
+) -> None:
+    import gzip
+
+    pages = [client_ana.get("/plans/new", HTTP_ACCEPT_ENCODING="gzip") for _ in range(2)]
+    assert all(page["Content-Encoding"] == "gzip" for page in pages)
+    # The CSRF-carrying page is padded afresh each time (BREACH): no two bodies alike.
+    bodies = [gzip.decompress(page.content) for page in pages]
+    assert all(b"csrfmiddlewaretoken" in body for body in bodies)
+    assert len({page.content for page in pages}) == 2
 
 
 def test_overlapping_tp_communication_plans_a_tp8_run_faster(user: User) -> None:
