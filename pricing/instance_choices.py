@@ -1,15 +1,18 @@
 """The instance types a form offers, GPU first: each with a readable label (provider, name,
 GPU count × GPU, the cheapest current on-demand $/h) and where that price comes from (region,
-listed/derived/estimated, source, as-of date). Two queries; the simulation form reads it."""
+listed/derived/estimated, source, as-of date). Two queries, cached per catalog version; the
+simulation form reads it."""
 
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
+from django.core.cache import cache
 from django.db.models import OuterRef, Subquery
 
 from planner.core.formatting import count, label, number, usd, usd_per
 from pricing.models import InstanceType, Price, PurchaseOption
-from pricing.selectors import is_stale
+from pricing.selectors import catalog_version, is_stale
 
 
 @dataclass(frozen=True)
@@ -41,13 +44,13 @@ class InstanceChoice:
         return "no on-demand price" if self.usd_per_hour is None else usd_per(
             self.usd_per_hour, "h")
 
-    @property
+    @cached_property
     def label(self) -> str:
         """'AWS p4d.24xlarge · 8 × A100 SXM4-40GB · $21.96/h' (a select's option)."""
         return (f"{self.provider_label} {self.name} · {count(self.gpu_count)} × "
                 f"{self.gpu_name} · {self.price}")
 
-    @property
+    @cached_property
     def note(self) -> str:
         """The instance in a sentence with its price's region, basis, source and date."""
         host = [f"{count(self.gpu_count)} × {self.gpu_name}"]
@@ -83,7 +86,12 @@ class GpuChoice:
 
 def instance_choices(*, today: date) -> list[InstanceChoice]:
     """Every instance type with its cheapest current on-demand price, by GPU name, provider
-    label, then price (cheapest first; unpriced last)."""
+    label, then price (cheapest first; unpriced last); cached per day and catalog version."""
+    return list(cache.get_or_set(f"instance-choices:{today}:{catalog_version()}",
+                                 lambda: _read_choices(today), 3600))
+
+
+def _read_choices(today: date) -> list[InstanceChoice]:
     cheapest = Price.objects.filter(
         is_current=True, purchase_option=PurchaseOption.ON_DEMAND, usd_per_hour__gt=0,
         instance_type=OuterRef("pk")).order_by("usd_per_hour", "id").values("id")[:1]
@@ -103,6 +111,8 @@ def instance_choices(*, today: date) -> list[InstanceChoice]:
             region=price.region.code if price else "", as_of=price.as_of if price else None,
             source=price.source.name if price else "", basis=price.basis if price else "",
             is_stale=bool(price and is_stale(price.as_of, today))))
+    for choice in choices:  # worded once here, then cached with them
+        _ = choice.label, choice.note
     return sorted(choices, key=lambda c: (
         c.gpu_name, c.provider_label, c.usd_per_hour is None, c.usd_per_hour or 0.0, c.name))
 

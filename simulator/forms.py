@@ -1,5 +1,7 @@
 """The simulation form: a workload, a goal, the hardware and optional layout choices."""
 
+import hashlib
+import json
 from typing import Any, ClassVar
 
 from django import forms
@@ -7,8 +9,10 @@ from django.utils import timezone
 
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from planner.core.providers import MAX_CLUSTER_NODES
+from planner.widgets import LongSelect
 from pricing.instance_choices import InstanceChoice, gpu_choices, instance_choices
 from pricing.models import InstanceType
+from pricing.selectors import catalog_version
 from simulator.core import PRESETS
 
 # The layout knobs a form offers (planner.core.layout_knobs), in table order.
@@ -46,7 +50,7 @@ def knob_field(knob: LayoutKnob) -> forms.Field:
                    is_integer=True, help_text=knob.help)
 
 
-class InstanceSelect(forms.Select):
+class InstanceSelect(LongSelect):
     """A select whose options carry their GPU and a sentence on their price (data-gpu,
     data-note), for static/js/simulation-form.js."""
 
@@ -92,7 +96,7 @@ class SimulationForm(forms.Form):
     samples = _number("Training samples", "samples", 1, 1e13, "5e8")
     global_batch_samples = _number("Global batch", "samples", 1, 1e7, "1024", is_integer=True)
     gpu = forms.ChoiceField(
-        required=False, label="GPU",
+        required=False, label="GPU", widget=LongSelect,
         help_text="Choose the GPU first: the instance types below are then only its own.",
         error_messages={"invalid_choice": "GPU: choose one from the list."},
     )
@@ -148,6 +152,14 @@ class SimulationForm(forms.Form):
                  else self.initial.get("instance_type"))
         return next((c.note for c in self.instance_choices if str(c.id) == str(value or "")),
                     "")
+
+    @property
+    def cache_key(self) -> str:
+        """What an unbound form's fields and the instance data show: its initial values, the
+        day (prices turn stale) and the catalog's version (the key of their cached HTML)."""
+        state = json.dumps([sorted(self.initial.items()), str(timezone.localdate()),
+                            catalog_version()], default=str)
+        return hashlib.sha256(state.encode()).hexdigest()
 
     def instance_data(self) -> list[dict[str, Any]]:
         """Every instance type for the script that scopes the list in the browser."""

@@ -40,7 +40,7 @@ def simulation_new(request: HttpRequest) -> HttpResponse:
         values = request.POST.dict() if request.method == "POST" else {
             "gpu": request.GET.get("gpu", "")}
         form = SimulationForm(initial=values)
-        return _new_page(request, form, status=200)
+        return _new_page(request, form, status=200, is_cached=request.method == "GET")
     form = SimulationForm(request.POST)
     if form.is_valid():
         try:
@@ -54,9 +54,11 @@ def simulation_new(request: HttpRequest) -> HttpResponse:
     return _new_page(request, form, status=400)
 
 
-def _new_page(request: HttpRequest, form: SimulationForm, *, status: int) -> HttpResponse:
+def _new_page(request: HttpRequest, form: SimulationForm, *, status: int,
+              is_cached: bool = False) -> HttpResponse:
     runs = SimulationRun.objects.filter(owner=request.user)[:20]
-    return render(request, "simulator/new.html", {"form": form, "runs": runs}, status=status)
+    context = {"form": form, "runs": runs, "form_key": form.cache_key if is_cached else ""}
+    return render(request, "simulator/new.html", context, status=status)
 
 
 def _figures(run: SimulationRun) -> list:
