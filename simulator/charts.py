@@ -6,6 +6,10 @@ import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, count, duration, log_axis, rate, time_scale
 
+# Part of the key of a finished run's cached figures (simulator.views): raise it whenever a
+# figure here changes, or pages keep drawing the old one for a day.
+FIGURES_VERSION = 2
+
 _MEMORY_PARTS = [
     ("weights_gib", "Weights"),
     ("gradients_gib", "Gradients"),
