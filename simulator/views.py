@@ -81,7 +81,8 @@ def _figures(run: SimulationRun) -> list[str]:
             for i, f in enumerate(figures)
         ]
 
-    key = f"simulation-figures:{charts.FIGURES_VERSION}:{run.pk}:{run.finished_at}"
+    finished = run.finished_at.timestamp() if run.finished_at else 0
+    key = f"simulation-figures:{charts.FIGURES_VERSION}:{run.pk}:{finished}"
     # Plain strings: the {% chart %} tag parses each and writes it again with json_script.
     return list(cache.get_or_set(key, build, 24 * 3600))
 
