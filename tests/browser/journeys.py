@@ -122,3 +122,20 @@ def is_round_scale(texts: list[str]) -> bool:
     step = steps.pop()
     mantissa = step / 10 ** math.floor(math.log10(step))
     return any(math.isclose(mantissa, m) for m in (1, 2, 2.5, 5))
+
+
+AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1.min.js"
+BLOCKING = ("critical", "serious")
+
+
+def axe_findings(page: Page) -> list[dict[str, Any]]:
+    """axe-core's critical and serious violations on the page as shown (WCAG 2.x A/AA and
+    best practices)."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate(
+        "async () => (await axe.run(document, {runOnly: {type: 'tag', values: "
+        "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help, "
+        "nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))")
+    return [v for v in result if v["impact"] in BLOCKING]

@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from pricing.models import InstanceType
 from simulator.models import SimulationRun
 from tests.browser.conftest import SCREENSHOTS, SharedChromium, screenshot
-from tests.browser.journeys import chart_problems, is_round_scale
+from tests.browser.journeys import axe_findings, chart_problems, is_round_scale
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -101,6 +101,7 @@ def test_the_simulation_form_offers_the_chosen_gpus_instances_and_its_time_ticks
     page.select_option("#id_preset", "llama2-7b")
     page.fill("#id_tokens", "1e12")
     page.fill("#id_nodes", "4")
+    assert not axe_findings(page), axe_findings(page)
     page.locator("#field-instance_type").scroll_into_view_if_needed()
     screenshot(page, f"simulation-form-gpu-first-{width}")
     page.click("#simulation-form .form-actions button[type=submit]")
@@ -116,6 +117,7 @@ def test_the_simulation_form_offers_the_chosen_gpus_instances_and_its_time_ticks
     ticks = chart.locator(".y2tick text").all_text_contents()
     assert is_round_scale(ticks), ticks  # 0, 200, 400, 600: never 39.9 / 79.8
     assert not chart_problems(page), chart_problems(page)
+    assert not axe_findings(page), axe_findings(page)
     chart.scroll_into_view_if_needed()
     screenshot(page, f"simulation-time-ticks-{width}")
 
