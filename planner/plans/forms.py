@@ -25,6 +25,7 @@ from planner.plans.core.fields import (
 )
 from planner.plans.scenario import DEFAULT_PURCHASE, preset_architecture
 from pricing.models import Accelerator, Provider
+from pricing.selectors import catalog_version
 from simulator.core import PRESETS
 
 
@@ -47,9 +48,8 @@ def _choices(source: str) -> list[tuple[str, str]]:
 
 def form_version(inputs: dict[str, Any]) -> str:
     """A token that changes with what a plan's form shows: its inputs and the catalog's
-    choices (providers, GPUs); the key of the cached form (two small queries)."""
-    state = json.dumps([inputs, _choices("providers"), _choices("gpus")], sort_keys=True,
-                       default=str)
+    choices (providers, GPUs, via the catalog version); the key of the cached form."""
+    state = json.dumps([inputs, catalog_version()], sort_keys=True, default=str)
     return hashlib.sha256(state.encode()).hexdigest()
 
 

@@ -1,7 +1,9 @@
 """The jobs one pool serves, and how long each may wait for it (the waiting policies).
 
-Times are float64 seconds since the Unix epoch; the history's start time is the submit time
-(the purchase mix's no-wait reading of a history: a job was asked for when it started).
+Times are float64 seconds since the Unix epoch. A job arrives when it was submitted: the
+history's submit column (Slurm's Submit, or a mapped `submit`) when it has one, else its start
+(the purchase mix's no-wait reading: a job was asked for when it started). It holds its GPUs
+for its run, end minus start, whatever it waited in the cluster it came from.
 """
 
 from __future__ import annotations
@@ -55,13 +57,16 @@ class PoolJobs:
 
 def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:
     """The jobs of `gpu_type` from a JobHistory frame (start/end epoch seconds, gpu_count,
-    gpu_type, is_interruptible); ValueError when the type has no GPU job."""
+    gpu_type, is_interruptible, optional submit_epoch_s); ValueError when the type has no GPU
+    job."""
     rows = jobs[(jobs["gpu_type"].astype(str) == gpu_type) & (jobs["gpu_count"] > 0)]
     if rows.empty:
         raise ValueError(f"gpu_type: no job with GPUs of type {gpu_type!r}")
-    submit = rows["start_epoch_s"].to_numpy(dtype=np.float64)
+    start = rows["start_epoch_s"].to_numpy(dtype=np.float64)
+    arrival = "submit_epoch_s" if "submit_epoch_s" in rows.columns else "start_epoch_s"
+    submit = rows[arrival].to_numpy(dtype=np.float64)
     order = np.argsort(submit, kind="stable")
-    duration = (rows["end_epoch_s"].to_numpy(dtype=np.float64) - submit)[order]
+    duration = (rows["end_epoch_s"].to_numpy(dtype=np.float64) - start)[order]
     return PoolJobs(
         gpu_type=gpu_type,
         submit_s=submit[order],

@@ -6,6 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
+# What owned hardware can be, each (lowest, highest, unit): a lifetime of a few hours would
+# make every GPU-hour cost the whole purchase.
+OWNED_RANGES: dict[str, tuple[float, float, str]] = {
+    "purchase_usd_per_gpu": (0.0, 1_000_000.0, "USD"),
+    "lifetime_years": (0.25, 30.0, "years"),
+    "power_kw_per_gpu": (0.0, 10.0, "kW"),
+    "pue": (1.0, 3.0, ""),
+    "usd_per_kwh": (0.0, 10.0, "USD per kWh"),
+}
 
 
 @dataclass(frozen=True)
@@ -20,16 +29,11 @@ class OwnedHardware:
     usd_per_kwh: float
 
     def __post_init__(self) -> None:
-        checks = {
-            "purchase_usd_per_gpu": self.purchase_usd_per_gpu >= 0,
-            "lifetime_years": self.lifetime_years > 0,
-            "power_kw_per_gpu": self.power_kw_per_gpu >= 0,
-            "pue": self.pue >= 1,
-            "usd_per_kwh": self.usd_per_kwh >= 0,
-        }
-        for name, is_ok in checks.items():
-            if not is_ok:
-                raise ValueError(f"{name}: {getattr(self, name)} is out of range")
+        for name, (low, high, unit) in OWNED_RANGES.items():
+            value = getattr(self, name)
+            if not low <= value <= high:  # also refuses NaN
+                within = f"{low:g} to {high:g} {unit}".strip()
+                raise ValueError(f"{name}: {value:g} is out of range ({within})")
 
     @property
     def usd_per_gpu_hour(self) -> float:

@@ -72,6 +72,8 @@ class JobHistory:
         is_interruptible  bool, the job tolerates preemption (may run on spot)
         team              category, NaN when unknown
         user, provider, region   optional category columns
+        submit_epoch_s    optional int64, when the job asked for its GPUs, <= start_epoch_s
+                          (the capacity replay's arrival; the purchase mix reads starts)
     """
 
     jobs: pd.DataFrame
@@ -91,6 +93,12 @@ class JobHistory:
             raise ValueError("a job ends before it starts")
         if bool((frame["gpu_count"] < 0).any()):
             raise ValueError("gpu_count must be >= 0")
+        if "submit_epoch_s" in frame.columns:
+            if str(frame["submit_epoch_s"].dtype) != "int64":
+                raise ValueError("column submit_epoch_s must be int64, got "
+                                 f"{frame['submit_epoch_s'].dtype}")
+            if bool((frame["submit_epoch_s"] > frame["start_epoch_s"]).any()):
+                raise ValueError("a job starts before it was submitted")
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame) -> JobHistory:
@@ -107,10 +115,13 @@ class JobHistory:
         data["end_epoch_s"] = data["end_epoch_s"].astype("int64")
         data["gpu_count"] = data["gpu_count"].astype("int32")
         data["is_interruptible"] = data["is_interruptible"].astype(bool)
+        if "submit_epoch_s" in data.columns:
+            data["submit_epoch_s"] = data["submit_epoch_s"].astype("int64")
         for name in ("gpu_type", "team", *OPTIONAL_JOB_COLUMNS):
             if name in data.columns:
                 data[name] = _as_category(data[name])
-        keep = [name for name in (*JOB_COLUMNS, *OPTIONAL_JOB_COLUMNS) if name in data.columns]
+        keep = [name for name in (*JOB_COLUMNS, *OPTIONAL_JOB_COLUMNS, "submit_epoch_s")
+                if name in data.columns]
         return cls(jobs=data[keep].reset_index(drop=True))
 
     @property

@@ -134,14 +134,17 @@ def duplicate_errors(
 
 
 def merge_duplicate_jobs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per job id: earliest start, latest end, largest GPU count; other columns from
-    the first row. Rows are the same job listed more than once (re-exports, requeues)."""
+    """One row per job id: earliest submit and start, latest end, largest GPU count; other
+    columns from the first row. Rows are the same job listed more than once (re-exports,
+    requeues)."""
     is_dup = frame["job_id"].duplicated(keep=False).to_numpy()
     if not is_dup.any():
         return frame
     dups = frame[is_dup]
+    submit = {"submit_epoch_s": "min"} if "submit_epoch_s" in dups.columns else {}
     merged = dups.groupby("job_id", sort=False, observed=True).agg(
         {
+            **submit,
             "start_epoch_s": "min",
             "end_epoch_s": "max",
             "gpu_count": "max",
@@ -154,4 +157,4 @@ def merge_duplicate_jobs(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([frame[~is_dup], merged], ignore_index=True)
 
 
-_MERGED = ("start_epoch_s", "end_epoch_s", "gpu_count")
+_MERGED = ("submit_epoch_s", "start_epoch_s", "end_epoch_s", "gpu_count")

@@ -124,21 +124,23 @@ _BARE_NUMBER = r"^[+-]?[0-9]+(\.[0-9]*)?$"
 
 
 def _times(
-    values: pa.Array, checks: RowChecks, column: str, spec: TimeSpec, bounds: TimeBounds
+    values: pa.Array, checks: RowChecks, column: str, spec: TimeSpec, bounds: TimeBounds,
+    *, skip: np.ndarray | None = None,
 ) -> np.ndarray:
     """Epoch seconds of one time column; bare numbers without an origin and times outside
-    `bounds` are row errors naming the column."""
+    `bounds` are row errors naming the column (except on the rows `skip` marks)."""
+    keep = np.ones(len(values), dtype=bool) if skip is None else ~skip
     seconds, is_bad = to_epoch_s(values, spec)
     is_number = np.zeros(len(values), dtype=bool)
     if spec.origin_epoch_s is None:
         found = pc.match_substring_regex(values, _BARE_NUMBER).to_numpy(zero_copy_only=False)
         is_number = np.asarray(found, dtype=bool)
         checks.flag(
-            is_number, column,
+            is_number & keep, column,
             "a bare number: numeric times need an origin (and a time unit) to count from",
         )
-    checks.flag(is_bad & ~is_number, column, _time_message(spec))
-    is_bad = is_bad | is_number
+    checks.flag(is_bad & ~is_number & keep, column, _time_message(spec))
+    is_bad = is_bad | is_number | ~keep
     early, late = bounds.out_of_range(seconds)
     checks.flag(early & ~is_bad, column, f"before {stamp(bounds.earliest_epoch_s)}: "
                 "check the year, time unit and origin")
@@ -189,6 +191,16 @@ def _job_end(
     return end
 
 
+def _submit(values: pa.Array, start: np.ndarray, checks: RowChecks, column: str,
+            spec: TimeSpec, bounds: TimeBounds) -> np.ndarray:
+    """When each job was submitted (asked for its GPUs): a blank is its start (it did not
+    wait); after its start is a row error naming the column."""
+    blank = np.asarray(is_blank(values), dtype=bool)
+    submit = np.where(blank, start, _times(values, checks, column, spec, bounds, skip=blank))
+    checks.flag(~blank & (submit > start), column, "submitted after the job started")
+    return submit
+
+
 def _line_ids(checks: RowChecks) -> pa.Array:
     return pa.array(checks.line_numbers.astype(str))
 
@@ -234,6 +246,9 @@ def convert_jobs(
         "gpu_type": gpu_type,
         "is_interruptible": is_interruptible,
     }
+    if "submit" in columns:
+        out["submit_epoch_s"] = _submit(get("submit"), start, checks, columns["submit"],
+                                        time_spec, bounds)
     for name in ("team", "user", "provider", "region"):
         text = _optional_text(get, columns, name)
         if text is not None:
@@ -381,6 +396,11 @@ def convert_slurm(
         "gpu_type": gpu_type,
         "is_interruptible": is_interruptible,
     }
+    if "Submit" in columns:
+        submitted = get("Submit")
+        submitted = pc.if_else(pa.array(_is_unknown(submitted)), pa.scalar("", pa.string()),
+                               submitted)
+        out["submit_epoch_s"] = _submit(submitted, start, checks, "Submit", _ISO, bounds)
     for name, source in (("team", "Account"), ("user", "User")):
         text = _optional_text(get, columns, source)
         if text is not None:

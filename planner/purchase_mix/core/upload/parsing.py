@@ -47,10 +47,11 @@ JOB_FIELDS: tuple[str, ...] = (
     "interruptible",
     "team",
 )
-EXTRA_JOB_FIELDS: tuple[str, ...] = ("user", "provider", "region")
+EXTRA_JOB_FIELDS: tuple[str, ...] = ("user", "provider", "region", "submit")
 USAGE_FIELDS: tuple[str, ...] = ("timestamp", "gpu_type", "gpus_in_use")
 SLURM_COLUMNS: tuple[str, ...] = (
     "JobID",
+    "Submit",
     "Start",
     "End",
     "Elapsed",
