@@ -142,6 +142,12 @@ def test_without_javascript_choosing_a_gpu_asks_the_server_for_its_instance_type
         assert page.input_value("#id_tokens") == "2e12"  # kept
         assert page.locator(".field-error").count() == 0
         screenshot(page, f"simulation-form-no-javascript-{PHONE}")
+        page.context.close()
+        context = shared_chromium.new_context(PHONE, 900)  # axe runs as JavaScript
+        page = context.new_page()
+        _sign_in(page, base)
+        page.goto(f"{base}/simulations/new?gpu=h100-sxm5-80gb")  # the same scoped list
+        assert not axe_findings(page), axe_findings(page)
     finally:
         context.close()
 
