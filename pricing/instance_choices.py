@@ -84,11 +84,41 @@ class GpuChoice:
         return f"{self.name} · {kinds}, from {usd_per(self.from_usd_per_gpu_hour, 'GPU-hour')}"
 
 
+@dataclass(frozen=True)
+class InstanceMenu:
+    """Everything the simulation form lists, read once per day and catalog version
+    (`version`, which is also the key of the form's cached HTML)."""
+
+    version: str
+    choices: tuple[InstanceChoice, ...]
+    gpus: tuple[GpuChoice, ...]
+
+
+# The menu of the current version in this process (a new day or catalog version replaces it).
+_LAST_MENU: dict[str, "InstanceMenu"] = {}
+
+
+def instance_menu(*, today: date) -> InstanceMenu:
+    """The instance types and their GPUs, cached per day (prices turn stale) and catalog
+    version."""
+    version = f"{today}:{catalog_version()}"
+
+    def read() -> InstanceMenu:
+        choices = _read_choices(today)
+        return InstanceMenu(version, tuple(choices), tuple(gpu_choices(choices)))
+
+    if version in _LAST_MENU:  # this process read it already: no unpickling 142 choices
+        return _LAST_MENU[version]
+    menu: InstanceMenu = cache.get_or_set(f"instance-menu:{version}", read, 3600)
+    _LAST_MENU.clear()
+    _LAST_MENU[version] = menu
+    return menu
+
+
 def instance_choices(*, today: date) -> list[InstanceChoice]:
     """Every instance type with its cheapest current on-demand price, by GPU name, provider
-    label, then price (cheapest first; unpriced last); cached per day and catalog version."""
-    return list(cache.get_or_set(f"instance-choices:{today}:{catalog_version()}",
-                                 lambda: _read_choices(today), 3600))
+    label, then price (cheapest first; unpriced last)."""
+    return list(instance_menu(today=today).choices)
 
 
 def _read_choices(today: date) -> list[InstanceChoice]:

@@ -10,9 +10,8 @@ from django.utils import timezone
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.widgets import LongSelect
-from pricing.instance_choices import InstanceChoice, gpu_choices, instance_choices
+from pricing.instance_choices import InstanceChoice, gpu_choices, instance_menu
 from pricing.models import InstanceType
-from pricing.selectors import catalog_version
 from simulator.core import PRESETS
 
 # The layout knobs a form offers (planner.core.layout_knobs), in table order.
@@ -56,13 +55,17 @@ class InstanceSelect(LongSelect):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.option_data: dict[str, dict[str, str]] = {}
+        self.instance_choices: tuple[InstanceChoice, ...] = ()
+        self._option_data: dict[str, dict[str, str]] | None = None
 
     def create_option(self, name: str, value: Any, label: Any, selected: Any, index: int,
                       subindex: int | None = None, attrs: dict[str, Any] | None = None
                       ) -> dict[str, Any]:
         option = super().create_option(name, value, label, selected, index, subindex, attrs)
-        option["attrs"].update(self.option_data.get(str(value), {}))
+        if self._option_data is None:  # built when first rendered (a cached page never is)
+            self._option_data = {str(c.id): {"data-gpu": c.gpu, "data-note": c.note}
+                                 for c in self.instance_choices}
+        option["attrs"].update(self._option_data.get(str(value), {}))
         return option
 
 
@@ -124,14 +127,14 @@ class SimulationForm(forms.Form):
         super().__init__(*args, **kwargs)
         for knob in FORM_KNOBS:
             self.fields[knob.name] = knob_field(knob)
-        self.instance_choices = (instance_choices(today=timezone.localdate())
-                                 if choices is None else choices)
-        self.fields["gpu"].choices = [("", "choose a GPU")] + [
-            (g.slug, g.label) for g in gpu_choices(self.instance_choices)]
+        menu = instance_menu(today=timezone.localdate())
+        self.menu_version = menu.version
+        self.instance_choices = list(menu.choices) if choices is None else choices
+        gpus = menu.gpus if choices is None else gpu_choices(choices)
+        self.fields["gpu"].choices = [("", "choose a GPU")] + [(g.slug, g.label) for g in gpus]
         field = self.fields["instance_type"]
         field.choices = _scoped_instances(self.instance_choices, self.chosen_gpu)
-        field.widget.option_data = {str(c.id): {"data-gpu": c.gpu, "data-note": c.note}
-                                    for c in self.instance_choices}
+        field.widget.instance_choices = tuple(self.instance_choices)
 
     @property
     def chosen_gpu(self) -> str:
@@ -157,8 +160,7 @@ class SimulationForm(forms.Form):
     def cache_key(self) -> str:
         """What an unbound form's fields and the instance data show: its initial values, the
         day (prices turn stale) and the catalog's version (the key of their cached HTML)."""
-        state = json.dumps([sorted(self.initial.items()), str(timezone.localdate()),
-                            catalog_version()], default=str)
+        state = json.dumps([sorted(self.initial.items()), self.menu_version], default=str)
         return hashlib.sha256(state.encode()).hexdigest()
 
     def instance_data(self) -> list[dict[str, Any]]:
