@@ -1,8 +1,6 @@
 """Plan services: sweep the catalog for a scenario, price every option, rank and store it."""
 
 import contextlib
-import hashlib
-import json
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -10,9 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from planner.core.cloud import (
@@ -216,14 +212,6 @@ def _constraints(scenario: Scenario) -> PlanConstraints:
     )
 
 
-def scenario_list(*, owner_id: int, limit: int = 100) -> QuerySet[PlanScenario]:
-    """The owner's plans, newest first, each with `pick` (its first card's cost, time and miss
-    chance) and `n_feasible` read from the result; the result itself stays unloaded (it can
-    be megabytes)."""
-    return (PlanScenario.objects.filter(owner_id=owner_id).defer("result")
-            .annotate(pick=F("result__pick"), n_feasible=F("result__n_feasible"))[:limit])
-
-
 def scenario_delete(*, owner_id: int, scenario_id: int) -> PlanScenario | None:
     """Delete the owner's plan with its sweep parts (a worker still running it finds it gone
     and stores nothing); None when it is not theirs. Reports made from it stay: each is a
@@ -377,34 +365,6 @@ def scenario_execute(*, scenario_id: int, attempt: Attempt) -> None:
         PlanScenario, scenario_id, _compute, attempt=attempt,
         message="simulating every configuration",
     )
-
-
-def scenario_page_version(scenario: PlanScenario) -> str:
-    """A token that changes whenever what a plan's page shows of it changes: its status and
-    result (every stored result sets finished_at; a re-run also counts an attempt) and its
-    inputs. The key of its cached page fragments, read without loading the result."""
-    inputs = json.dumps(scenario.inputs, sort_keys=True, default=str)
-    finished = scenario.finished_at.isoformat() if scenario.finished_at else ""
-    state = f"{scenario.pk}:{scenario.status}:{finished}:{scenario.attempts}:{inputs}"
-    return hashlib.sha256(state.encode()).hexdigest()
-
-
-def scenario_result(scenario_id: int) -> dict[str, Any]:
-    """A plan's stored result document (loaded on its own: ~1 MB of JSON)."""
-    result: dict[str, Any] = PlanScenario.objects.values_list("result", flat=True).get(
-        pk=scenario_id) or {}
-    return result
-
-
-def scenario_has_feasible(scenario_id: int, version: str) -> bool:
-    """Whether any option of the plan meets its limits (then it has charts and exports),
-    remembered under the page version so a cached page does not load the result for it."""
-    key = f"plan-has-feasible:{version}"
-    found = cache.get(key)
-    if found is None:
-        found = bool(scenario_result(scenario_id).get("n_feasible"))
-        cache.set(key, found, 3600)
-    return bool(found)
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:

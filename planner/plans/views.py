@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_POST
 
-from planner.plans import compare, preview, services
+from planner.plans import compare, preview, selectors, services
 from planner.plans import reports as plan_reports
 from planner.plans.core.fields import split_field_message
 from planner.plans.forms import PlanForm, form_version, initial_from_scenario, number_value
@@ -32,7 +32,7 @@ def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
 
 @login_required
 def plan_list(request: HttpRequest) -> HttpResponse:
-    plans = services.scenario_list(owner_id=request.user.pk)
+    plans = selectors.scenario_list(owner_id=request.user.pk)
     return render(request, "planner/plans/list.html", {"rows": compare.plan_list_rows(plans)})
 
 
@@ -67,14 +67,14 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     sort = sort_order(request.GET.get("sort", "rank"))
     view = None
     if scenario.status == PlanScenario.Status.DONE:
-        view = PlanView(lambda: services.scenario_result(scenario_id), sort=sort)
+        view = PlanView(lambda: selectors.scenario_result(scenario_id), sort=sort)
     inputs = scenario.inputs
-    version = services.scenario_page_version(scenario)
+    version = selectors.scenario_page_version(scenario)
     context = {
         "scenario": scenario, "view": view, "sort": sort,
         "result_key": version,
         # Called by the template only for a done plan: no charts or exports without an option.
-        "has_feasible": lambda: services.scenario_has_feasible(scenario_id, version),
+        "has_feasible": lambda: selectors.scenario_has_feasible(scenario_id, version),
         "form": SimpleLazyObject(lambda: PlanForm(initial=initial_from_scenario(inputs))),
         "form_key": form_version(inputs),
         "share_query": urlencode(whatif_query(inputs), doseq=True),

@@ -237,7 +237,7 @@ def user_calibration_fit(*, owner_id: int) -> FitOutcome:
     if before["predicted"].isna().all():
         raise ValueError("The simulator cannot predict any of your runs; see their notes.")
     reference = reference_runs_frame()
-    # your runs lack the whole-run columns (whole_run_usable, whole_run_scope): blank there
+    # your runs lack the whole-run columns (whole_runs.WHOLE_RUN_ONLY_COLUMNS): blank there
     combined = pd.concat([reference, mine.reindex(columns=reference.columns)], ignore_index=True)
     fitted = fit_calibration(combined, specs, initial=shipped_calibration())
     UserCalibration.objects.update_or_create(

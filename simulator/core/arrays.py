@@ -51,6 +51,9 @@ class ConfigArrays:
     traffic_bytes: FloatArray  # per sample, 16-bit activation bytes of one forward
     activation_bytes: FloatArray  # per sample, non-transformers only
     gemm_rows: FloatArray  # per sample
+    expert_gemm_share: FloatArray  # share of matmul FLOPs in MoE expert FFNs (0 dense)
+    expert_ffn: FloatArray  # MoE expert FFN width (0 dense)
+    expert_token_fraction: FloatArray  # top-k / experts: tokens per expert GEMM (1 dense)
     is_fused_cnn: FloatArray  # 0/1, CNN with fused conv epilogues (less activation traffic)
     peak_tflops: FloatArray  # nominal dense peak at the layout precision (for MFU)
     gemm_peak_tflops: FloatArray  # peak the weight GEMMs run at (fp8 for fp8 runs)
@@ -132,6 +135,9 @@ def workload_columns(workload: Workload) -> dict[str, float]:
         "traffic_bytes": workload.traffic_bytes_per_sample(),
         "activation_bytes": workload.activation_bytes_per_sample,
         "gemm_rows": workload.gemm_rows_per_sample,
+        "expert_gemm_share": workload.expert_gemm_share(),
+        "expert_ffn": float(workload.expert_ffn_hidden_size),
+        "expert_token_fraction": workload.expert_token_fraction(),
         "is_fused_cnn": float(workload.has_fused_epilogues and not workload.is_transformer),
     }
 

@@ -13,22 +13,29 @@ from simulator.core.arrays import ConfigArrays, FloatArray
 from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
 
 __all__ = ["BAND_CLASSES", "BAND_GROUPS", "Calibration", "band_class", "band_group",
-           "gemm_efficiency", "load_calibration", "save_calibration"]
+           "expert_gemm_efficiency", "gemm_efficiency", "load_calibration", "save_calibration"]
 
 # Band classes: the model groups' throughput bands, plus benchmark times to train (MLPerf) and
 # whole production runs (whole_runs.csv, and every plan), each banded by its own out-of-family
 # residuals (Mondrian split-conformal): a whole run is further from the throughput tables than
 # any throughput row is, so it gets the width its own out-of-family errors show.
-BAND_CLASSES: tuple[str, ...] = (*BAND_GROUPS, "time", "whole_run")
+# fp8 throughput is a class of its own: its recipes (per-tensor delayed or current scaling,
+# amax reductions, fp8 weight all-gathers) vary between stacks in ways no column records, and
+# out of family its rows err the most at scale (H100 at 65-512 GPUs: 11 % too slow, half of
+# them outside the llm band), so its width comes from its own out-of-family errors.
+BAND_CLASSES: tuple[str, ...] = (*BAND_GROUPS, "fp8", "time", "whole_run")
 TIME_METRIC_NAMES = ("time_to_train_minutes", "gpu_hours")
 
 
-def band_class(workload_kind: str, metric: str = "") -> str:
+def band_class(workload_kind: str, metric: str = "", precision: str = "") -> str:
     """BAND_CLASSES entry of a prediction: whole_run for whole-run GPU-hours, time for
-    benchmark times to train, else the workload's model group (band_group)."""
+    benchmark times to train, fp8 for throughput at fp8, else the workload's model group
+    (band_group)."""
     if metric == "gpu_hours":
         return "whole_run"
-    return "time" if metric in TIME_METRIC_NAMES else band_group(workload_kind)
+    if metric in TIME_METRIC_NAMES:
+        return "time"
+    return "fp8" if precision == "fp8" else band_group(workload_kind)
 
 MAX_GEMM_EFFICIENCY = 0.98
 
@@ -81,9 +88,9 @@ class Calibration:
       published whole runs (whole_runs.csv), prior from reliability studies.
     - band_log_p10/p90 (decoder LLMs), band_encoder_log_p10/p90 (BERT-style), band_vision_log_
       p10/p90 (CNNs), band_time_log_p10/p90 (benchmark times to train), band_whole_run_log_
-      p10/p90 (whole runs): quantiles of log(reported / predicted speed) of out-of-family
-      predictions of that band class, normalised by their band scale (Mondrian split-conformal;
-      crossval).
+      p10/p90 (whole runs), band_fp8_log_p10/p90 (throughput at fp8): quantiles of
+      log(reported / predicted speed) of out-of-family predictions of that band class,
+      normalised by their band scale (Mondrian split-conformal; crossval).
     - domain: which GPU × precision and architecture × precision keys have calibration runs.
     """
 
@@ -120,6 +127,8 @@ class Calibration:
     band_time_log_p90: float = 0.3
     band_whole_run_log_p10: float = -0.4
     band_whole_run_log_p90: float = 0.4
+    band_fp8_log_p10: float = -0.3
+    band_fp8_log_p90: float = 0.3
     n_rows: int = 0
     domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
@@ -178,6 +187,28 @@ class Calibration:
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
 
 
+def expert_gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
+    """gemm_efficiency of a mixture of experts' expert FFN GEMMs: each expert multiplies only
+    its top-k / experts share of the micro-batch's tokens, with N = expert width / tp, so
+    fine-grained experts (e.g. 512 wide) sit lower on the roofline than the dense GEMMs."""
+    rows = c.micro_batch * c.gemm_rows / c.cp * c.expert_token_fraction
+    inv = (1.0 / np.maximum(rows, 1.0) + 1.0 / np.maximum(c.hidden_size, 1.0)
+           + c.tp / np.maximum(c.expert_ffn, 1.0))
+    return _roofline(c, cal, 1.0 / inv)
+
+
+def _roofline(c: ConfigArrays, cal: Calibration, size: FloatArray) -> FloatArray:
+    """Ceiling / sqrt(1 + (ridge_multiple·ridge / size)²), capped (see gemm_efficiency)."""
+    kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
+    tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
+    card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
+    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card
+    ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
+    ratio = cal.ridge_multiple * ridge / size
+    efficiency = ceiling / np.sqrt(1.0 + ratio**2)
+    return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
+
+
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Fraction of peak the GEMMs reach: ceiling / sqrt(1 + (ridge_multiple·ridge / I)²).
 
@@ -193,14 +224,7 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     inv_k = np.where(is_tf, 1.0 / np.maximum(c.hidden_size, 1.0), 0.0)
     inv_n = np.where(is_tf, c.tp / np.maximum(c.hidden_size, 1.0), 0.0)
     size = 1.0 / (1.0 / rows + inv_k + inv_n)
-    kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
-    tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
-    card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
-    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card
-    ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    ratio = cal.ridge_multiple * ridge / size
-    efficiency = ceiling / np.sqrt(1.0 + ratio**2)
-    return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
+    return _roofline(c, cal, size)
 
 
 def load_calibration(path: str) -> Calibration:

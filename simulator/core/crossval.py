@@ -101,8 +101,9 @@ def band_quantiles(residuals: np.ndarray) -> tuple[float, float]:
 
 def _band_groups(prepared: PreparedRuns) -> np.ndarray:
     info = prepared.info
-    return np.array([band_class(str(k), str(m))
-                     for k, m in zip(info["workload_kind"], info["metric"], strict=True)])
+    precision = info["precision"] if "precision" in info else pd.Series("", index=info.index)
+    return np.array([band_class(str(k), str(m), str(p)) for k, m, p in
+                     zip(info["workload_kind"], info["metric"], precision, strict=True)])
 
 
 def with_bands(cal: Calibration, residuals: np.ndarray, groups: np.ndarray,

@@ -58,7 +58,8 @@ class PreparedRuns:
         sub = self.info.loc[self.is_predictable]
         return [DomainPoint(str(r["gpu_name"]), str(r["architecture"]), str(r["precision"]),
                             float(r["n_gpus"]), float(r["seq_len"]),
-                            band_group(str(r["workload_kind"])))
+                            band_group(str(r["workload_kind"])),
+                            bool(r.get("is_batch_default", False)))
                 for r in sub.to_dict("records")]
 
 
@@ -112,7 +113,8 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
             "is_predictable": True, "work_samples": inputs.goal.total_samples(inputs.workload),
             "n_gpus": choice.result.n_gpus, "precision": choice.result.layout.precision,
             "gpu_name": inputs.hardware.gpu.name,
-            "architecture": inputs.hardware.gpu.architecture}
+            "architecture": inputs.hardware.gpu.architecture,
+            "is_batch_default": inputs.goal.global_batch_samples is None}
 
 
 def _whole_run_usable(row: pd.Series) -> str:

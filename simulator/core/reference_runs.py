@@ -114,8 +114,9 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
     # An MoE without its shape is shaped like its active model (the experts widen only the FFN).
     workload = _transformer(row, kind, active if is_moe else params, seq, notes)
     if is_moe:
-        workload = replace(workload, kind="llm_moe", params=params, trainable_params=params,
-                           active_params=active)
+        workload = _with_expert_shape(
+            replace(workload, kind="llm_moe", params=params, trainable_params=params,
+                    active_params=active), row, notes)
     if kind == "llm_lora":
         workload = lora(workload)
         notes.append("LoRA rank 16 assumed")
@@ -123,6 +124,22 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
         workload = replace(workload, token_fill=MLPERF_BERT_TOKEN_FILL)
         notes.append(f"unpadded MLPerf BERT: token fill {MLPERF_BERT_TOKEN_FILL}")
     return workload, notes
+
+
+def _with_expert_shape(workload: Workload, row: Mapping[str, Any],
+                       notes: list[str]) -> Workload:
+    """An MoE row's workload with its expert shape (optional columns expert_ffn_hidden_size,
+    n_experts, moe_top_k); unchanged when any is blank (the experts run at the dense shape)."""
+    width, experts, top_k = (_int_or_none(row, k)
+                             for k in ("expert_ffn_hidden_size", "n_experts", "moe_top_k"))
+    if width is None or experts is None or top_k is None:
+        return workload
+    if not 0 < top_k <= experts or width <= 0:
+        raise ValueError(f"moe_top_k {top_k} must be between 1 and n_experts {experts} and "
+                         f"expert_ffn_hidden_size {width} positive")
+    notes.append(f"{experts} experts of FFN {width}, top-{top_k}")
+    return replace(workload, expert_ffn_hidden_size=width, n_experts=experts,
+                   experts_per_token=top_k)
 
 
 def _is_unpadded_mlperf(source: str) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from simulator.core.arrays import ConfigArrays, config_arrays
-from simulator.core.calibration import Calibration, band_group
+from simulator.core.calibration import Calibration, band_class, band_group
 from simulator.core.domain import DomainPoint, assess
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import Hardware, cuda_core_rate_note, rate_precision
@@ -146,9 +146,10 @@ def _check_inputs(workload: Workload, hardware: Hardware, layout: Layout) -> Non
 
 
 def speed_band(calibration: Calibration, workload_kind: str,
-               band_scale: float) -> tuple[float, float]:
-    """(low, high) multipliers of predicted speed for its P10-P90 band (low <= 1 <= high)."""
-    low, high = calibration.band_quantiles(band_group(workload_kind))
+               band_scale: float, precision: str = "") -> tuple[float, float]:
+    """(low, high) multipliers of predicted speed for its P10-P90 band (low <= 1 <= high):
+    the throughput band class of the workload at that precision (band_class)."""
+    low, high = calibration.band_quantiles(band_class(workload_kind, "", precision))
     return math.exp(low * band_scale), math.exp(high * band_scale)
 
 
@@ -169,8 +170,9 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
     verdict = assess(calibration.domain, DomainPoint(
         hardware.gpu.name, hardware.gpu.architecture,
         rate_precision(hardware.gpu, layout.precision), n_gpus,
-        workload.tokens_per_sample, band_group(workload.kind)))
-    slow, fast = speed_band(calibration, workload.kind, verdict.band_scale)
+        workload.tokens_per_sample, band_group(workload.kind),
+        goal.global_batch_samples is None))
+    slow, fast = speed_band(calibration, workload.kind, verdict.band_scale, layout.precision)
     run_low, run_high = calibration.band_quantiles("whole_run")
     # A whole run's time band is the whole-run class's (its out-of-family errors are wider).
     run_slow, run_fast = (math.exp(run_low * verdict.band_scale),

@@ -189,7 +189,8 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
 
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
-                 seq_len: float, group: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 seq_len: float, group: str, is_batch_default: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(calibration status, band scale, envelope note) per output row, vectorized per GPU
     model, judged at the precision each GPU runs at (a CUDA-core fallback is judged as fp32)."""
     names = instances["gpu_name"].to_numpy()
@@ -202,7 +203,7 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
         rows = names == name
         first = np.argmax(rows)
         args = (cal.domain, str(name), str(archs[first]), str(assessed[first]), gpus[rows],
-                seq_len, group)
+                seq_len, group, is_batch_default)
         status[rows], scale[rows] = assess_gpu_counts(*args)
         notes[rows] = envelope_notes(*args)
     return status, scale, notes
@@ -217,7 +218,8 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     group = band_group(workload.kind)
-    status, scale, notes = _assessments(cal, instances, gpus, workload.tokens_per_sample, group)
+    status, scale, notes = _assessments(cal, instances, gpus, workload.tokens_per_sample, group,
+                                        goal.global_batch_samples is None)
     # Every swept time is a whole run: banded by the whole-run class's out-of-family errors.
     low, high = cal.band_quantiles("whole_run")
     slow, fast = np.exp(low * scale), np.exp(high * scale)

@@ -14,7 +14,7 @@ from typing import cast
 import numpy as np
 
 from simulator.core.arrays import ConfigArrays, FloatArray
-from simulator.core.calibration import Calibration, gemm_efficiency
+from simulator.core.calibration import Calibration, expert_gemm_efficiency, gemm_efficiency
 from simulator.core.memory import model_state_bytes
 
 CAUSAL_ATTENTION_FRACTION = 0.5
@@ -75,8 +75,15 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal
     factor = cal.attention_factor * attention_roofline(c)
     attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, factor)
-    flop_seconds = linear / c.gemm_peak_tflops + attention / attention_peak
-    flop_seconds = flop_seconds * c.micro_batch / split / (1e12 * gemm_efficiency(c, cal))
+    # A mixture of experts runs its expert FFN share of the matmuls at the expert GEMMs' own
+    # (smaller) shape; dense models have no expert share and skip it.
+    share = c.expert_gemm_share
+    dense = linear * (1.0 - share) / c.gemm_peak_tflops + attention / attention_peak
+    flop_seconds = dense / gemm_efficiency(c, cal)
+    if np.any(share > 0):
+        expert = linear * share / c.gemm_peak_tflops
+        flop_seconds = flop_seconds + expert / expert_gemm_efficiency(c, cal)
+    flop_seconds = flop_seconds * c.micro_batch / split / 1e12
     passes = 1.0 + (c.recompute == 2) / 3.0
     cnn = cal.cnn_traffic_factor * np.where(c.is_fused_cnn > 0, cal.fused_cnn_traffic_ratio, 1.0)
     factor = np.where(c.is_transformer > 0, cal.traffic_factor, cnn)

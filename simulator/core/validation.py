@@ -68,9 +68,10 @@ def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.Da
     bands = _bands(prepared, calibration)
     scale = bands["band_scale"].to_numpy(dtype=float)
     is_time = info["metric"].isin(TIME_METRICS).to_numpy()
-    quantiles = np.array([calibration.band_quantiles(band_class(str(k), str(m)))
-                          for k, m in zip(info["workload_kind"], info["metric"], strict=True)]
-                         ).reshape(-1, 2)
+    precision = info["precision"] if "precision" in info else pd.Series("", index=info.index)
+    quantiles = np.array([calibration.band_quantiles(band_class(str(k), str(m), str(p)))
+                          for k, m, p in zip(info["workload_kind"], info["metric"], precision,
+                                             strict=True)]).reshape(-1, 2)
     q10, q90 = quantiles[:, 0], quantiles[:, 1]
     low = np.where(is_time, -q90, q10) * scale
     high = np.where(is_time, -q10, q90) * scale

@@ -13,7 +13,9 @@ like any other row:
   steps (Nemotron-4 15B: no run losses in it, so no production overhead is added), else
   "wall_clock";
 - cells written as text ("32 (8 KV)", "~576 sequences", "768 -> 1536 -> 2304 (ramp)") are
-  read to the number they state, and every reading that is not verbatim goes into `notes`.
+  read to the number they state, and every reading that is not verbatim goes into `notes`;
+- an MoE's "512 per expert; 32 experts, top-8" FFN cell gives `expert_ffn_hidden_size`,
+  `n_experts` and `moe_top_k` (the expert GEMMs' shape, see calibration.expert_gemm_efficiency).
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ WHOLE_RUN_COLUMNS: tuple[str, ...] = (
     "tokens_total", "gpu", "gpu_count", "precision", "gpu_hours", "source_title", "source_url",
     "usable_for_goodput_calibration")
 USABLE_VERDICTS: tuple[str, ...] = ("yes", "partial", "no")
+# Columns only the mapped whole runs carry (blank for the other reference and measured runs).
+WHOLE_RUN_ONLY_COLUMNS: tuple[str, ...] = (
+    "expert_ffn_hidden_size", "n_experts", "moe_top_k", "whole_run_usable", "whole_run_scope")
 # Whole-run GPU names -> catalog names. Where the source leaves memory or form factor open the
 # 80 GB SXM part is read (the common cluster part of its era); the note of the row says so.
 GPU_PATTERNS: tuple[tuple[str, str, str], ...] = (
@@ -44,6 +49,8 @@ GPU_PATTERNS: tuple[tuple[str, str, str], ...] = (
 )
 PRECISIONS = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
               "fp8": "fp8"}
+# "512 per expert; 32 experts, top-8" (Granite 3.0 MoE rows): expert FFN width, experts, top-k.
+EXPERT_SHAPE = re.compile(r"(\d+)\s*per expert;\s*(\d+)\s*experts,\s*top-(\d+)")
 NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)(?:\s*([kKMB])\b)?")
 SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
 
@@ -133,6 +140,9 @@ def whole_run_row(row: Mapping[str, Any]) -> dict[str, Any]:
         notes.append("figure is iteration time x steps: steady state, no production overhead")
     precision = PRECISIONS.get(_text(row.get("precision")).split(" ", 1)[0].lower(), "")
     is_moe = not math.isnan(active) and not math.isnan(total) and active < total
+    expert = EXPERT_SHAPE.search(_text(row.get("ffn_hidden_size"))) if is_moe else None
+    expert_ffn, n_experts, top_k = ((float(g) for g in expert.groups()) if expert
+                                    else (math.nan, math.nan, math.nan))
     return {
         "run_id": row["run_id"], "source": f"{row['family']} (whole runs): {row['source_title']}",
         "source_url": row.get("source_url"), "workload_kind": "llm_moe" if is_moe else "llm",
@@ -141,6 +151,7 @@ def whole_run_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "hidden_size": _first_number(row.get("hidden_size")),
         "n_heads": _first_number(row.get("n_heads")),
         "ffn_hidden_size": _first_number(row.get("ffn_hidden_size")) if not is_moe else math.nan,
+        "expert_ffn_hidden_size": expert_ffn, "n_experts": n_experts, "moe_top_k": top_k,
         "vocab_size": _first_number(row.get("vocab_size")), "seq_len": seq,
         "global_batch": batch, "tokens_or_samples_total": _first_number(row.get("tokens_total")),
         "gpu": gpu or _text(row.get("gpu")), "gpu_count": count,

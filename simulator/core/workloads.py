@@ -15,6 +15,12 @@ WORKLOAD_KINDS: tuple[str, ...] = ("llm", "llm_moe", "llm_lora", "bert", "resnet
 TRANSFORMER_KINDS: frozenset[str] = frozenset({"llm", "llm_moe", "llm_lora", "bert"})
 # Korthikanti et al. 2022: bytes of 16-bit activations per token per layer are 34·h (+5·a·s).
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 34.0
+# Token permutation of a mixture of experts (Megatron-Core / MegaBlocks style): each of a
+# token's top-k copies is gathered into expert order and scattered back, a 16-bit read and
+# write of the hidden vector each way: 2 passes × 2 bytes = 4 bytes per hidden value per copy.
+MOE_PERMUTE_BYTES_PER_COPY = 4.0
+# The expert FFNs never hold all of an MoE's matmul FLOPs (attention projections, LM head).
+MAX_EXPERT_GEMM_SHARE = 0.95
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,8 @@ class Workload:
     n_experts: int = 1
     token_fill: float = 1.0
     has_fused_epilogues: bool = False
+    expert_ffn_hidden_size: int = 0
+    experts_per_token: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in WORKLOAD_KINDS:
@@ -106,11 +114,37 @@ class Workload:
         return 3.0 * linear
 
     def traffic_bytes_per_sample(self) -> float:
-        """16-bit activation bytes written in a forward pass (drives the bandwidth term)."""
+        """16-bit activation bytes written in a forward pass (drives the bandwidth term).
+
+        A mixture of experts with a known shape also permutes every token to its experts and
+        back (MoE_PERMUTE_BYTES_PER_COPY per hidden value of each of its top-k copies).
+        """
         if not self.is_transformer:
             return self.activation_bytes_per_sample
         tokens = self.seq_len * self.token_fill
-        return ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * tokens * self.hidden_size * self.n_layers
+        per_hidden = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN
+        if self.has_expert_shape:
+            per_hidden += MOE_PERMUTE_BYTES_PER_COPY * self.experts_per_token
+        return per_hidden * tokens * self.hidden_size * self.n_layers
+
+    @property
+    def has_expert_shape(self) -> bool:
+        """A mixture of experts whose expert FFN width and top-k are known."""
+        return (self.kind == "llm_moe" and self.expert_ffn_hidden_size > 0
+                and 0 < self.experts_per_token <= self.n_experts)
+
+    def expert_gemm_share(self) -> float:
+        """Share of the matmul FLOPs in the expert FFNs (gated: 3 matrices of hidden × expert
+        width per active expert and layer); 0 without an expert shape."""
+        if not self.has_expert_shape:
+            return 0.0
+        expert = (3.0 * self.hidden_size * self.expert_ffn_hidden_size * self.experts_per_token
+                  * self.n_layers)
+        return min(MAX_EXPERT_GEMM_SHARE, expert / self.active_params)
+
+    def expert_token_fraction(self) -> float:
+        """Share of a micro-batch's tokens each expert multiplies (top-k / experts); 1 dense."""
+        return self.experts_per_token / self.n_experts if self.has_expert_shape else 1.0
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from planner.core.formatting import usd
 from planner.models import PlanScenario
-from planner.plans import services
+from planner.plans import selectors, services
 from planner.runs import Attempt
 from pricing.models import Accelerator, Price
 
@@ -79,7 +79,7 @@ def test_a_rerun_with_changed_prices_shows_its_new_totals_at_once(
     Price.objects.filter(is_current=True).update(usd_per_hour=F("usd_per_hour") * 2)
     PlanScenario.objects.filter(pk=plan.pk).update(status="queued")  # e.g. from the admin
     _run(plan.id, "second")
-    total = services.scenario_result(plan.id)["options"][0]["total_usd"]
+    total = selectors.scenario_result(plan.id)["options"][0]["total_usd"]
     after = _card_total(_page(client_ana, plan))
     assert after != before and after == usd(total)
 

@@ -65,9 +65,11 @@ def test_shipped_reference_runs_parse_without_errors() -> None:
     parsed = runs_services.measured_runs_parse(RUNS_CSV.read_bytes())
     assert parsed.errors == []
     assert len(parsed.rows) == 79
-    # the reference columns, less the two that only whole_runs.csv's rows carry
+    # the reference columns, less those only whole_runs.csv's rows carry
+    from simulator.core.whole_runs import WHOLE_RUN_ONLY_COLUMNS
+
     reference = runs_services.reference_runs_frame().columns
-    assert list(parsed.rows[0]) == [c for c in reference if not c.startswith("whole_run_")]
+    assert list(parsed.rows[0]) == [c for c in reference if c not in WHOLE_RUN_ONLY_COLUMNS]
 
 
 def test_upload_stores_runs_and_shows_predictions(user: User, client_ana: Client) -> None:

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from simulator.core.domain import (
+    BATCH_DEFAULT_BAND_SCALE,
+    BATCH_DEFAULT_NOTE,
     STATUS_BAND_SCALE,
     CalibrationDomain,
     DomainPoint,
@@ -77,3 +79,20 @@ def test_runs_of_another_model_group_do_not_calibrate():
     cnn = DomainPoint("B200 HGX-180GB", "Blackwell", "bf16", 8, 1, "vision")
     assert assess(vision_only, llm).status == "uncalibrated"
     assert assess(vision_only, cnn).status == "extrapolated"  # generic efficiency class
+
+
+@pytest.mark.parametrize(("name", "arch", "precision"), [
+    ("H100 SXM5-80GB", "Hopper", "bf16"), ("B200 HGX-180GB", "Blackwell", "bf16")])
+def test_a_default_batch_widens_the_band_and_says_so(name, arch, precision):
+    given = assess(DOMAIN, DomainPoint(name, arch, precision, 256, 4096))
+    guessed = assess(DOMAIN, DomainPoint(name, arch, precision, 256, 4096, "llm", True))
+    assert guessed.status == given.status
+    assert guessed.band_scale == pytest.approx(given.band_scale * BATCH_DEFAULT_BAND_SCALE)
+    assert BATCH_DEFAULT_NOTE in guessed.envelope_note
+    assert BATCH_DEFAULT_NOTE not in given.envelope_note
+    counts = np.array([8.0, 256.0, 65536.0])
+    status, scale = assess_gpu_counts(DOMAIN, name, arch, precision, counts, 4096, "llm", True)
+    single = [assess(DOMAIN, DomainPoint(name, arch, precision, n, 4096, "llm", True))
+              for n in counts]
+    assert list(status) == [a.status for a in single]
+    assert scale == pytest.approx([a.band_scale for a in single])

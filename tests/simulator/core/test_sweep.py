@@ -122,3 +122,19 @@ def test_a_deep_pipeline_is_planned_interleaved_and_says_so(gpu_specs, calibrati
     plain = sweep(PRESETS["llama2-70b"], GOAL, _instances().head(1), [16], calibration,
                   gpu_specs, layouts=deep[deep["virtual_stages"] == 1]).configurations.iloc[0]
     assert row.step_seconds < plain.step_seconds
+
+
+def test_a_plan_without_a_batch_says_so_and_gets_a_wider_band(gpu_specs, calibration):
+    from simulator.core.domain import BATCH_DEFAULT_BAND_SCALE, BATCH_DEFAULT_NOTE
+
+    given = sweep(PRESETS["llama2-70b"], GOAL, _instances().head(1), [8], calibration,
+                  gpu_specs).configurations.iloc[0]
+    guessed = sweep(PRESETS["llama2-70b"], TrainingGoal(tokens=2e12), _instances().head(1),
+                    [8], calibration, gpu_specs).configurations.iloc[0]
+    assert BATCH_DEFAULT_NOTE in guessed["envelope_note"]
+    assert BATCH_DEFAULT_NOTE not in given["envelope_note"]
+
+    def spread(row: pd.Series) -> float:
+        return float(row["time_to_train_p90_hours"] / row["time_to_train_p10_hours"])
+
+    assert spread(guessed) == pytest.approx(spread(given) ** BATCH_DEFAULT_BAND_SCALE, rel=1e-6)

@@ -105,3 +105,23 @@ def test_only_mlperf_cnn_rows_get_fused_epilogues(all_runs):
              for _, row in kinds.iterrows()}
     assert fused["MLPERF-v2.0-NVIDIA-dgxa100_ngc22.04_mxnet-resnet"]
     assert not fused["DLE-RN50-A10080-1gpu-AMP"] and not fused["LAMBDA-RN50-A100SXM80-1gpu-AMP"]
+
+
+def test_fp8_throughput_is_banded_by_its_own_class(all_runs, gpu_specs, calibration):
+    """fp8 recipes vary in ways no column records: fp8 throughput rows take the fp8 class's
+    out-of-family quantiles, bf16 rows the decoder class's."""
+    from dataclasses import replace
+
+    from simulator.core.calibration import band_class
+
+    assert band_class("llm", "tokens_per_sec_per_gpu", "fp8") == "fp8"
+    assert band_class("llm", "tokens_per_sec_per_gpu", "bf16") == "llm"
+    assert band_class("llm", "gpu_hours", "fp8") == "whole_run"
+    ids = ["TTITAN-2412-8B-8gpu-fsdp-compile", "TTITAN-2412-8B-8gpu-fsdp-compile-float8"]
+    rows = all_runs[all_runs["run_id"].isin(ids)]
+    narrow_llm = replace(calibration, band_log_p10=-0.01, band_log_p90=0.01,
+                         band_fp8_log_p10=-0.5, band_fp8_log_p90=0.5)
+    frame = validate(rows, gpu_specs, narrow_llm).set_index("run_id")
+    spread = np.log(frame["predicted_p90"] / frame["predicted_p10"]) / frame["band_scale"]
+    assert spread[ids[0]] == pytest.approx(0.02)
+    assert spread[ids[1]] == pytest.approx(1.0)

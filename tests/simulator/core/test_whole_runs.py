@@ -109,3 +109,30 @@ def test_defaults_at_unknown_sequence_and_batch_are_said(gpu_specs):
     note = prepare_runs(phi, gpu_specs, Calibration()).info["note"].iloc[0]
     assert "seq_len assumed 4096" in note
     assert "global batch assumed 1,024 sequences (4,194,304 tokens" in note
+
+
+def test_fine_grained_experts_run_slower_than_their_dense_twin(gpu_specs):
+    """Granite 3.0 1B-A400M: 32 experts of FFN 512, top-8. Its expert GEMMs multiply a quarter
+    of the tokens at N = 512 and every token is permuted to 8 experts and back, so the same
+    active FLOPs take longer than in a dense model of that shape."""
+    runs = load_reference_runs(str(WHOLE_RUNS_CSV))
+    moe = runs[runs["run_id"] == "granite3.0-1b-a400m"]
+    assert moe[["expert_ffn_hidden_size", "n_experts", "moe_top_k"]].iloc[0].tolist() == [
+        512, 32, 8]
+    dense = moe.assign(expert_ffn_hidden_size=math.nan)
+    cal = Calibration()
+    with_experts = validate(moe, gpu_specs, cal)
+    without = validate(dense, gpu_specs, cal)
+    assert "32 experts of FFN 512, top-8" in with_experts["note"].iloc[0]
+    # gpu_hours: the expert shape costs at least 10 % more GPU time for the same FLOPs.
+    assert with_experts["predicted"].iloc[0] > 1.1 * without["predicted"].iloc[0]
+
+
+def test_a_run_read_at_the_default_batch_says_so_in_its_envelope_note(gpu_specs):
+    from simulator.core.domain import BATCH_DEFAULT_NOTE
+
+    runs = load_reference_runs(str(WHOLE_RUNS_CSV))
+    rows = validate(runs[runs["run_id"].isin(["phi-3-mini", "stablelm-3b-4e1t"])], gpu_specs,
+                    Calibration()).set_index("run_id")
+    assert BATCH_DEFAULT_NOTE in rows.loc["phi-3-mini", "envelope_note"]
+    assert BATCH_DEFAULT_NOTE not in rows.loc["stablelm-3b-4e1t", "envelope_note"]

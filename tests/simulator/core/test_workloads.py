@@ -92,3 +92,15 @@ def test_unpadded_attention_scales_with_fill_squared():
     unpadded = replace(padded, token_fill=0.5)
     assert unpadded.attention_forward_flops_per_sample() == pytest.approx(
         padded.attention_forward_flops_per_sample() / 4)
+
+
+def test_an_moe_with_its_expert_shape_permutes_tokens_and_names_its_expert_share():
+    base = dense_llm("granite-moe", n_layers=24, hidden_size=1024, n_heads=16, seq_len=4096,
+                     vocab_size=49155, params=0.4e9)
+    plain = moe_llm(base, total_params=1.3e9, n_experts=32)
+    shaped = replace(plain, expert_ffn_hidden_size=512, experts_per_token=8)
+    assert plain.expert_gemm_share() == 0.0 and plain.expert_token_fraction() == 1.0
+    assert shaped.expert_token_fraction() == pytest.approx(8 / 32)
+    assert shaped.expert_gemm_share() == pytest.approx(3 * 1024 * 512 * 8 * 24 / 0.4e9)
+    assert shaped.traffic_bytes_per_sample() > plain.traffic_bytes_per_sample()
+    assert shaped.model_flops_per_sample() == plain.model_flops_per_sample()
