@@ -143,10 +143,14 @@ def chart_finding(figure: dict[str, Any]) -> str:
 def chart_data(figure: dict[str, Any]) -> ChartData:
     """The figure's points as table rows: series, x and y (with the axis titles as headers)."""
     layout = figure.get("layout") or {}
-    header = ("Series", _axis_title(layout, "xaxis") or "x", _axis_title(layout, "yaxis") or "y")
+    traces = figure.get("data") or []
+    # Series on a second y axis have another unit: each series' name says it.
+    two_axes = any(trace.get("yaxis", "y") != "y" for trace in traces)
+    y_title = "Value (unit in the series name)" if two_axes else _axis_title(layout, "yaxis")
+    header = ("Series", _axis_title(layout, "xaxis") or "x", y_title or "y")
     rows: list[tuple[str, ...]] = []
     n_points = 0
-    for i, trace in enumerate(figure.get("data") or []):
+    for i, trace in enumerate(traces):
         name = _text(trace.get("name")) or f"Series {i + 1}"
         xs, ys = _axis_values(trace, "x"), _axis_values(trace, "y")
         for x, y in zip(xs, ys, strict=False):

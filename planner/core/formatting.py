@@ -236,6 +236,38 @@ def log_ticks(values: Sequence[float]) -> LogTicks:
     return LogTicks(ticks, [compact(t) for t in ticks])
 
 
+def round_ticks(high: float, target: int = 5) -> list[float]:
+    """Round ticks from 0 to just above `high` (steps of 1, 2, 2.5 or 5 × 10^n, about
+    `target` of them): 0, 20, 40, 60, never 39.9 / 79.8."""
+    if _missing(high) or not math.isfinite(high) or high <= 0:
+        return [0.0, 1.0]
+    raw = high / target
+    base = 10.0 ** math.floor(math.log10(raw))
+    step = next(base * m for m in (1.0, 2.0, 2.5, 5.0, 10.0) if base * m >= raw)
+    n = math.ceil(high / step - 1e-9)
+    return [float(f"{i * step:.12g}") for i in range(n + 1)]
+
+
+@dataclass(frozen=True)
+class TimeScale:
+    """A time axis in the unit its largest value reads in (formatting.duration's rule):
+    `unit` 'hours' or 'days', `hours_per_unit` to divide by, round tick values and texts."""
+
+    unit: str
+    hours_per_unit: float
+    values: list[float]
+    texts: list[str]
+
+
+def time_scale(hours: Sequence[float | None]) -> TimeScale:
+    """Round ticks in hours below two days, in days from there (as durations read)."""
+    known = [float(h) for h in hours if not _missing(h) and math.isfinite(float(h))]  # type: ignore[arg-type]
+    high = max(known, default=0.0)
+    unit, per = ("days", HOURS_PER_DAY) if high >= DAYS_FROM_HOURS else ("hours", 1.0)
+    ticks = round_ticks(high / per)
+    return TimeScale(unit, per, ticks, [number(t, 2) for t in ticks])
+
+
 # Plotly's Dark24 qualitative palette with its three near-duplicate magentas and pinks swapped
 # for cyan, olive yellow and grey: 24 colours distinct on a white background, so charts with
 # up to 24 lines (the throughput chart has about 18) repeat none.
@@ -244,6 +276,25 @@ PALETTE: tuple[str, ...] = (
     "#EB663B", "#511CFB", "#00A08B", "#17BECF", "#BCBD22", "#B2828D", "#6C7C32", "#778AAE",
     "#862A16", "#A777F1", "#620042", "#1616A7", "#7F7F7F", "#6C4516", "#0D2A63", "#AF0038",
 )
+
+
+# Marker shapes beside the colours: with 5 shapes and 24 colours (coprime) the first 120
+# series each get their own pair, and lines stay apart in grey print too.
+MARKER_SYMBOLS: tuple[str, ...] = ("circle", "square", "diamond", "triangle-up", "x")
+
+
+def series_style(index: int) -> tuple[str, str]:
+    """The colour and marker shape of a chart's `index`-th series (no two alike)."""
+    return PALETTE[index % len(PALETTE)], MARKER_SYMBOLS[index % len(MARKER_SYMBOLS)]
+
+
+def log_range(values: Sequence[float], pad: float = 0.06) -> list[float]:
+    """A Plotly log axis range (log10 units) that holds every positive value with `pad`
+    decades to spare on each side, so no marker sits on or past the plot's edge."""
+    positive = [float(v) for v in values if not _missing(v) and float(v) > 0]
+    if not positive:
+        return [0.0, 1.0]
+    return [math.log10(min(positive)) - pad, math.log10(max(positive)) + pad]
 
 
 def log_axis(values: Sequence[float], title: str) -> dict[str, object]:

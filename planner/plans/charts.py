@@ -9,7 +9,18 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from planner.core.formatting import PALETTE, count, duration, label, layout_label, log_axis, usd
+from planner.core.formatting import (
+    PALETTE,
+    count,
+    duration,
+    label,
+    layout_label,
+    log_axis,
+    log_range,
+    rate,
+    series_style,
+    usd,
+)
 from planner.core.purchase_options import PURCHASE_OPTION_COLOURS
 from planner.plans.core.ranking import collapse_regions, pareto_mask
 
@@ -20,13 +31,9 @@ SVG_POINT_LIMIT = 5000
 
 
 def _style(figure: go.Figure, title: str, **layout: Any) -> go.Figure:
-    figure.update_layout(
-        title=title,
-        height=420,
-        margin={"l": 70, "r": 20, "t": 50, "b": 60},
-        colorway=list(PALETTE),
-        **layout,
-    )
+    figure.update_layout(title=title, **{
+        "height": 420, "margin": {"l": 70, "r": 20, "t": 50, "b": 60},
+        "colorway": list(PALETTE), **layout})
     return figure
 
 
@@ -135,22 +142,46 @@ def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
 
 
 def scaling_figure(points: list[dict[str, Any]]) -> go.Figure:
-    """Best throughput per GPU model against GPU count (tokens/s)."""
+    """Best throughput per GPU model against GPU count (tokens/s): one colour and marker
+    shape per model, every name in full (legend and hover), nothing past the plot."""
     figure = go.Figure()
-    for gpu in sorted({p["gpu"] for p in points}):
+    gpus = sorted({p["gpu"] for p in points})
+    for i, gpu in enumerate(gpus):
         series = sorted((p["gpus"], p["tokens_per_second"]) for p in points if p["gpu"] == gpu)
+        colour, symbol = series_style(i)
         figure.add_trace(
             go.Scatter(
-                x=[s[0] for s in series], y=[s[1] for s in series], mode="lines+markers", name=gpu,
-                hovertemplate="%{x:,.0f} GPUs: %{y:,.0f} tokens/s<extra>" + gpu + "</extra>",
+                x=[s[0] for s in series], y=[s[1] for s in series], mode="lines+markers",
+                name=gpu, line={"color": colour, "width": 1.5},
+                marker={"color": colour, "symbol": symbol, "size": 7},
+                cliponaxis=True,
+                # The name in the body: Plotly cuts a trace name in the side box at 15 chars.
+                hovertemplate="<b>" + gpu + "</b><br>%{x:,.0f} GPUs: %{y:,.0f} tokens/s"
+                              "<extra></extra>",
             )
         )
+    counts = [p["gpus"] for p in points]
+    rates = [p["tokens_per_second"] for p in points]
     return _style(
         figure,
         "Throughput vs GPU count, per GPU model",
-        xaxis=log_axis([p["gpus"] for p in points], "GPUs (count)"),
-        yaxis=log_axis([p["tokens_per_second"] for p in points], "Throughput (tokens/s)"),
+        xaxis={**log_axis(counts, "GPUs (count)"), "range": log_range(counts)},
+        yaxis={**log_axis(rates, "Throughput (tokens/s)"), "range": log_range(rates)},
+        # Tall enough for the whole legend beside the plot (it scrolled, hiding names).
+        height=max(420, 110 + 21 * len(gpus)),
+        legend={"title": {"text": "GPU model", "side": "top"}},
+        meta={"finding": _scaling_finding(points)},
     )
+
+
+def _scaling_finding(points: list[dict[str, Any]]) -> str:
+    if not points:
+        return "No GPU model fits this workload."
+    best = max(points, key=lambda p: p["tokens_per_second"])
+    models = len({p["gpu"] for p in points})
+    return (f"Highest throughput {rate(best['tokens_per_second'], 'tokens/s')} on "
+            f"{count(best['gpus'])} × {best['gpu']}, over {count(models)} GPU models and "
+            f"{count(len(points))} configurations.")
 
 
 def memory_figure(memory: dict[str, Any], label: str) -> go.Figure:

@@ -67,10 +67,12 @@ class SharedChromium:
     def _launch(self) -> Browser:
         return self._playwright.chromium.launch(executable_path=self._path, args=CHROMIUM_ARGS)
 
-    def new_context(self, width: int, height: int) -> BrowserContext:
+    def new_context(self, width: int, height: int, *, has_javascript: bool = True
+                    ) -> BrowserContext:
         if not self._browser.is_connected():
             self._browser = self._launch()
-        return self._browser.new_context(viewport={"width": width, "height": height})
+        return self._browser.new_context(viewport={"width": width, "height": height},
+                                         java_script_enabled=has_javascript)
 
     def close(self) -> None:
         if self._browser.is_connected():

@@ -14,7 +14,13 @@ from planner.capacity.models import CapacityRun
 from planner.capacity.tasks import run_capacity_task
 from planner.purchase_mix import services as mix_services
 from planner.purchase_mix.tasks import analyze_run_task
-from tests.browser.journeys import screenshot, sign_in, sized_page  # noqa: F401
+from tests.browser.journeys import (  # noqa: F401
+    chart_problems,
+    is_round_scale,
+    screenshot,
+    sign_in,
+    sized_page,
+)
 from tests.planner.capacity.conftest import PHILLY_OPTIONS
 from tests.planner.conftest import PHILLY, file_upload
 
@@ -70,7 +76,12 @@ def test_sweep_and_see_the_frontier(sized_page: Page, live_server: Any,  # noqa:
     traces = page.evaluate(
         "document.querySelector('[data-figure=\"capacity-frontier\"]').data.length")
     assert traces >= 2 * 5 + 3  # 2 queues x 5 policy curves, 2 references, the star
+    # Legends under or beside their plots, round ticks on both queue axes, nothing past an edge.
+    assert not chart_problems(page), chart_problems(page)
+    queue_ticks = page.locator('[data-figure="capacity-queue"] .y2tick text').all_text_contents()
+    assert is_round_scale(queue_ticks), queue_ticks
     screenshot(page, "capacity")
+    page.locator('[data-figure="capacity-frontier"]').scroll_into_view_if_needed()
     screenshot(page, "capacity-frontier", is_full_page=False)
     assert not errors, errors
     host = urlparse(live_server.url).netloc

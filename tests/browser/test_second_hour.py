@@ -5,7 +5,6 @@ var/screenshots/.
 """
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,12 +14,11 @@ from playwright.sync_api import Page
 from planner.plans.example import EXAMPLE_NAME
 from planner.plans.models import PlanScenario
 from tests.browser.conftest import screenshot
+from tests.browser.journeys import axe_findings
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE, LAPTOP = 390, 1366
-AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1.min.js"
-BLOCKING = ("critical", "serious")
 # The main pages, signed in (the plan page is the user's copy of the worked example).
 MAIN_PAGES = {
     "home": "/", "catalog": "/gpus/", "compare": "/compare/?gpu=h100-sxm5-80gb&gpu=a100-sxm4-80gb",
@@ -48,19 +46,6 @@ def _sign_in(page: Page, base: str) -> None:
 def _inside_viewport(page: Page, name: str) -> None:
     scroll_width, inner_width = page.evaluate(PAGE_WIDTH_JS)
     assert scroll_width <= inner_width, f"{name} is {scroll_width} px wide in {inner_width} px"
-
-
-def _axe(page: Page) -> list[dict[str, Any]]:
-    """axe-core's critical and serious violations on the page as shown (WCAG 2.x A/AA and
-    best practices)."""
-    if not page.evaluate("typeof axe !== 'undefined'"):
-        page.evaluate(AXE.read_text(encoding="utf-8"))
-    result = page.evaluate(
-        "async () => (await axe.run(document, {runOnly: {type: 'tag', values: "
-        "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})).violations"
-        ".map(v => ({id: v.id, impact: v.impact, help: v.help, "
-        "nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))")
-    return [v for v in result if v["impact"] in BLOCKING]
 
 
 @pytest.mark.parametrize("width", [PHONE, LAPTOP])
@@ -139,9 +124,9 @@ def test_axe_finds_nothing_critical_or_serious_on_the_main_pages(
 ) -> None:
     page, base = page_factory(width), live_server.url
     page.goto(f"{base}/plans/example")  # anonymous: the read-only example and the sign-up page
-    found = {"example-anonymous": _axe(page)}
+    found = {"example-anonymous": axe_findings(page)}
     page.goto(f"{base}/accounts/signup/")
-    found["signup"] = _axe(page)
+    found["signup"] = axe_findings(page)
     _sign_in(page, base)
     page.goto(f"{base}/plans/example")
     page.wait_for_url(re.compile(r"/plans/\d+$"))
@@ -149,7 +134,7 @@ def test_axe_finds_nothing_critical_or_serious_on_the_main_pages(
     for name, path in pages.items():
         page.goto(f"{base}{path}")
         page.wait_for_load_state("load")
-        found[name] = _axe(page)
+        found[name] = axe_findings(page)
         _inside_viewport(page, name)
     problems = [f"{name}: {v['impact']} {v['id']} ({v['help']}) at {v['nodes']}"
                 for name, violations in found.items() for v in violations]

@@ -1,12 +1,16 @@
 """The report as HTML: a print document for WeasyPrint (SVG charts) or one self-contained
 interactive file (Plotly inlined from the pinned package). Both from one template."""
 
+from pathlib import Path
 from typing import Any
 
+from django.contrib.staticfiles import finders
+from django.core.exceptions import ImproperlyConfigured
 from django.template.loader import render_to_string
 from django.utils.html import json_script
 from django.utils.safestring import SafeString, mark_safe
 
+from planner.core.formatting import series_style
 from planner.reports.core.model import Chart, Report
 from planner.reports.core.svg import chart_svg
 from planner.reports.core.text import figure_text, printed_columns, printed_rows
@@ -20,13 +24,19 @@ def plotly_figure(chart: Chart) -> dict[str, Any]:
     """A Plotly figure (plain JSON) of a report chart: same data, same axis titles."""
     mode = {"scatter": "markers", "line": "lines+markers"}.get(chart.kind)
     data = []
-    for series in chart.series:
+    # A colour (and a marker shape) of its own per series: Plotly's ten colours repeated
+    # on the throughput chart's sixteen GPU models.
+    for index, series in enumerate(chart.series):
+        colour, symbol = series_style(index)
         if chart.kind == "bar":
             x: list[Any] = [chart.categories[int(i)] for i in series.x]
-            data.append({"type": "bar", "name": series.name, "x": x, "y": list(series.y)})
+            data.append({"type": "bar", "name": series.name, "x": x, "y": list(series.y),
+                         "marker": {"color": colour}})
         else:
             data.append({"type": "scatter", "mode": mode, "name": series.name,
-                         "x": list(series.x), "y": list(series.y)})
+                         "x": list(series.x), "y": list(series.y),
+                         "marker": {"color": colour, "symbol": symbol},
+                         "line": {"color": colour}})
     layout = {
         "title": {"text": chart.title},
         "xaxis": {"title": {"text": chart.x_title}, "type": "category" if chart.kind == "bar"
@@ -73,6 +83,8 @@ def report_html(report: Report, *, is_interactive: bool) -> str:
         "printed_rows": PRINTED_ROWS,
         # The vendored plotly.min.js of the pinned package, not user input.
         "plotly_js": mark_safe(_plotly_js()) if is_interactive else "",  # noqa: S308  # nosec B308 B703
+        # static/js/figures.js of this code base, not user input.
+        "figures_js": mark_safe(_figures_js()) if is_interactive else "",  # noqa: S308  # nosec B308 B703
     }
     return render_to_string(TEMPLATE, context)
 
@@ -84,3 +96,11 @@ def _plotly_js() -> str:
     return str(get_plotlyjs()).replace("</script", "<\\/script")
 
 
+
+
+def _figures_js() -> str:
+    # The script that draws the pages' charts, inlined so the file still opens offline.
+    path = finders.find("js/figures.js")
+    if not path:
+        raise ImproperlyConfigured("static/js/figures.js is missing")
+    return Path(str(path)).read_text(encoding="utf-8").replace("</script", "<\\/script")

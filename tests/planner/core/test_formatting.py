@@ -140,3 +140,27 @@ def test_goodput_line_reads_as_a_cost_breakdown_line():
     assert f.goodput_line(28.04, 1377117.4) == (
         "expected failures, restarts and overhead: +28.0 % GPU-hours, $1,377,117")
     assert f.goodput_line(None, None) == f.MISSING
+
+
+@pytest.mark.parametrize(("high", "ticks"), [
+    (79.8, [0, 20, 40, 60, 80]), (39.9, [0, 10, 20, 30, 40]), (605.0, [0, 200, 400, 600, 800]),
+    (1.0, [0, 0.2, 0.4, 0.6, 0.8, 1.0]), (12.0, [0, 2.5, 5, 7.5, 10, 12.5]), (0.0, [0, 1]),
+])
+def test_round_ticks_start_at_zero_and_step_by_one_two_or_five(high, ticks) -> None:
+    assert f.round_ticks(high) == [float(t) for t in ticks]
+
+
+@pytest.mark.parametrize(("hours", "unit", "texts"), [
+    ([30.0, 5.0], "hours", ["0", "10", "20", "30"]),
+    ([47.0], "hours", ["0", "10", "20", "30", "40", "50"]),
+    ([48.0], "days", ["0", "0.5", "1", "1.5", "2"]),
+    ([14_130.0, None], "days", ["0", "200", "400", "600"]),
+])
+def test_time_scale_picks_hours_or_days_like_durations(hours, unit, texts) -> None:
+    scale = f.time_scale(hours)
+    assert scale.unit == unit and scale.texts == texts
+    assert scale.hours_per_unit == (24.0 if unit == "days" else 1.0)
+
+
+def test_series_styles_never_repeat_within_a_hundred_and_twenty() -> None:
+    assert len({f.series_style(i) for i in range(120)}) == 120

@@ -80,3 +80,24 @@ def test_pareto_draws_each_offer_once_in_its_cheapest_region_as_svg() -> None:
     assert markers.text[0].endswith("also in us-west-2, eu-west-1, eu-central-1, ap-south-1,"
                                      "<br>sa-east-1")
     assert "also in" not in markers.text[1]
+
+
+def test_throughput_series_differ_in_colour_and_shape_and_stay_inside_the_plot() -> None:
+    names = ["Instinct MI300X OAM-192GB", "GeForce RTX 4090 PCIe-24GB"] + [
+        f"GPU {i}" for i in range(28)]
+    points = [{"gpu": name, "gpus": float(n), "tokens_per_second": 900.0 * n * (i + 1)}
+              for i, name in enumerate(names) for n in (1, 8, 2048)]
+    figure = charts.scaling_figure(points)
+    styles = [(t.marker.color, t.marker.symbol) for t in figure.data]
+    assert len(set(styles)) == 30  # 30 series: more than the 24 colours, still no two alike
+    assert len({t.marker.color for t in figure.data[:24]}) == 24
+    mi300x = next(t for t in figure.data if t.name == names[0])
+    assert "<b>Instinct MI300X OAM-192GB</b>" in mi300x.hovertemplate  # never cut at 15
+    assert mi300x.hovertemplate.endswith("<extra></extra>")
+    x_low, x_high = figure.layout.xaxis.range
+    y_low, y_high = figure.layout.yaxis.range
+    assert x_low < 0 < 3.3113 < x_high  # log10(1) and log10(2048), with room
+    assert y_low < 2.9542 and y_high > 7.7436  # log10(900) and log10(900 * 2048 * 30)
+    assert figure.layout.height >= 110 + 21 * 30  # the whole legend, no scrolling
+    assert "Highest throughput 55.3 M tokens/s on 2,048 × GPU 27" in figure.layout.meta[
+        "finding"]
