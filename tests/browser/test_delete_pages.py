@@ -3,10 +3,12 @@ goes, its Delete button removes the plan and the list confirms it; no axe critic
 finding on the confirmation page. Screenshot: var/screenshots/plan-delete-confirm-390px.png.
 """
 
+
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 
 from planner.plans.models import PlanScenario
 from planner.plans.scenario import scenario_from_input
@@ -20,7 +22,7 @@ def test_a_plan_is_deleted_from_its_page_after_a_confirmation(
         page_factory: Any, live_server: Any) -> None:
     ada = User.objects.create_user("ada", password="pw-ada-123")
     scenario = scenario_from_input({"workload": "llama2-7b", "tokens": 1e11,
-                                    "providers": ["aws"]}, today=__import__("datetime").date.today())
+                                    "providers": ["aws"]}, today=timezone.now().date())
     plan = PlanScenario.objects.create(owner=ada, name="old experiment", inputs=scenario.data,
                                        status="failed", error="stopped")
     page, base = page_factory(PHONE), live_server.url
