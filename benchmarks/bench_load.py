@@ -36,7 +36,7 @@ USERS = int(os.environ.get("BENCH_USERS", "50"))
 DURATION_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "25"))
 SPAWN_PER_SECOND = 25
 GUNICORN = ["--workers", "3", "--threads", "4"]
-WARMUP_ROUNDS = 6  # GETs of every page first (one per gunicorn worker) to fill the caches
+WARMUP_ROUNDS = 12  # GETs of every page first (one per gunicorn worker) to fill the caches
 BENCH_USER, BENCH_PASSWORD = "bench-load-user", "bench-load-password-123"
 
 

@@ -8,17 +8,29 @@ import json
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import F, QuerySet
 
 from planner.plans.models import PlanScenario
 
 
-def scenario_list(*, owner_id: int, limit: int = 100) -> QuerySet[PlanScenario]:
+def scenario_list(*, owner_id: int, limit: int = 100) -> list[PlanScenario]:
     """The owner's plans, newest first, each with `pick` (its first card's cost, time and miss
-    chance) and `n_feasible` read from the result; the result itself stays unloaded (it can
-    be megabytes)."""
-    return (PlanScenario.objects.filter(owner_id=owner_id).defer("result")
-            .annotate(pick=F("result__pick"), n_feasible=F("result__n_feasible"))[:limit])
+    chance) and `n_feasible` from its result. The result itself stays unloaded (it can be
+    megabytes), and the two are read from it once per plan version (kept in the cache): the
+    database parses the whole result to reach them."""
+    plans = list(PlanScenario.objects.filter(owner_id=owner_id).defer("result")[:limit])
+    keys = {plan.pk: (f"plan-list-outcome:{plan.pk}:{plan.status}:{plan.attempts}:"
+                      f"{plan.finished_at and plan.finished_at.timestamp()}") for plan in plans}
+    found = cache.get_many(list(keys.values()))
+    missing = [pk for pk, key in keys.items() if key not in found]
+    if missing:
+        read = {pk: (pick, n_feasible) for pk, pick, n_feasible in PlanScenario.objects.filter(
+            pk__in=missing).values_list("pk", "result__pick", "result__n_feasible")}
+        fresh = {keys[pk]: outcome for pk, outcome in read.items()}
+        cache.set_many(fresh, 3600)
+        found.update(fresh)
+    for plan in plans:
+        plan.pick, plan.n_feasible = found.get(keys[plan.pk], (None, None))
+    return plans
 
 
 def scenario_page_version(scenario: PlanScenario) -> str:

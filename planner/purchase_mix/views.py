@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
@@ -96,9 +97,16 @@ def history_upload(request: HttpRequest) -> HttpResponse:
 
 def _history_upload(request: HttpRequest, staged: StagedUpload | None,
                     staged_file: IO[bytes] | None) -> HttpResponse:
+    max_mb = settings.UPLOAD_MAX_BYTES // 1024**2
+    if request.method != "POST" and staged is None:
+        # A blank form: its fields (provider and region choices from the current prices) are
+        # rendered once per catalog version, and the form is built only to render them.
+        return render(request, "planner/purchase_mix/upload.html", {
+            "form": SimpleLazyObject(lambda: UploadForm()), "max_mb": max_mb,
+            "fields_key": f"{catalog_version()}:{max_mb}"})
     form = UploadForm(request.POST or None, request.FILES or None, staged=staged,
                       staged_file=staged_file)
-    context: dict[str, Any] = {"form": form, "max_mb": settings.UPLOAD_MAX_BYTES // 1024**2}
+    context: dict[str, Any] = {"form": form, "max_mb": max_mb}
     if request.method != "POST":
         return render(request, "planner/purchase_mix/upload.html", context)
     if form.is_valid():

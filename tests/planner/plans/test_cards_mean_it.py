@@ -58,6 +58,20 @@ def test_plan_list_shows_cost_time_miss_chance_and_feasibility(
     assert "no option meets the limits" in bad and 'c-cost">—<' in bad
 
 
+def test_plan_list_outcome_follows_a_rerun(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    # The list reads each plan's first card once per plan version (the result is megabytes):
+    # a re-run with another outcome shows at once.
+    plan = _stored(user, documents["feasible"], "rerun me")
+    before = fmt.usd(plan.result["pick"]["total_usd"])
+    assert before in client_ana.get("/plans/").content.decode()
+    result = {**plan.result, "pick": {**plan.result["pick"], "total_usd": 123_456.0}}
+    PlanScenario.objects.filter(pk=plan.pk).update(result=result, finished_at=timezone.now(),
+                                                   attempts=2)
+    row = client_ana.get("/plans/").content.decode().split("rerun me", 1)[1].split("</tr>")[0]
+    assert fmt.usd(123_456.0) in row and before not in row
+
+
 def test_compare_shows_the_chance_of_missing(
         client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
     a = _stored(user, documents["feasible"], "a")
