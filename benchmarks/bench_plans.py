@@ -5,6 +5,7 @@ The concurrent part runs gunicorn in its own process on loopback, as a deploymen
 """
 
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -43,6 +44,12 @@ def _session_cookie(base: str) -> str:
     client = Client()
     client.login(username=BENCH_USER, password=BENCH_PASSWORD)
     return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _start_gunicorn(port: int) -> subprocess.Popen[bytes]:
@@ -86,7 +93,7 @@ def _load(url: str, cookie: str) -> list[float]:
 
 
 def _concurrent_page(plan: PlanScenario) -> str:
-    port = 8765
+    port = _free_port()  # not a fixed one: `make run` or another server may hold it
     server = _start_gunicorn(port)
     try:
         base = f"http://127.0.0.1:{port}"
