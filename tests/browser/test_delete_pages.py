@@ -13,7 +13,8 @@ from django.utils import timezone
 from planner.plans.models import PlanScenario
 from planner.plans.scenario import scenario_from_input
 from tests.browser.conftest import screenshot
-from tests.browser.test_second_hour import BLOCKING, PHONE, _axe, _inside_viewport, _sign_in
+from tests.browser.journeys import axe_findings
+from tests.browser.test_second_hour import PHONE, _inside_viewport, _sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +34,7 @@ def test_a_plan_is_deleted_from_its_page_after_a_confirmation(
     assert page.url.endswith(f"/plans/{plan.id}/delete")
     assert "old experiment" in page.inner_text("h1")
     _inside_viewport(page, "delete confirmation")
-    assert not [v for v in _axe(page) if v["impact"] in BLOCKING]
+    assert not axe_findings(page)
     screenshot(page, "plan-delete-confirm-390px")
     page.click("#delete-form button[type=submit]")
     page.wait_for_load_state()
