@@ -1,7 +1,9 @@
 """Load test: 50 concurrent users on the catalog, pricing, plan result and history pages and
 the plan API, against gunicorn (3 workers x 4 threads) on loopback, driven by locust headless
-for 25 s (about a minute in all with the set-up). Prints requests/s, p50/p95/p99 and the
-error count per page and overall, with each error's kind and any worker gunicorn restarted.
+for 25 s (about a minute in all with the set-up), the users starting 10 a second (each fires
+its first two requests at once as it starts; `BENCH_SPAWN_PER_SECOND` changes it). Prints
+requests/s, p50/p95/p99 and the error count per page and overall, with each error's kind and
+any worker gunicorn restarted.
 
 It uses the database the settings name (SQLite in var/ or DATABASE_URL). A bench account, one
 stored plan and one analysed 5,000-job history are created first and deleted afterwards with
@@ -34,7 +36,7 @@ from planner.runs import Attempt
 ROOT = Path(__file__).resolve().parents[1]
 USERS = int(os.environ.get("BENCH_USERS", "50"))
 DURATION_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "25"))
-SPAWN_PER_SECOND = 25
+SPAWN_PER_SECOND = int(os.environ.get("BENCH_SPAWN_PER_SECOND", "10"))
 GUNICORN = ["--workers", "3", "--threads", "4"]
 WARMUP_ROUNDS = 12  # GETs of every page first (one per gunicorn worker) to fill the caches
 BENCH_USER, BENCH_PASSWORD = "bench-load-user", "bench-load-password-123"
@@ -170,8 +172,9 @@ def run() -> list[str]:
             finally:
                 _stop(server)
             database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-            return [f"{USERS} users for {DURATION_SECONDS} s ({seconds:.0f} s with start and "
-                    f"stop), locust on loopback, gunicorn {' '.join(GUNICORN)}, {database}",
+            return [f"{USERS} users ({SPAWN_PER_SECOND} a second at the start) for "
+                    f"{DURATION_SECONDS} s ({seconds:.0f} s with start and stop), locust on "
+                    f"loopback, gunicorn {' '.join(GUNICORN)}, {database}",
                     *_lines(Path(folder) / "load_stats.csv"),
                     *_failures(Path(folder) / "load_failures.csv"),
                     *_server_trouble(log)]
