@@ -82,11 +82,16 @@ class AccuracyReport:
                 if f["n_predicted"] and not f["beats_rule"]]
 
 
+# Raise when the page's figure or tables change shape: cached pages are keyed by it too.
+ACCURACY_PAGE_VERSION = 2
+
+
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:
-    """A token that changes with the accuracy file or the calibration beside it (the key of
-    the accuracy page's cache)."""
+    """A token that changes with the accuracy file, the calibration beside it or the page's
+    code version (the key of the accuracy page's cache)."""
     parts = [path, path.parent / "calibration.json"]
-    return ":".join(f"{p.stat().st_mtime_ns}-{p.stat().st_size}" for p in parts if p.exists())
+    files = ":".join(f"{p.stat().st_mtime_ns}-{p.stat().st_size}" for p in parts if p.exists())
+    return f"{ACCURACY_PAGE_VERSION}:{files}"
 
 
 def accuracy_report(path: Path = ACCURACY_PATH) -> AccuracyReport:
@@ -103,6 +108,17 @@ def _report(path: str, _mtime_ns: int) -> AccuracyReport:
     return AccuracyReport(rows, summarize_errors(rows))
 
 
+TICK_CHARACTERS = 40
+
+
+def _tick_label(family: str, index: int) -> str:
+    """A family's axis label: whole when short, else cut with an ellipsis and numbered, so two
+    long names that start alike stay two columns (the hover and the data table say it whole)."""
+    if len(family) <= TICK_CHARACTERS:
+        return family
+    return f"{family[:TICK_CHARACTERS - 5].rstrip()}… ({index + 1})"
+
+
 def accuracy_figure(report: AccuracyReport) -> go.Figure:
     """Predicted ÷ published per run (log axis) with its P10-P90 band, one colour per family."""
     rows = report.rows[report.rows["predicted"].notna()]
@@ -116,12 +132,13 @@ def accuracy_figure(report: AccuracyReport) -> go.Figure:
         low, high = np.minimum(low, high), np.maximum(low, high)
         extent += [float(low.min()), float(high.max())]
         figure.add_trace(go.Scatter(
-            x=[str(family)[:40]] * len(part), y=ratio, mode="markers", name=str(family)[:60],
-            marker={"color": PALETTE[i % len(PALETTE)], "size": 7},
+            x=[_tick_label(str(family), i)] * len(part), y=ratio, mode="markers",
+            name=str(family), marker={"color": PALETTE[i % len(PALETTE)], "size": 7},
             error_y={"type": "data", "symmetric": False, "array": high - ratio,
                      "arrayminus": ratio - low, "thickness": 1, "width": 0},
-            text=part["run_id"],
-            hovertemplate="%{text}<br>predicted ÷ published %{y:.2f}<extra></extra>"))
+            text=part["run_id"], customdata=[str(family)] * len(part),
+            hovertemplate="%{text}<br>%{customdata}<br>predicted ÷ published %{y:.2f}"
+                          "<extra></extra>"))
     figure.add_hline(y=1.0, line_dash="dash", line_color="#555")
     figure.update_layout(
         title="Out-of-family prediction ÷ published value, with the P10–P90 band",

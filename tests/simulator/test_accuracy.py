@@ -54,3 +54,15 @@ def test_csv_download_has_every_run_and_no_formula_cells() -> None:
     assert rows[0] == ACCURACY_COLUMNS
     assert len(rows) - 1 == len(accuracy_report().rows) == 413
     assert not any(cell.startswith(("=", "+", "@")) for row in rows[1:] for cell in row)
+
+
+def test_long_family_names_stay_apart_on_the_axis_and_whole_in_the_hover() -> None:
+    from simulator.accuracy import TICK_CHARACTERS, accuracy_figure, accuracy_report
+
+    figure = accuracy_figure(accuracy_report())
+    ticks = [trace.x[0] for trace in figure.data]
+    assert len(set(ticks)) == len(figure.data)  # one column per family
+    assert all(len(tick) <= TICK_CHARACTERS + 5 for tick in ticks)
+    long = [trace for trace in figure.data if len(trace.name) > TICK_CHARACTERS]
+    assert long and all(trace.x[0].endswith(")") and "…" in trace.x[0] for trace in long)
+    assert all(trace.customdata[0] == trace.name for trace in figure.data)
