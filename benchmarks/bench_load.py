@@ -14,7 +14,6 @@ so the figures are the web tier's; their messages are no-ops for a later worker)
 import csv
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from benchmarks.bench_plans import _stored_plan
+from benchmarks.harness import free_port
 from planner.purchase_mix import services as mix_services
 from planner.purchase_mix.core.synthetic import write_synthetic_jobs_csv
 from planner.purchase_mix.models import History
@@ -54,12 +54,6 @@ def _stored_history(user: User, folder: Path) -> History:
         raise SystemExit(f"bench history refused: {outcome.error}")
     mix_services.run_execute(run_id=outcome.run.pk, attempt=Attempt("bench"))
     return outcome.history
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _start_gunicorn(port: int, log: Path) -> subprocess.Popen[bytes]:
@@ -154,7 +148,7 @@ def _lines(stats_csv: Path) -> list[str]:
 def run() -> list[str]:
     User.objects.filter(username=BENCH_USER).delete()
     user = User.objects.create_user(BENCH_USER, password=BENCH_PASSWORD)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as folder:
         try:

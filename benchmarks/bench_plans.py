@@ -5,7 +5,6 @@ The concurrent part runs gunicorn in its own process on loopback, as a deploymen
 """
 
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from benchmarks.harness import percentile, time_calls
+from benchmarks.harness import free_port, percentile, time_calls
 from planner.models import PlanScenario
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
@@ -44,12 +43,6 @@ def _session_cookie(base: str) -> str:
     client = Client()
     client.login(username=BENCH_USER, password=BENCH_PASSWORD)
     return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _start_gunicorn(port: int) -> subprocess.Popen[bytes]:
@@ -93,7 +86,7 @@ def _load(url: str, cookie: str) -> list[float]:
 
 
 def _concurrent_page(plan: PlanScenario) -> str:
-    port = _free_port()  # not a fixed one: `make run` or another server may hold it
+    port = free_port()  # not a fixed one: `make run` or another server may hold it
     server = _start_gunicorn(port)
     try:
         base = f"http://127.0.0.1:{port}"

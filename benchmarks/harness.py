@@ -1,5 +1,6 @@
 """Timing helpers shared by the benchmark scripts: percentiles over repeated calls."""
 
+import socket
 import statistics
 import time
 from collections.abc import Callable
@@ -40,3 +41,10 @@ def time_calls(label: str, call: Callable[[], object], runs: int, warmup: int = 
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on (for a benchmark's own server)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

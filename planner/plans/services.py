@@ -217,9 +217,8 @@ def scenario_delete(*, owner_id: int, scenario_id: int) -> PlanScenario | None:
     and stores nothing); None when it is not theirs. Reports made from it stay: each is a
     dated document of its own."""
     scenario = PlanScenario.objects.filter(owner_id=owner_id, pk=scenario_id).first()
-    if scenario is None:
-        return None
-    scenario.delete()
+    if scenario is not None:
+        scenario.delete()
     return scenario
 
 

@@ -75,10 +75,8 @@ def history_delete(*, owner_id: int, history_id: int) -> History | None:
     """Delete the owner's history with its analyses and capacity sweeps (its files go once
     the deletion commits: planner.purchase_mix.signals); None when it is not theirs."""
     history = History.objects.filter(owner_id=owner_id, pk=history_id).first()
-    if history is None:
-        return None
-    with transaction.atomic():
-        history.delete()
+    if history is not None:
+        history.delete()  # one transaction with its cascades (Django's delete collector)
     return history
 
 

@@ -102,7 +102,7 @@ def _history_upload(request: HttpRequest, staged: StagedUpload | None,
         # A blank form: its fields (provider and region choices from the current prices) are
         # rendered once per catalog version, and the form is built only to render them.
         return render(request, "planner/purchase_mix/upload.html", {
-            "form": SimpleLazyObject(lambda: UploadForm()), "max_mb": max_mb,
+            "form": SimpleLazyObject(UploadForm), "max_mb": max_mb,
             "fields_key": f"{catalog_version()}:{max_mb}"})
     form = UploadForm(request.POST or None, request.FILES or None, staged=staged,
                       staged_file=staged_file)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
@@ -44,6 +45,15 @@ def chromium_path() -> str:
             pytest.fail(f"Chromium is required (REQUIRE_INTEGRATION=1) but {path} is missing")
         pytest.skip(f"no Chromium at {path} (set CHROMIUM_PATH)")
     return path
+
+
+ADA_USERNAME, ADA_PASSWORD = "ada", "pw-ada-123"
+
+
+@pytest.fixture
+def ada(live_server: Any) -> User:
+    """Ada, a user of the live server (sign her in with journeys.sign_in_as_ada)."""
+    return User.objects.create_user(ADA_USERNAME, password=ADA_PASSWORD)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.conftest import ROOT, SharedChromium
+from tests.browser.conftest import ADA_PASSWORD, ADA_USERNAME, ROOT, SharedChromium
 
 SCREENSHOTS = ROOT / "var" / "screenshots"
 WIDTHS = (390, 1366)
@@ -50,6 +50,15 @@ def screenshot(page: Page, journey: str, *, is_full_page: bool = True) -> Path:
     path = SCREENSHOTS / f"{journey}-{page.viewport_size['width']}px.png"  # type: ignore[index]
     page.screenshot(path=str(path), full_page=is_full_page)
     return path
+
+
+def sign_in_as_ada(page: Page, base_url: str) -> None:
+    """Sign in as the `ada` fixture's user from the login page (it lands where logins land)."""
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("#id_username", ADA_USERNAME)
+    page.fill("#id_password", ADA_PASSWORD)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_load_state()
 
 
 def sign_in(page: Page, base_url: str, path: str, username: str, password: str) -> None:

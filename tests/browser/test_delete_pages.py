@@ -13,21 +13,20 @@ from django.utils import timezone
 from planner.plans.models import PlanScenario
 from planner.plans.scenario import scenario_from_input
 from tests.browser.conftest import screenshot
-from tests.browser.journeys import axe_findings
-from tests.browser.test_second_hour import PHONE, _inside_viewport, _sign_in
+from tests.browser.journeys import axe_findings, sign_in_as_ada
+from tests.browser.test_second_hour import PHONE, _inside_viewport
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_plan_is_deleted_from_its_page_after_a_confirmation(
-        page_factory: Any, live_server: Any) -> None:
-    ada = User.objects.create_user("ada", password="pw-ada-123")
+        page_factory: Any, live_server: Any, ada: User) -> None:
     scenario = scenario_from_input({"workload": "llama2-7b", "tokens": 1e11,
                                     "providers": ["aws"]}, today=timezone.now().date())
     plan = PlanScenario.objects.create(owner=ada, name="old experiment", inputs=scenario.data,
                                        status="failed", error="stopped")
     page, base = page_factory(PHONE), live_server.url
-    _sign_in(page, base)
+    sign_in_as_ada(page, base)
     page.goto(f"{base}/plans/{plan.id}")
     page.click("#delete-link")
     page.wait_for_load_state()

@@ -52,11 +52,6 @@ def _assert_inside_viewport(page: Page, name: str) -> None:
     assert scroll_width <= inner_width, f"{name} is {scroll_width} px wide in {inner_width} px"
 
 
-@pytest.fixture
-def ada(live_server: Any) -> User:
-    return User.objects.create_user("ada", password="pw-ada-123")
-
-
 @pytest.mark.parametrize("width", [PHONE, LAPTOP])
 def test_front_door_starts_and_worked_example_opens_a_finished_plan(
     page_factory: Any, live_server: Any, ada: User, width: int

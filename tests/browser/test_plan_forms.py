@@ -20,11 +20,6 @@ SMALL = {"workload": "llama2-7b", "tokens": 1e11, "providers": ["aws"],
          "purchase_options": ["on_demand"]}
 
 
-@pytest.fixture
-def ada(live_server: Any) -> User:
-    return User.objects.create_user("ada", password="pw-ada-123")
-
-
 def test_a_bad_field_is_marked_with_its_message_beside_it(
     sized_page: Page, live_server: Any, ada: User
 ) -> None:

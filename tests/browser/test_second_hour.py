@@ -14,7 +14,7 @@ from playwright.sync_api import Page
 from planner.plans.example import EXAMPLE_NAME
 from planner.plans.models import PlanScenario
 from tests.browser.conftest import screenshot
-from tests.browser.journeys import axe_findings
+from tests.browser.journeys import axe_findings, sign_in_as_ada
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -28,19 +28,6 @@ MAIN_PAGES = {
     "reports": "/reports/", "tokens": "/accounts/tokens/",
 }
 PAGE_WIDTH_JS = "[document.documentElement.scrollWidth, window.innerWidth]"
-
-
-@pytest.fixture
-def ada(live_server: Any) -> User:
-    return User.objects.create_user("ada", password="pw-ada-123")
-
-
-def _sign_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada-123")
-    page.click("#login-form button[type=submit]")
-    page.wait_for_load_state()
 
 
 def _inside_viewport(page: Page, name: str) -> None:
@@ -87,7 +74,7 @@ def test_prices_sort_by_gpu_hour_and_the_column_picker_is_kept(
     page_factory: Any, live_server: Any, ada: User, width: int
 ) -> None:
     page, base = page_factory(width), live_server.url
-    _sign_in(page, base)
+    sign_in_as_ada(page, base)
     page.goto(f"{base}/prices/?provider=aws")
     cells = page.locator("#price-table td[data-usd-per-gpu-hour]")
     values = [float(v) for v in cells.evaluate_all(
@@ -127,7 +114,7 @@ def test_axe_finds_nothing_critical_or_serious_on_the_main_pages(
     found = {"example-anonymous": axe_findings(page)}
     page.goto(f"{base}/accounts/signup/")
     found["signup"] = axe_findings(page)
-    _sign_in(page, base)
+    sign_in_as_ada(page, base)
     page.goto(f"{base}/plans/example")
     page.wait_for_url(re.compile(r"/plans/\d+$"))
     pages = {**MAIN_PAGES, "plan-detail": page.url.removeprefix(base)}

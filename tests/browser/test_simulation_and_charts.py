@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from pricing.models import InstanceType
 from simulator.models import SimulationRun
 from tests.browser.conftest import SCREENSHOTS, SharedChromium, screenshot
-from tests.browser.journeys import axe_findings, chart_problems, is_round_scale
+from tests.browser.journeys import axe_findings, chart_problems, is_round_scale, sign_in_as_ada
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,17 +48,11 @@ THROUGHPUT_JS = """() => {
 }"""
 
 
-@pytest.fixture
-def ada(live_server: Any) -> User:
-    return User.objects.create_user("ada", password="pw-ada-123")
-
-
-def _sign_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada-123")
-    page.click("#login-form button[type=submit]")
-    page.wait_for_load_state()
+def _open_example(page: Page, base: str) -> None:
+    """Signed in as Ada, on her copy of the worked example's plan."""
+    sign_in_as_ada(page, base)
+    page.goto(f"{base}/plans/example")
+    page.wait_for_url(re.compile(r"/plans/\d+$"))
 
 
 def _instance_options(page: Page) -> list[dict[str, str]]:
@@ -79,7 +73,7 @@ def test_the_simulation_form_offers_the_chosen_gpus_instances_and_its_time_ticks
     page_factory: Any, live_server: Any, ada: User, eager_celery: None, width: int
 ) -> None:
     page, base = page_factory(width), live_server.url
-    _sign_in(page, base)
+    sign_in_as_ada(page, base)
     page.goto(f"{base}/simulations/new")
     assert [o["text"] for o in _instance_options(page)] == ["choose a GPU first"]
     assert page.locator("#show-instances").count() == 0  # JavaScript scopes the list itself
@@ -129,7 +123,7 @@ def test_without_javascript_choosing_a_gpu_asks_the_server_for_its_instance_type
     context = shared_chromium.new_context(PHONE, 900, has_javascript=False)
     try:
         page, base = context.new_page(), live_server.url
-        _sign_in(page, base)
+        sign_in_as_ada(page, base)
         page.goto(f"{base}/simulations/new")
         page.select_option("#id_preset", "llama2-7b")
         page.fill("#id_tokens", "2e12")
@@ -145,7 +139,7 @@ def test_without_javascript_choosing_a_gpu_asks_the_server_for_its_instance_type
         page.context.close()
         context = shared_chromium.new_context(PHONE, 900)  # axe runs as JavaScript
         page = context.new_page()
-        _sign_in(page, base)
+        sign_in_as_ada(page, base)
         page.goto(f"{base}/simulations/new?gpu=h100-sxm5-80gb")  # the same scoped list
         assert not axe_findings(page), axe_findings(page)
     finally:
@@ -157,9 +151,7 @@ def test_the_throughput_chart_gives_every_gpu_its_own_colour_and_whole_name(
     page_factory: Any, live_server: Any, ada: User, width: int
 ) -> None:
     page, base = page_factory(width), live_server.url
-    _sign_in(page, base)
-    page.goto(f"{base}/plans/example")
-    page.wait_for_url(re.compile(r"/plans/\d+$"))
+    _open_example(page, base)
     _drawn(page)
     found = page.evaluate(THROUGHPUT_JS)
     names, traces = found["names"], found["traces"]
@@ -182,9 +174,7 @@ def test_no_legend_or_toolbar_covers_titles_or_axes_on_the_chart_pages(
     page_factory: Any, live_server: Any, ada: User, width: int
 ) -> None:
     page, base = page_factory(width), live_server.url
-    _sign_in(page, base)
-    page.goto(f"{base}/plans/example")
-    page.wait_for_url(re.compile(r"/plans/\d+$"))
+    _open_example(page, base)
     pages = {"catalog": "/gpus/", "compare": "/compare/?gpu=h100-sxm5-80gb&gpu=a100-sxm4-80gb",
              "instance": "/instances/aws/p4d.24xlarge/", "accuracy": "/simulations/accuracy",
              "plan": page.url.removeprefix(base)}
