@@ -62,6 +62,10 @@ LAYOUT_KNOBS: tuple[LayoutKnob, ...] = (
     LayoutKnob("tp_comm_overlap", "flag", "Overlap tensor-parallel communication",
                help="Megatron-Core --tp-comm-overlap or PyTorch async TP: a share of the TP "
                "traffic, fitted on published runs, runs under the GEMMs. Off: all exposed."),
+    LayoutKnob("fp8_rowwise", "flag", "fp8 with row-wise scaling",
+               help="torchao \"rowwise\" fp8 recipes: tensor-parallel all-gathers stay in bf16. "
+               "Off (Transformer Engine, torchao \"tensorwise\"): fp8 GEMM inputs are gathered "
+               "in fp8, 1 byte per value. Only matters at fp8."),
 )
 KNOBS_BY_NAME: dict[str, LayoutKnob] = {k.name: k for k in LAYOUT_KNOBS}
 KNOB_NAMES: tuple[str, ...] = tuple(KNOBS_BY_NAME)

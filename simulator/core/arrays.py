@@ -20,7 +20,7 @@ from simulator.core.hardware import (
     efficiency_class,
     rate_precision,
 )
-from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value
+from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value, tp_gather_bytes
 from simulator.core.workloads import Workload
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ class ConfigArrays:
     virtual_stages: FloatArray
     is_flash_attention: FloatArray
     tp_comm_overlap: FloatArray  # 0/1, TP collectives chunked under the GEMMs
+    tp_gather_value_bytes: FloatArray  # bytes per value of TP all-gathers (1 at fp8 tensorwise)
     activation_value_bytes: FloatArray
     weight_bytes: FloatArray
     grad_bytes: FloatArray
@@ -173,6 +174,7 @@ def layout_columns(layout: Layout) -> dict[str, float]:
         "virtual_stages": layout.virtual_stages,
         "is_flash_attention": float(layout.is_flash_attention),
         "tp_comm_overlap": float(layout.tp_comm_overlap),
+        "tp_gather_value_bytes": tp_gather_bytes(layout.precision, layout.fp8_rowwise),
         "activation_value_bytes": act, "weight_bytes": weight, "grad_bytes": grad,
         "optimizer_bytes": optimizer,
     }

@@ -19,6 +19,10 @@ class Layout:
     Tensor parallelism is assumed to use sequence parallelism (Megatron-LM, Korthikanti 2022).
     tp_comm_overlap: the tensor-parallel collectives are split into chunks that run under the
     neighbouring GEMMs (Megatron-Core --tp-comm-overlap, PyTorch async TP).
+    fp8_rowwise: fp8 with row-wise scaling (torchao "rowwise" recipes): the tensor-parallel
+    all-gathers stay in bf16. Otherwise (per-tensor scaling: Transformer Engine, torchao
+    "tensorwise") fp8 GEMM inputs are cast before they are gathered, so TP all-gathers move
+    1 byte per value (see tp_gather_bytes). Ignored at other precisions.
     """
 
     tp: int = 1
@@ -33,6 +37,7 @@ class Layout:
     virtual_stages: int = 1
     is_flash_attention: bool = True
     tp_comm_overlap: bool = False
+    fp8_rowwise: bool = False
 
     def __post_init__(self) -> None:
         degrees = (self.tp, self.pp, self.dp, self.cp, self.micro_batch, self.grad_accum,
@@ -69,6 +74,7 @@ class LayoutConstraints:
     micro_batch: int | None = None
     tp_comm_overlap: bool | None = None
     virtual_stages: int | None = None  # model chunks per pipeline stage (interleaved 1F1B)
+    fp8_rowwise: bool | None = None
 
 
 def bytes_per_value(precision: str) -> tuple[float, float, float, float]:
@@ -80,3 +86,16 @@ def bytes_per_value(precision: str) -> tuple[float, float, float, float]:
     if precision in ("fp32", "tf32"):
         return 4.0, 4.0, 4.0, 8.0
     return 2.0, 2.0, 2.0, 12.0
+
+
+def tp_gather_bytes(precision: str, fp8_rowwise: bool = False) -> float:
+    """Bytes per value of the tensor-parallel all-gathers (sequence parallelism).
+
+    At fp8 with per-tensor scaling the inputs of the fp8 GEMMs are cast to fp8 before the
+    all-gather (Transformer Engine; torchao/torchtitan "float8 all-gather with TP", supported
+    for tensorwise scaling only); row-wise recipes gather in bf16. Reduce-scatters of the
+    GEMM outputs stay at the activation width either way.
+    """
+    if precision == "fp8" and not fp8_rowwise:
+        return 1.0
+    return bytes_per_value(precision)[0]

@@ -59,7 +59,8 @@ class PreparedRuns:
         return [DomainPoint(str(r["gpu_name"]), str(r["architecture"]), str(r["precision"]),
                             float(r["n_gpus"]), float(r["seq_len"]),
                             band_group(str(r["workload_kind"])),
-                            bool(r.get("is_batch_default", False)))
+                            bool(r.get("is_batch_default", False)),
+                            bool(r.get("is_fp8_rowwise", False)))
                 for r in sub.to_dict("records")]
 
 
@@ -114,7 +115,9 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
             "n_gpus": choice.result.n_gpus, "precision": choice.result.layout.precision,
             "gpu_name": inputs.hardware.gpu.name,
             "architecture": inputs.hardware.gpu.architecture,
-            "is_batch_default": inputs.goal.global_batch_samples is None}
+            "is_batch_default": inputs.goal.global_batch_samples is None,
+            "is_fp8_rowwise": (choice.result.layout.fp8_rowwise
+                               and choice.result.layout.precision == "fp8")}
 
 
 def _whole_run_usable(row: pd.Series) -> str:

@@ -125,7 +125,8 @@ def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, prec
         if (dp == 1 and zero > 0 and k.zero_stage is None) or (v > 1 and accum % pp):
             continue
         out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro, accum, v,
-                          tp_comm_overlap=bool(k.tp_comm_overlap)))
+                          tp_comm_overlap=bool(k.tp_comm_overlap),
+                          fp8_rowwise=bool(k.fp8_rowwise)))
     return out
 
 

@@ -30,7 +30,7 @@ from simulator.core.hardware import (
     lookup_gpu,
     rate_precision,
 )
-from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value
+from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value, tp_gather_bytes
 from simulator.core.memory import GIB, memory_breakdown
 from simulator.core.timing import step_time
 from simulator.core.workloads import TrainingGoal, Workload
@@ -114,6 +114,9 @@ def _layout_columns(pairs: dict[str, np.ndarray], precision: str
                                      "micro_batch", "grad_accum")},
             "virtual_stages": pairs.get("virtual_stages", 1.0), "is_flash_attention": 1.0,
             "tp_comm_overlap": pairs.get("tp_comm_overlap", 0.0),
+            "tp_gather_value_bytes": np.where(np.asarray(pairs.get("fp8_rowwise", 0.0)) > 0,
+                                              tp_gather_bytes(precision, True),
+                                              tp_gather_bytes(precision)),
             "activation_value_bytes": act,
             "weight_bytes": weight, "grad_bytes": grad, "optimizer_bytes": optimizer}
 
@@ -189,7 +192,7 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
 
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
-                 seq_len: float, group: str, is_batch_default: bool
+                 seq_len: float, group: str, is_batch_default: bool, is_fp8_rowwise: bool
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(calibration status, band scale, envelope note) per output row, vectorized per GPU
     model, judged at the precision each GPU runs at (a CUDA-core fallback is judged as fp32)."""
@@ -203,7 +206,7 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
         rows = names == name
         first = np.argmax(rows)
         args = (cal.domain, str(name), str(archs[first]), str(assessed[first]), gpus[rows],
-                seq_len, group, is_batch_default)
+                seq_len, group, is_batch_default, is_fp8_rowwise)
         status[rows], scale[rows] = assess_gpu_counts(*args)
         notes[rows] = envelope_notes(*args)
     return status, scale, notes
@@ -218,8 +221,10 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     group = band_group(workload.kind)
+    # Row-wise fp8 is the one setting that gathers fp8 TP inputs at more than 1 byte a value.
+    rowwise = precision == "fp8" and bool(np.any(c.tp_gather_value_bytes > 1.0))
     status, scale, notes = _assessments(cal, instances, gpus, workload.tokens_per_sample, group,
-                                        goal.global_batch_samples is None)
+                                        goal.global_batch_samples is None, rowwise)
     # Every swept time is a whole run: banded by the whole-run class's out-of-family errors.
     low, high = cal.band_quantiles("whole_run")
     slow, fast = np.exp(low * scale), np.exp(high * scale)

@@ -95,12 +95,15 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
 def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Exposed tensor-parallel all-reduces (or RS+AG): 4 per layer, 6 with full recompute.
 
-    Runs that overlap TP communication with the GEMMs hide tp_overlap_fraction of it.
+    Each is a reduce-scatter at the activation width and an all-gather at
+    tp_gather_value_bytes (1 byte at fp8 with per-tensor scaling). Runs that overlap TP
+    communication with the GEMMs hide tp_overlap_fraction of it.
     """
-    message = c.micro_batch * c.seq_len / c.cp * c.hidden_size * c.activation_value_bytes
+    values = c.micro_batch * c.seq_len / c.cp * c.hidden_size
     count = (4.0 + 2.0 * (c.recompute == 2)) * np.ceil(c.n_layers / c.pp)
     bandwidth = np.where(c.tp <= c.gpus_per_node, c.intra_gbytes_per_s, c.inter_gbytes_per_s)
-    seconds = count * 2.0 * (c.tp - 1.0) / c.tp * message
+    per_collective = values * (c.activation_value_bytes + c.tp_gather_value_bytes)
+    seconds = count * (c.tp - 1.0) / c.tp * per_collective
     exposed = 1.0 - c.tp_comm_overlap * cal.tp_overlap_fraction
     return cast(FloatArray, exposed * seconds / (bandwidth * 1e9 * cal.network_efficiency))
 

@@ -293,3 +293,24 @@ def test_overlapping_tp_communication_plans_a_tp8_run_faster(user: User) -> None
     assert fastest(_document(overlapped)) < 0.95 * fastest(_document(raw))
     with pytest.raises(ValueError, match="tp_comm_overlap"):
         scenario_from_input({**raw, "tp_comm_overlap": "maybe"}, today=TODAY)
+
+
+def test_row_wise_fp8_plans_a_tp8_run_slower_than_per_tensor_fp8(user: User) -> None:
+    raw = {"workload": "llama2-70b", "tokens": 2e12, "gpus": ["h100-sxm5-80gb"],
+           "providers": ["aws"], "purchase_options": ["on_demand"], "tp": 8,
+           "precision": "fp8"}
+    rowwise = {**raw, "fp8_rowwise": True}
+    assert scenario_from_input(rowwise, today=TODAY).data["layout"] == {
+        "tp": 8, "precision": "fp8", "fp8_rowwise": True}
+
+    def fastest(document: dict[str, Any]) -> float:
+        return min(o["time_to_train_hours"] for o in document["options"]
+                   if not o["infeasible_reason"])
+
+    # Row-wise scaling gathers the TP inputs in bf16: more traffic, a slower step; its
+    # kernels' speed is not calibrated, and every option says so.
+    document = _document(rowwise)
+    assert fastest(document) > fastest(_document(raw))
+    assert all("fp8 row-wise scaling" in o["envelope_note"] for o in document["options"])
+    with pytest.raises(ValueError, match="fp8_rowwise"):
+        scenario_from_input({**raw, "fp8_rowwise": "maybe"}, today=TODAY)

@@ -8,6 +8,8 @@ import pytest
 from simulator.core.domain import (
     BATCH_DEFAULT_BAND_SCALE,
     BATCH_DEFAULT_NOTE,
+    FP8_ROWWISE_BAND_SCALE,
+    FP8_ROWWISE_NOTE,
     STATUS_BAND_SCALE,
     CalibrationDomain,
     DomainPoint,
@@ -96,3 +98,23 @@ def test_a_default_batch_widens_the_band_and_says_so(name, arch, precision):
               for n in counts]
     assert list(status) == [a.status for a in single]
     assert scale == pytest.approx([a.band_scale for a in single])
+
+
+@pytest.mark.parametrize("calibrated", [True, False])
+def test_row_wise_fp8_widens_the_band_and_says_so(calibrated):
+    points = [DomainPoint("H100 SXM5-80GB", "Hopper", "fp8", 64, 8192)] if calibrated else []
+    domain = domain_from_points([*points, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 64,
+                                                      8192)])
+    args = ("H100 SXM5-80GB", "Hopper", "fp8", 64, 8192, "llm")
+    per_tensor = assess(domain, DomainPoint(*args))
+    rowwise = assess(domain, DomainPoint(*args, is_fp8_rowwise=True))
+    both = assess(domain, DomainPoint(*args, True, True))
+    assert rowwise.status == per_tensor.status
+    assert rowwise.band_scale == pytest.approx(per_tensor.band_scale * FP8_ROWWISE_BAND_SCALE)
+    assert both.band_scale == pytest.approx(rowwise.band_scale * BATCH_DEFAULT_BAND_SCALE)
+    assert FP8_ROWWISE_NOTE in rowwise.envelope_note
+    assert FP8_ROWWISE_NOTE not in per_tensor.envelope_note
+    assert BATCH_DEFAULT_NOTE in both.envelope_note and FP8_ROWWISE_NOTE in both.envelope_note
+    status, scale = assess_gpu_counts(domain, *args[:3], np.array([64.0]), 8192, "llm",
+                                      is_fp8_rowwise=True)
+    assert scale == pytest.approx([rowwise.band_scale]) and list(status) == [rowwise.status]

@@ -149,6 +149,25 @@ def test_overlapped_tensor_parallel_traffic_is_partly_hidden(gpu_specs, calibrat
     assert run(1, True).time.step_seconds == pytest.approx(run(1, False).time.step_seconds)
 
 
+def test_fp8_gathers_tensor_parallel_inputs_in_fp8_unless_scaled_row_wise(gpu_specs, calibration):
+    hardware = make_hardware(gpu_specs["H100 SXM5-80GB"], gpus_per_node=8, n_nodes=8,
+                             intra_node="nvswitch", inter_node_gbits_per_s=3200)
+
+    def tp_seconds(precision: str, rowwise: bool = False) -> float:
+        layout = Layout(tp=8, dp=8, recompute="selective", micro_batch=1, grad_accum=16,
+                        precision=precision, fp8_rowwise=rowwise)
+        return simulate(PRESETS["llama2-70b"], hardware, layout,
+                        TrainingGoal(tokens=1e9, global_batch_samples=128),
+                        calibration).time.tp_comm_seconds
+
+    # Reduce-scatters stay 2 bytes a value, all-gathers drop to 1: 3/4 of the bf16 traffic.
+    assert tp_seconds("fp8") == pytest.approx(0.75 * tp_seconds("bf16"))
+    # Row-wise scaling gathers in bf16 (torchtitan: fp8 TP all-gather is tensorwise-only).
+    assert tp_seconds("fp8", rowwise=True) == pytest.approx(tp_seconds("bf16"))
+    # The flag means nothing at 16 bits.
+    assert tp_seconds("bf16", rowwise=True) == pytest.approx(tp_seconds("bf16"))
+
+
 def test_zero_runs_are_searched_without_pipelining(gpu_specs, calibration):
     choice = best_layout(PRESETS["gpt3-175b"], _a100_cluster(gpu_specs, 50), GPT3_GOAL,
                          calibration, LayoutConstraints(zero_stage=3))
