@@ -63,16 +63,28 @@ def attention_roofline(c: ConfigArrays) -> FloatArray:
     return 1.0 / np.sqrt(1.0 + (ridge / FLASH_ATTENTION_TILE_ROWS) ** 2)
 
 
+def stage_layer_share(c: ConfigArrays) -> FloatArray:
+    """Share of the layers on the busiest pipeline stage: ceil(layers / pp) / layers (1 without
+    pipelining)."""
+    layers = np.maximum(c.n_layers, 1.0)
+    return cast(FloatArray, np.where(c.pp > 1, np.ceil(layers / c.pp) / layers, 1.0))
+
+
 def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth.
+    """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth, on the
+    busiest pipeline stage: ceil(layers / pp) layers plus the output projection (the last
+    stage holds it, and a pipeline runs at the pace of its slowest stage; a deep pipeline of
+    a few layers per stage with a large vocabulary pays for it).
 
     Attention cores (flash attention, 16-bit) run at attention_factor of the GEMM efficiency.
     """
-    split = c.tp * c.pp * c.cp
+    split = c.tp * c.cp
+    layers = stage_layer_share(c)
     linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
+    linear = (linear - c.head_train_flops) * layers + c.head_train_flops
     # Causal decoders: flash attention skips the masked half of the score blocks.
     causal = np.where(c.kind_index == 0, CAUSAL_ATTENTION_FRACTION, 1.0)
-    attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal
+    attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal * layers
     factor = cal.attention_factor * attention_roofline(c)
     attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, factor)
     # A mixture of experts runs its expert FFN share of the matmuls at the expert GEMMs' own
@@ -87,7 +99,7 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     passes = 1.0 + (c.recompute == 2) / 3.0
     cnn = cal.cnn_traffic_factor * np.where(c.is_fused_cnn > 0, cal.fused_cnn_traffic_ratio, 1.0)
     factor = np.where(c.is_transformer > 0, cal.traffic_factor, cnn)
-    traffic = factor * c.traffic_bytes * c.micro_batch / split * passes
+    traffic = factor * c.traffic_bytes * layers * c.micro_batch / split * passes
     traffic = traffic * c.activation_value_bytes / 2.0
     return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
 

@@ -21,6 +21,7 @@ from simulator.core import (
 )
 from simulator.core.arrays import config_arrays
 from simulator.core.timing import attention_roofline
+from simulator.core.workloads import dense_llm
 
 GPT3_GOAL = TrainingGoal(tokens=300e9, global_batch_samples=1536)
 
@@ -123,6 +124,25 @@ def test_sharded_rings_lose_nic_parallelism_over_many_nodes(gpu_specs, calibrati
 
     assert dp_seconds(128, 3) > 5 * dp_seconds(2, 3)  # about one NIC per GPU at 128 nodes
     assert dp_seconds(128, 0) == pytest.approx(dp_seconds(2, 0), rel=0.1)  # all-reduce
+
+
+def test_the_last_pipeline_stage_carries_the_output_projection(gpu_specs, calibration):
+    # MT-NLG 530B's shape (105 layers, hidden 20,480) on 35 stages: 3 layers a stage, and the
+    # last one also runs the 51,200-wide output projection (about 0.2 of a layer).
+    workload = dense_llm("mt-nlg", n_layers=105, hidden_size=20480, n_heads=128, seq_len=2048,
+                         vocab_size=51200, params=530e9)
+    wide = replace(workload, vocab_size=256000)
+
+    def compute(w, pp: int) -> float:
+        layout = Layout(tp=8, pp=pp, dp=1, recompute="full", micro_batch=1, grad_accum=140)
+        hardware = _a100_cluster(gpu_specs, pp)
+        return simulate(w, hardware, layout, GPT3_GOAL, calibration).time.compute_seconds
+
+    # Without the head the stages would split the work evenly (compute x pp constant); the
+    # busiest stage holds 3 layers plus the head, so 35 stages are slower than 35/5 x 5 stages.
+    assert compute(workload, 35) * 35 > 1.04 * compute(workload, 5) * 5
+    # A larger vocabulary weighs more on the last stage.
+    assert compute(wide, 35) / compute(workload, 35) > compute(wide, 5) / compute(workload, 5)
 
 
 def test_interleaved_pipeline_shrinks_the_bubble(gpu_specs, calibration):
