@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -191,3 +191,16 @@ def config_arrays(workload: Workload, hardware: Hardware, layout: Layout) -> Con
     columns = {**workload_columns(workload), **hardware_columns(hardware, layout.precision),
                **layout_columns(layout)}
     return ConfigArrays.from_columns({k: [v] for k, v in columns.items()})
+
+
+def stage_layer_share(c: ConfigArrays) -> FloatArray:
+    """Share of the layers on the busiest pipeline stage (1 without pipelining).
+
+    Stages need not split the layers evenly (Megatron-Core uneven pipelines; Llama 3 405B ran
+    126 layers on 16 stages): the busiest device holds v chunks of ceil(layers / (pp·v))
+    layers, v = virtual_stages.
+    """
+    layers = np.maximum(c.n_layers, 1.0)
+    chunks = c.pp * c.virtual_stages
+    busiest = np.ceil(layers / chunks) * c.virtual_stages
+    return cast(FloatArray, np.where(c.pp > 1, np.minimum(busiest, layers) / layers, 1.0))

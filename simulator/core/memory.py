@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray
+from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share
 
 GIB = float(2**30)
 # CUDA context, NCCL buffers and allocator reserve seen on real jobs (DeepSpeed #4093 class).
@@ -36,10 +36,11 @@ def model_state_bytes(c: ConfigArrays) -> tuple[FloatArray, FloatArray, FloatArr
     """(weights, gradients, optimizer) bytes per GPU after TP/PP splitting and ZeRO sharding.
 
     ZeRO over N = dp·cp ranks: stage 1 shards optimizer states, 2 adds gradients, 3 weights.
-    With mixed-precision Adam this gives 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N and 16Ψ/N.
+    With mixed-precision Adam this gives 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N and 16Ψ/N. A pipeline
+    stage holds the busiest stage's share of the layers (1/pp when they split evenly).
     """
-    shard = c.tp * c.pp
-    psi, psi_trainable = c.params / shard, c.trainable_params / shard
+    share = stage_layer_share(c) / c.tp
+    psi, psi_trainable = c.params * share, c.trainable_params * share
     n = c.dp * c.cp
     weights = c.weight_bytes * psi / np.where(c.zero_stage >= 3, n, 1.0)
     gradients = c.grad_bytes * psi_trainable / np.where(c.zero_stage >= 2, n, 1.0)
@@ -70,7 +71,7 @@ def activation_bytes(c: ConfigArrays) -> FloatArray:
     interleave = np.where(c.virtual_stages > 1, 1.0 + (c.pp - 1.0) / (c.pp * c.virtual_stages),
                           1.0)
     in_flight = np.where(c.pp > 1, np.minimum(c.pp, c.grad_accum), 1.0) * interleave
-    layers = np.ceil(c.n_layers / c.pp)
+    layers = stage_layer_share(c) * np.maximum(c.n_layers, 1.0)
     scale = c.activation_value_bytes / 2.0
     logits = 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab_size / c.tp
     transformer = transformer_layer_activation_bytes(c) * layers * in_flight * scale + logits

@@ -1,8 +1,9 @@
 """Layout search: enumerate practitioner-style layouts, keep those that fit, take the fastest.
 
 Rules: tensor parallelism stays inside a node and divides the head count, pipeline stages
-divide the layer count, context parallelism only for sequences of 16k tokens or more.
-Pipelines may interleave 1-4 model chunks per stage (Megatron-LM). Rows that ask for ZeRO
+number at most the layers and may hold unequal layer counts (the busiest stage sets the pace:
+arrays.stage_layer_share), context parallelism only for sequences of 16k tokens or more.
+Pipelines may interleave 1-4 model chunks of at least one layer per stage (Megatron-LM). Rows that ask for ZeRO
 without a PP degree keep pp=1 when it fits. Among layouts within 0.5% of the best
 throughput the simplest wins (no PP, then small TP, low ZeRO stage, least recomputation).
 """
@@ -71,8 +72,8 @@ def _pp_options(workload: Workload, model_gpus: int, fixed: int | None) -> list[
         return [fixed]
     if not workload.is_transformer:
         return [1]
-    return [p for p in range(1, min(model_gpus, workload.n_layers) + 1)
-            if model_gpus % p == 0 and workload.n_layers % p == 0]
+    # Stages may hold unequal layer counts (the busiest sets the pace: stage_layer_share).
+    return [p for p in range(1, min(model_gpus, workload.n_layers) + 1) if model_gpus % p == 0]
 
 
 def _micro_batches(per_replica: int, fixed: int | None) -> list[int]:
@@ -108,7 +109,7 @@ def _virtual_options(workload: Workload, pp: int) -> list[int]:
     if pp == 1:
         return [1]
     per_stage = workload.n_layers // pp
-    return [v for v in INTERLEAVE_OPTIONS if per_stage % v == 0]
+    return [v for v in INTERLEAVE_OPTIONS if v <= per_stage]
 
 
 def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, precision: str,

@@ -63,18 +63,20 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
     """Candidate layouts without dp: columns tp, pp, cp, zero_stage, recompute, micro_batch,
     virtual_stages.
 
-    Powers of two; TP divides the head count, PP the layer count; a pipeline may interleave
-    v model chunks per stage (interleaved 1F1B, bubble (pp-1)/(v·m)) when v divides its
-    layers per stage. Non-transformers get tp = pp = 1 and no selective recomputation.
+    Powers of two; TP divides the head count, PP is at most the layer count (stages may hold
+    unequal layer counts: the busiest sets the pace); a pipeline may interleave v model chunks
+    per stage (interleaved 1F1B, bubble (pp-1)/(v·m)) of at least one layer each.
+    Non-transformers get tp = pp = 1 and no selective recomputation.
     """
     tps = [t for t in (1, 2, 4, 8, 16) if t <= max_tp and _divides(t, workload.n_heads)]
-    pps = [p for p in (1, 2, 4, 8, 16, 32) if p <= max_pp and _divides(p, workload.n_layers)]
+    # Stages may hold unequal layer counts (the busiest sets the pace: stage_layer_share).
+    pps = [p for p in (1, 2, 4, 8, 16, 32) if p <= min(max_pp, workload.n_layers)]
     if not workload.is_transformer:
         tps, pps = [1], [1]
     modes = [i for i, m in enumerate(RECOMPUTE_MODES)
              if workload.is_transformer or m != "selective"]
     stages = [(p, v) for p in pps for v in SWEEP_VIRTUAL_STAGES
-              if v == 1 or (p > 1 and _divides(v, workload.n_layers // p))]
+              if v == 1 or (p > 1 and v <= workload.n_layers // p)]
     rows = [(t, p, 1, z, m, b, v) for t, (p, v), z, m, b in
             itertools.product(tps, stages, range(4), modes, micro_batches)]
     return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch",

@@ -13,7 +13,7 @@ from typing import cast
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray
+from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share
 from simulator.core.calibration import Calibration, expert_gemm_efficiency, gemm_efficiency
 from simulator.core.memory import model_state_bytes
 
@@ -61,13 +61,6 @@ def attention_roofline(c: ConfigArrays) -> FloatArray:
     """
     ridge = c.peak_16bit_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
     return 1.0 / np.sqrt(1.0 + (ridge / FLASH_ATTENTION_TILE_ROWS) ** 2)
-
-
-def stage_layer_share(c: ConfigArrays) -> FloatArray:
-    """Share of the layers on the busiest pipeline stage: ceil(layers / pp) / layers (1 without
-    pipelining)."""
-    layers = np.maximum(c.n_layers, 1.0)
-    return cast(FloatArray, np.where(c.pp > 1, np.ceil(layers / c.pp) / layers, 1.0))
 
 
 def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:

@@ -143,9 +143,10 @@ def test_whole_runs_are_predicted_and_beat_the_rule_as_a_class(by_family):
 def test_throughput_is_no_worse_with_whole_runs_in_the_fit(by_family):
     # Before the whole runs and the goodput model: 8.7 % median, 23.5 % P90 out of family;
     # with them 7.9 % / 22.5 %, 7.8 % / 22.7 % since MoE experts have their own shape,
-    # 7.7 % / 22.2 % since fp8 TP all-gathers move 1 byte a value, and 7.0 % / 23.1 % since
-    # the last pipeline stage carries the output projection (the 2021 Megatron deep
-    # pipelines gain 4-7 points; Megatron-Core's 314B/462B rows, already slow, lose 3-5).
+    # 7.7 % / 22.2 % since fp8 TP all-gathers move 1 byte a value, 7.0 % / 23.1 % since the
+    # last pipeline stage carries the output projection (the 2021 Megatron deep pipelines
+    # gain 4-7 points; Megatron-Core's 314B/462B rows, already slow, lose 3-5), and
+    # 7.0 % / 22.9 % since stages may hold unequal layer counts.
     # (Fitting the kernels on the benchmarks alone and the overhead on the whole runs gave
     # whole runs 15.3 % / 34.8 % but throughput 8.7 % / 23.5 %: the whole runs carry real
     # information on the relative speed of A100 and H100 stacks.)

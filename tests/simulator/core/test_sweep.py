@@ -106,10 +106,14 @@ def test_gpus_with_tensor_rates_carry_no_rate_note(gpu_specs, calibration):
     assert len(result.configurations) and (result.configurations["rate_note"] == "").all()
 
 
-def test_the_grid_interleaves_pipelines_only_where_the_stage_layers_divide():
-    grid = layout_grid(PRESETS["llama2-70b"])  # 80 layers
+def test_the_grid_interleaves_pipelines_with_at_least_a_layer_per_chunk():
+    grid = layout_grid(PRESETS["llama2-70b"])  # 80 layers: 5 a stage at PP 16
     chunks = grid.groupby("pp")["virtual_stages"].agg(lambda v: sorted(set(v)))
-    assert chunks[1] == [1] and chunks[2] == [1, 2, 4] and chunks[16] == [1]
+    assert chunks[1] == [1] and chunks[2] == [1, 2, 4] and chunks[16] == [1, 2, 4]
+    # Stages need not hold equal layer counts: Llama 3 405B ran 126 layers on 16 stages.
+    uneven = layout_grid(PRESETS["llama3-405b"], max_pp=32)
+    chunks = uneven.groupby("pp")["virtual_stages"].agg(lambda v: sorted(set(v)))
+    assert chunks[16] == [1, 2, 4] and chunks[32] == [1, 2]  # 126 / 32: 3 or 4 a stage
 
 
 def test_a_deep_pipeline_is_planned_interleaved_and_says_so(gpu_specs, calibration):
