@@ -5,7 +5,8 @@ number at most the layers and may hold unequal layer counts (the busiest stage s
 arrays.stage_layer_share), context parallelism only for sequences of 16k tokens or more.
 Pipelines may interleave 1-4 model chunks of at least one layer per stage (Megatron-LM).
 Rows that ask for ZeRO without a PP degree keep pp=1 when it fits. Among layouts within 0.5%
-of the best throughput the simplest wins (no PP, then small TP, low ZeRO stage, least recomputation).
+of the best throughput the simplest wins (no PP, then small TP, low ZeRO stage, least
+recomputation).
 """
 
 from __future__ import annotations
