@@ -173,10 +173,14 @@ def envelope_note(point: DomainPoint, own: DomainEntry | None, family: DomainEnt
     if own is None:
         parts.append(f"no calibration runs of the {point.gpu_name} at "
                      f"{precision_class(point.precision)} (its architecture's runs used)")
+    reference = own or family
     if scale_octaves > 0:
-        reference = own or family
         parts.append(f"{point.n_gpus:,.0f} GPUs is {scale_octaves:.1f} octaves outside the "
                      f"{reference.min_gpus:,.0f}-{reference.max_gpus:,.0f} GPUs calibrated")
+    elif point.n_gpus > reference.max_gpus:
+        # Within SCALE_SLACK the status and band stay, but the user is told.
+        parts.append(f"{point.n_gpus:,.0f} GPUs is more than the largest calibration run "
+                     f"({reference.max_gpus:,.0f} GPUs)")
     if seq_octaves > 0:
         parts.append(f"sequence of {point.seq_len:,.0f} tokens outside the calibrated "
                      f"{family.min_seq_len:,.0f}-{family.max_seq_len:,.0f}")

@@ -118,3 +118,13 @@ def test_row_wise_fp8_widens_the_band_and_says_so(calibrated):
     status, scale = assess_gpu_counts(domain, *args[:3], np.array([64.0]), 8192, "llm",
                                       is_fp8_rowwise=True)
     assert scale == pytest.approx([rowwise.band_scale]) and list(status) == [rowwise.status]
+
+
+def test_a_count_beyond_the_largest_run_is_said_even_within_the_slack():
+    at_max = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 512, 4096))
+    beyond = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 1024, 4096))
+    assert beyond.status == at_max.status == "calibrated"
+    assert beyond.band_scale == pytest.approx(at_max.band_scale)  # widening starts past 4x
+    assert "1,024 GPUs is more than the largest calibration run (512 GPUs)" in (
+        beyond.envelope_note)
+    assert "largest calibration run" not in at_max.envelope_note
