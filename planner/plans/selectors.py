@@ -18,8 +18,7 @@ def scenario_list(*, owner_id: int, limit: int = 100) -> list[PlanScenario]:
     megabytes), and the two are read from it once per plan version (kept in the cache): the
     database parses the whole result to reach them."""
     plans = list(PlanScenario.objects.filter(owner_id=owner_id).defer("result")[:limit])
-    keys = {plan.pk: (f"plan-list-outcome:{plan.pk}:{plan.status}:{plan.attempts}:"
-                      f"{plan.finished_at and plan.finished_at.timestamp()}") for plan in plans}
+    keys = {plan.pk: f"plan-list-outcome:{scenario_page_version(plan)}" for plan in plans}
     found = cache.get_many(list(keys.values()))
     missing = [pk for pk, key in keys.items() if key not in found]
     if missing:

@@ -121,12 +121,8 @@ def _take(values: FloatArray, index: npt.NDArray[Any]) -> FloatArray:
 def workload_columns(workload: Workload) -> dict[str, float]:
     """Per-sample workload quantities for ConfigArrays."""
     recompute = workload.linear_forward_flops_per_sample()
-    head = 0.0
     if workload.is_transformer:
         recompute -= workload.head_forward_flops_per_sample()
-        # Forward and backward of the output projection (a frozen LoRA head: no weight grad).
-        head = (2.0 if workload.kind == "llm_lora" else 3.0) * (
-            workload.head_forward_flops_per_sample())
     return {
         "params": workload.params, "trainable_params": workload.trainable_params,
         "n_layers": float(workload.n_layers), "hidden_size": float(workload.hidden_size),
@@ -136,7 +132,7 @@ def workload_columns(workload: Workload) -> dict[str, float]:
         "kind_index": float(KIND_INDEX[workload.kind]),
         "linear_train_flops": workload.linear_training_flops_per_sample(),
         "linear_recompute_flops": recompute,
-        "head_train_flops": head,
+        "head_train_flops": workload.head_training_flops_per_sample(),
         "attention_fwd_flops": workload.attention_forward_flops_per_sample(),
         "model_flops": workload.model_flops_per_sample(),
         "traffic_bytes": workload.traffic_bytes_per_sample(),

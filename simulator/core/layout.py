@@ -52,6 +52,11 @@ class Layout:
             raise ValueError(f"precision must be one of {PRECISIONS}")
 
     @property
+    def is_fp8_rowwise(self) -> bool:
+        """fp8 with row-wise scaling (the flag means nothing at other precisions)."""
+        return self.fp8_rowwise and self.precision == "fp8"
+
+    @property
     def n_gpus(self) -> int:
         return self.tp * self.pp * self.dp * self.cp
 

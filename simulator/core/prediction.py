@@ -116,8 +116,7 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
             "gpu_name": inputs.hardware.gpu.name,
             "architecture": inputs.hardware.gpu.architecture,
             "is_batch_default": inputs.goal.global_batch_samples is None,
-            "is_fp8_rowwise": (choice.result.layout.fp8_rowwise
-                               and choice.result.layout.precision == "fp8")}
+            "is_fp8_rowwise": choice.result.layout.is_fp8_rowwise}
 
 
 def _whole_run_usable(row: pd.Series) -> str:

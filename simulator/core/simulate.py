@@ -171,7 +171,7 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
         hardware.gpu.name, hardware.gpu.architecture,
         rate_precision(hardware.gpu, layout.precision), n_gpus,
         workload.tokens_per_sample, band_group(workload.kind),
-        goal.global_batch_samples is None, layout.fp8_rowwise and layout.precision == "fp8"))
+        goal.global_batch_samples is None, layout.is_fp8_rowwise))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale, layout.precision)
     run_low, run_high = calibration.band_quantiles("whole_run")
     # A whole run's time band is the whole-run class's (its out-of-family errors are wider).

@@ -189,8 +189,11 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
     rows = np.arange(len(hw_index))
     if keep == "best":
         rows = _best_per_instance_and_nodes(hw_index, pairs["nodes"][pair_index], times.step)
+    # A fixed knob is one grid column (simulator.services.constrained_grid): all rows alike.
+    rowwise = precision == "fp8" and bool(layouts.get("fp8_rowwise", pd.Series([0])).any())
     return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
-                         c.take(rows), times.step[rows], memory[rows], precision, goodput)
+                         c.take(rows), times.step[rows], memory[rows], precision, goodput,
+                         rowwise)
 
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
@@ -216,17 +219,16 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
 
 def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
                   instances: pd.DataFrame, c: ConfigArrays, step: np.ndarray,
-                  memory: np.ndarray, precision: str, goodput: GoodputAssumptions) -> pd.DataFrame:
+                  memory: np.ndarray, precision: str, goodput: GoodputAssumptions,
+                  is_fp8_rowwise: bool) -> pd.DataFrame:
     samples = c.global_batch / step
     gpus = c.n_gpus
     steady = goal.total_samples(workload) / samples
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     group = band_group(workload.kind)
-    # Row-wise fp8 is the one setting that gathers fp8 TP inputs at more than 1 byte a value.
-    rowwise = precision == "fp8" and bool(np.any(c.tp_gather_value_bytes > 1.0))
     status, scale, notes = _assessments(cal, instances, gpus, workload.tokens_per_sample, group,
-                                        goal.global_batch_samples is None, rowwise)
+                                        goal.global_batch_samples is None, is_fp8_rowwise)
     # Every swept time is a whole run: banded by the whole-run class's out-of-family errors.
     low, high = cal.band_quantiles("whole_run")
     slow, fast = np.exp(low * scale), np.exp(high * scale)

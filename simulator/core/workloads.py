@@ -101,6 +101,13 @@ class Workload:
         """Forward FLOPs of the output projection, which recomputation never repeats."""
         return 2.0 * self.vocab_size * self.hidden_size * self.seq_len * self.token_fill
 
+    def head_training_flops_per_sample(self) -> float:
+        """Forward plus backward FLOPs of the output projection (0 without one); a frozen
+        LoRA head has no weight gradient."""
+        if not self.is_transformer:
+            return 0.0
+        return (2.0 if self.kind == "llm_lora" else 3.0) * self.head_forward_flops_per_sample()
+
     def model_flops_per_sample(self) -> float:
         """Model FLOPs per trained sample (PaLM MFU convention; no recomputation)."""
         attention = 3.0 * self.attention_forward_flops_per_sample()
