@@ -200,3 +200,12 @@ def stage_layer_share(c: ConfigArrays) -> FloatArray:
     chunks = c.pp * c.virtual_stages
     busiest = np.ceil(layers / chunks) * c.virtual_stages
     return cast(FloatArray, np.where(c.pp > 1, np.minimum(busiest, layers) / layers, 1.0))
+
+
+def stage_layers(c: ConfigArrays) -> FloatArray:
+    """Layers on the busiest pipeline stage (all of them without pipelining; at least 1).
+
+    The one count behind its compute, memory and per-layer collectives (TP all-reduces, ZeRO
+    per-layer gathers): stage_layer_share × layers.
+    """
+    return cast(FloatArray, stage_layer_share(c) * np.maximum(c.n_layers, 1.0))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share
+from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share, stage_layers
 
 GIB = float(2**30)
 # CUDA context, NCCL buffers and allocator reserve seen on real jobs (DeepSpeed #4093 class).
@@ -71,7 +71,7 @@ def activation_bytes(c: ConfigArrays) -> FloatArray:
     interleave = np.where(c.virtual_stages > 1, 1.0 + (c.pp - 1.0) / (c.pp * c.virtual_stages),
                           1.0)
     in_flight = np.where(c.pp > 1, np.minimum(c.pp, c.grad_accum), 1.0) * interleave
-    layers = stage_layer_share(c) * np.maximum(c.n_layers, 1.0)
+    layers = stage_layers(c)
     scale = c.activation_value_bytes / 2.0
     logits = 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab_size / c.tp
     transformer = transformer_layer_activation_bytes(c) * layers * in_flight * scale + logits

@@ -13,7 +13,7 @@ from typing import cast
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share
+from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share, stage_layers
 from simulator.core.calibration import Calibration, expert_gemm_efficiency, gemm_efficiency
 from simulator.core.memory import model_state_bytes
 
@@ -65,9 +65,10 @@ def attention_roofline(c: ConfigArrays) -> FloatArray:
 
 def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """GEMM time at the calibrated efficiency plus activation traffic at HBM bandwidth, on the
-    busiest pipeline stage: ceil(layers / pp) layers plus the output projection (the last
-    stage holds it, and a pipeline runs at the pace of its slowest stage; a deep pipeline of
-    a few layers per stage with a large vocabulary pays for it).
+    busiest pipeline stage: v·ceil(layers / (pp·v)) layers (arrays.stage_layers) plus the
+    output projection (the last stage holds it, and a pipeline runs at the pace of its
+    slowest stage; a deep pipeline of a few layers per stage with a large vocabulary pays
+    for it).
 
     Attention cores (flash attention, 16-bit) run at attention_factor of the GEMM efficiency.
     """
@@ -98,14 +99,15 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
 
 
 def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
-    """Exposed tensor-parallel all-reduces (or RS+AG): 4 per layer, 6 with full recompute.
+    """Exposed tensor-parallel all-reduces (or RS+AG): 4 per layer of the busiest stage, 6
+    with full recompute.
 
     Each is a reduce-scatter at the activation width and an all-gather at
     tp_gather_value_bytes (1 byte at fp8 with per-tensor scaling). Runs that overlap TP
     communication with the GEMMs hide tp_overlap_fraction of it.
     """
     values = c.micro_batch * c.seq_len / c.cp * c.hidden_size
-    count = (4.0 + 2.0 * (c.recompute == 2)) * np.ceil(c.n_layers / c.pp)
+    count = (4.0 + 2.0 * (c.recompute == 2)) * stage_layers(c)
     bandwidth = np.where(c.tp <= c.gpus_per_node, c.intra_gbytes_per_s, c.inter_gbytes_per_s)
     per_collective = values * (c.activation_value_bytes + c.tp_gather_value_bytes)
     seconds = count * (c.tp - 1.0) / c.tp * per_collective
@@ -173,7 +175,7 @@ def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
     bandwidth = group_gbytes_per_s(c, n, sharded_ring_stride(c, cal, n))
     transfer = dp_volume_bytes(c) * (n - 1.0) / n / (bandwidth * 1e9 * cal.network_efficiency)
     per_layer = np.where(c.zero_stage >= 3, 3.0, np.where(c.zero_stage == 2, 1.0, 0.0))
-    layers = np.maximum(np.ceil(c.n_layers / c.pp), 1.0)
+    layers = stage_layers(c)
     latency = per_layer * layers * c.grad_accum * (n - 1.0) * cal.hop_latency_us * 1e-6
     return transfer + latency
 
