@@ -208,4 +208,4 @@ def stage_layers(c: ConfigArrays) -> FloatArray:
     The one count behind its compute, memory and per-layer collectives (TP all-reduces, ZeRO
     per-layer gathers): stage_layer_share × layers.
     """
-    return cast(FloatArray, stage_layer_share(c) * np.maximum(c.n_layers, 1.0))
+    return stage_layer_share(c) * np.maximum(c.n_layers, 1.0)

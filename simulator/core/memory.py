@@ -48,33 +48,54 @@ def model_state_bytes(c: ConfigArrays) -> tuple[FloatArray, FloatArray, FloatArr
     return weights, gradients, optimizer
 
 
+def _full_layer_bytes(c: ConfigArrays) -> FloatArray:
+    """One layer's activations of one micro-batch without recomputation (sequence parallel)."""
+    s, b, h, t = c.seq_len / c.cp, c.micro_batch, np.maximum(c.hidden_size, 1.0), c.tp
+    scores = 5.0 * c.n_heads * s / h * (1.0 - c.is_flash_attention)
+    return s * b * h * (34.0 + scores) / t
+
+
 def transformer_layer_activation_bytes(c: ConfigArrays) -> FloatArray:
     """16-bit activation bytes per layer per micro-batch (Korthikanti et al. 2022).
 
     none: s·b·h·(34/t + 5·a·s/(h·t)) with sequence parallelism (the 5as/h score term is
-    dropped with flash attention); selective: 34·s·b·h/t; full: 2·s·b·h (layer input only).
+    dropped with flash attention); selective: 34·s·b·h/t; full: 2·s·b·h/t (the layer input
+    only, which sequence parallelism already splits over the t TP ranks).
     """
-    s, b, h, t = c.seq_len / c.cp, c.micro_batch, np.maximum(c.hidden_size, 1.0), c.tp
-    scores = 5.0 * c.n_heads * s / h * (1.0 - c.is_flash_attention)
-    sbh = s * b * h
-    none = sbh * (34.0 + scores) / t
-    return np.where(c.recompute == 0, none, np.where(c.recompute == 1, 34.0 * sbh / t, 2.0 * sbh))
+    sbh_t = c.seq_len / c.cp * c.micro_batch * np.maximum(c.hidden_size, 1.0) / c.tp
+    kept = np.where(c.recompute == 1, 34.0 * sbh_t, 2.0 * sbh_t)
+    return np.where(c.recompute == 0, _full_layer_bytes(c), kept)
+
+
+def recompute_working_bytes(c: ConfigArrays) -> FloatArray:
+    """With full recomputation the backward pass rebuilds one layer's activations at a time:
+    one layer of one micro-batch without recomputation, held once per GPU."""
+    return np.where(c.recompute == 2, _full_layer_bytes(c), 0.0)
 
 
 def activation_bytes(c: ConfigArrays) -> FloatArray:
-    """Activation bytes per GPU for the busiest (first) pipeline stage.
+    """Activation bytes per GPU on the pipeline stage that holds the most.
 
     1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage; interleaving
-    v model chunks per stage keeps 1 + (pp-1)/(pp·v) times as much (Korthikanti et al. 2022);
-    fp32 logits of the LM head (4·s·b·V/t) are added for transformers.
+    v model chunks per stage keeps 1 + (pp-1)/(pp·v) times as much (Korthikanti et al. 2022).
+    The fp32 logits of the LM head (4·s·b·V/t) live on the last stage only, which keeps one
+    micro-batch in flight (v = 1) or (v-1)·pp + 1 chunk micro-batches of layers/(pp·v) layers
+    each (Megatron-LM's interleaved warm-up): the larger of the two stages counts. Without a
+    pipeline the one stage holds both. Full recomputation adds the one layer it rebuilds.
     """
     interleave = np.where(c.virtual_stages > 1, 1.0 + (c.pp - 1.0) / (c.pp * c.virtual_stages),
                           1.0)
     in_flight = np.where(c.pp > 1, np.minimum(c.pp, c.grad_accum), 1.0) * interleave
     layers = stage_layers(c)
     scale = c.activation_value_bytes / 2.0
+    per_layer = transformer_layer_activation_bytes(c) * scale
     logits = 4.0 * c.seq_len / c.cp * c.micro_batch * c.vocab_size / c.tp
-    transformer = transformer_layer_activation_bytes(c) * layers * in_flight * scale + logits
+    first = per_layer * layers * in_flight
+    last_chunks = np.minimum((c.virtual_stages - 1.0) * c.pp + 1.0,
+                             c.virtual_stages * c.grad_accum)
+    last = per_layer * layers / c.virtual_stages * last_chunks + logits
+    working = recompute_working_bytes(c) * scale
+    transformer = np.where(c.pp > 1, np.maximum(first, last), first + logits) + working
     cnn_keep = np.where(c.recompute == 2, CNN_FULL_RECOMPUTE_FRACTION, 1.0)
     other = c.activation_bytes * c.micro_batch * scale * cnn_keep
     return np.where(c.is_transformer > 0, transformer, other)

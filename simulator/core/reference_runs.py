@@ -217,6 +217,7 @@ def row_constraints(row: Mapping[str, Any],
         cp=_int_or_none(row, "cp"), zero_stage=_int_or_none(row, "zero_stage"),
         recompute=_str_or_none(row, "activation_recompute"), precision=precision,
         micro_batch=_int_or_none(row, "micro_batch"),
+        virtual_stages=_int_or_none(row, "virtual_stages"),
         tp_comm_overlap=_str_or_none(row, "tp_comm_overlap") == "yes",
         fp8_rowwise=_str_or_none(row, "fp8_rowwise") == "yes")
     return constraints, notes

@@ -6,7 +6,11 @@ import pytest
 
 from simulator.core import Layout, TrainingGoal, dense_llm, make_hardware, simulate
 from simulator.core.arrays import config_arrays
-from simulator.core.memory import model_state_bytes, transformer_layer_activation_bytes
+from simulator.core.memory import (
+    activation_bytes,
+    model_state_bytes,
+    transformer_layer_activation_bytes,
+)
 
 PSI = 1e9
 N = 64
@@ -37,6 +41,7 @@ def test_model_states_match_zero_paper(gpu_specs, stage, bytes_per_param):
     ("none", 4, 34 / 4 + 5 * 16 * 2048 / (2048 * 4)),
     ("selective", 4, 34 / 4),
     ("full", 1, 2),
+    ("full", 4, 2 / 4),
 ])
 def test_activation_bytes_match_korthikanti(gpu_specs, recompute, tp, expected_per_sbh):
     layout = Layout(tp=tp, dp=8 // tp, recompute=recompute, micro_batch=2,
@@ -80,3 +85,41 @@ def test_memory_parts_add_up(gpu_specs, calibration):
     m = simulate(_seven_b(), hardware, layout, TrainingGoal(tokens=1e9), calibration).memory
     parts = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib + m.overhead_gib
     assert m.total_gib == pytest.approx(parts)
+
+
+def _stage_arrays(gpu_specs, *, pp, virtual_stages=1, grad_accum=16, vocab_size=32000):
+    workload = dense_llm("t", n_layers=32, hidden_size=2048, n_heads=16, seq_len=2048,
+                         vocab_size=vocab_size, params=PSI)
+    layout = Layout(pp=pp, dp=8 // pp, virtual_stages=virtual_stages, micro_batch=1,
+                    grad_accum=grad_accum)
+    return _arrays(gpu_specs, layout, workload)
+
+
+def test_the_logits_live_on_the_last_stage_not_the_first(gpu_specs):
+    """With a pipeline, the first stage holds pp micro-batches of its layers and no logits:
+    the LM head's fp32 logits (4·s·b·V bytes) are on the last stage, which holds one."""
+    per_layer = 34 * 2048 * 2048
+    logits = 4 * 2048 * 32000
+    plain = float(activation_bytes(_stage_arrays(gpu_specs, pp=1))[0])
+    assert plain == pytest.approx(32 * per_layer + logits)
+    first = float(activation_bytes(_stage_arrays(gpu_specs, pp=4))[0])
+    assert first == pytest.approx(8 * per_layer * 4)
+
+
+def test_a_huge_vocabulary_makes_the_last_stage_the_fullest(gpu_specs):
+    per_layer = 34 * 2048 * 2048
+    vocab = 1_000_000
+    c = _stage_arrays(gpu_specs, pp=4, vocab_size=vocab)
+    assert float(activation_bytes(c)[0]) == pytest.approx(8 * per_layer + 4 * 2048 * vocab)
+
+
+def test_interleaved_last_stage_keeps_its_warm_up_chunks(gpu_specs):
+    """Megatron-LM's interleaved schedule: the last stage warms up (v-1)·pp chunk
+    micro-batches, each of layers/(pp·v) layers, plus the one it runs."""
+    per_layer = 34 * 2048 * 2048
+    vocab = 1_000_000
+    c = _stage_arrays(gpu_specs, pp=4, virtual_stages=2, vocab_size=vocab)
+    last = 4 * per_layer * (1 * 4 + 1) + 4 * 2048 * vocab
+    first = 8 * per_layer * 4 * (1 + 3 / 8)
+    assert float(activation_bytes(c)[0]) == pytest.approx(max(first, last))
+    assert last > first
