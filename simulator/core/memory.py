@@ -9,7 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share, stage_layers
+from simulator.core.arrays import (
+    ConfigArrays,
+    FloatArray,
+    sharding_stage,
+    stage_layer_share,
+    stage_layers,
+)
 
 GIB = float(2**30)
 # CUDA context, NCCL buffers and allocator reserve seen on real jobs (DeepSpeed #4093 class).
@@ -37,14 +43,15 @@ def model_state_bytes(c: ConfigArrays) -> tuple[FloatArray, FloatArray, FloatArr
 
     ZeRO over N = dp·cp ranks: stage 1 shards optimizer states, 2 adds gradients, 3 weights.
     With mixed-precision Adam this gives 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N and 16Ψ/N. A pipeline
-    stage holds the busiest stage's share of the layers (1/pp when they split evenly).
+    stage holds the busiest stage's share of the layers (1/pp when they split evenly), and
+    under a pipeline stages 2 and 3 hold what stage 1 does (arrays.sharding_stage).
     """
     share = stage_layer_share(c) / c.tp
     psi, psi_trainable = c.params * share, c.trainable_params * share
-    n = c.dp * c.cp
-    weights = c.weight_bytes * psi / np.where(c.zero_stage >= 3, n, 1.0)
-    gradients = c.grad_bytes * psi_trainable / np.where(c.zero_stage >= 2, n, 1.0)
-    optimizer = c.optimizer_bytes * psi_trainable / np.where(c.zero_stage >= 1, n, 1.0)
+    n, zero = c.dp * c.cp, sharding_stage(c)
+    weights = c.weight_bytes * psi / np.where(zero >= 3, n, 1.0)
+    gradients = c.grad_bytes * psi_trainable / np.where(zero >= 2, n, 1.0)
+    optimizer = c.optimizer_bytes * psi_trainable / np.where(zero >= 1, n, 1.0)
     return weights, gradients, optimizer
 
 
@@ -106,7 +113,7 @@ def memory_breakdown(c: ConfigArrays) -> MemoryArrays:
     weights, gradients, optimizer = model_state_bytes(c)
     activations = activation_bytes(c)
     layer_params = c.params / np.maximum(c.n_layers, 1.0) / c.tp
-    gather = np.where(c.zero_stage >= 3, 2.0 * layer_params * c.weight_bytes, 0.0)
+    gather = np.where(sharding_stage(c) >= 3, 2.0 * layer_params * c.weight_bytes, 0.0)
     overhead = FIXED_OVERHEAD_BYTES + gather + FRAGMENTATION_FRACTION * activations
     total = weights + gradients + optimizer + activations + overhead
     return MemoryArrays(weights, gradients, optimizer, activations, overhead, total,

@@ -13,7 +13,13 @@ from typing import cast
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray, stage_layer_share, stage_layers
+from simulator.core.arrays import (
+    ConfigArrays,
+    FloatArray,
+    sharding_stage,
+    stage_layer_share,
+    stage_layers,
+)
 from simulator.core.calibration import Calibration, expert_gemm_efficiency, gemm_efficiency
 from simulator.core.memory import model_state_bytes
 
@@ -141,7 +147,8 @@ def dp_volume_bytes(c: ConfigArrays) -> FloatArray:
 
     ZeRO 0/1: one gradient all-reduce per step. ZeRO 2: a reduce-scatter per micro-batch plus
     an all-gather of updated weights. ZeRO 3: per micro-batch, two weight all-gathers
-    (forward, backward) and one gradient reduce-scatter.
+    (forward, backward) and one gradient reduce-scatter. Under a pipeline, ZeRO 2 and 3 move
+    what ZeRO 1 does, once a step (arrays.sharding_stage).
     """
     shard = c.tp * c.pp
     weights = c.params / shard * c.weight_bytes
@@ -149,7 +156,8 @@ def dp_volume_bytes(c: ConfigArrays) -> FloatArray:
     grads = c.trainable_params / shard * c.grad_bytes
     zero2 = c.grad_accum * grads + trainable_w
     zero3 = c.grad_accum * (2.0 * weights + grads)
-    return np.where(c.zero_stage <= 1, 2.0 * grads, np.where(c.zero_stage == 2, zero2, zero3))
+    zero = sharding_stage(c)
+    return np.where(zero <= 1, 2.0 * grads, np.where(zero == 2, zero2, zero3))
 
 
 def sharded_ring_stride(c: ConfigArrays, cal: Calibration, n: FloatArray) -> FloatArray:
@@ -162,7 +170,7 @@ def sharded_ring_stride(c: ConfigArrays, cal: Calibration, n: FloatArray) -> Flo
     """
     nodes = np.maximum(n * c.tp / c.gpus_per_node, 1.0)
     contention = np.maximum(nodes / cal.ring_full_bandwidth_nodes, 1.0)
-    return np.where((c.zero_stage >= 2) & (nodes > 1.0), c.tp * contention, c.tp)
+    return np.where((sharding_stage(c) >= 2) & (nodes > 1.0), c.tp * contention, c.tp)
 
 
 def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
@@ -174,7 +182,8 @@ def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
     n = c.dp * c.cp
     bandwidth = group_gbytes_per_s(c, n, sharded_ring_stride(c, cal, n))
     transfer = dp_volume_bytes(c) * (n - 1.0) / n / (bandwidth * 1e9 * cal.network_efficiency)
-    per_layer = np.where(c.zero_stage >= 3, 3.0, np.where(c.zero_stage == 2, 1.0, 0.0))
+    zero = sharding_stage(c)
+    per_layer = np.where(zero >= 3, 3.0, np.where(zero == 2, 1.0, 0.0))
     layers = stage_layers(c)
     latency = per_layer * layers * c.grad_accum * (n - 1.0) * cal.hop_latency_us * 1e-6
     return transfer + latency
@@ -202,7 +211,7 @@ def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
     dp_total = dp_seconds_per_step(c, cal)
     # Gradient reduction can only hide behind the backward pass (2/3 of compute); ZeRO-3
     # weight all-gathers are prefetched during the forward pass as well.
-    hideable = np.where(c.zero_stage >= 3, 1.0, BACKWARD_SHARE) * compute
+    hideable = np.where(sharding_stage(c) >= 3, 1.0, BACKWARD_SHARE) * compute
     overlap = np.where(c.kind_index == 1, cal.encoder_overlap_fraction, cal.overlap_fraction)
     dp_exposed = np.maximum(0.0, dp_total - overlap * hideable)
     bubble = (c.pp - 1.0) / c.virtual_stages * (per_micro + tp + pp)

@@ -133,7 +133,7 @@ def test_band_coverage_is_between_70_and_90_percent_in_every_metric_class(by_fam
 def test_whole_runs_are_predicted_and_beat_the_rule_as_a_class(by_family):
     whole = _class(by_family, "whole-run")
     assert whole["n_predicted"] >= 28  # every usable row but phi-3.5-moe (no total params)
-    # Measured: 16.5 % median, 35.4 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
+    # Measured: 16.6 % median, 35.5 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
     # own shape); the target is 15 % / 35 %.
     assert whole["median_ape"] <= 17.5 and whole["p90_ape"] <= 36.0
     assert whole["median_ape"] < whole["baseline_median_ape"]
@@ -148,7 +148,9 @@ def test_throughput_is_no_worse_with_whole_runs_in_the_fit(by_family):
     # gain 4-7 points; Megatron-Core's 314B/462B rows, already slow, lose 3-5), and
     # 7.0 % / 22.9 % since stages may hold unequal layer counts, 7.3 % / 22.5 % since memory
     # is that of the fuller of the first and last stage and full recomputation keeps its
-    # layer inputs split by sequence parallelism (more micro-batch sizes fit).
+    # layer inputs split by sequence parallelism (more micro-batch sizes fit), 7.1 % / 22.6 %
+    # since ZeRO 3 under a pipeline gathers once a step (FSDP2 + pipelining) and torchtitan's
+    # 405B rows are read at its default micro-batch count.
     # (Fitting the kernels on the benchmarks alone and the overhead on the whole runs gave
     # whole runs 15.3 % / 34.8 % but throughput 8.7 % / 23.5 %: the whole runs carry real
     # information on the relative speed of A100 and H100 stacks.)
@@ -161,13 +163,13 @@ def test_fp8_throughput_bands_hold_out_of_family(by_family):
     # errors, 73 %; since fp8 TP all-gathers move 1 byte a value the fp8 rows err less (9.3 %
     # median, was 11.5 %), their band is narrower and holds 23 of 33 (70 %). The 4 row-wise
     # rows (kernel speed not modelled, band x1.5) come out 17-35 % fast, outside it.
-    # Since full recomputation's layer inputs are split by sequence parallelism, torchtitan's
-    # 405B 1F1B rows (micro-batch not stated) are searched at a micro-batch of 2 and come out
-    # 18 % fast: 10.3 % median, band holds 25 of 33 (76 %).
+    # torchtitan's 405B rows, read at its default micro-batch count (the PP degree) with ZeRO 3
+    # gathering once a step under the pipeline: 1F1B -7 %, interleaved +11 % (were -2 % and
+    # -24 %); fp8 9.6 % median, band holds 24 of 33 (73 %).
     rows = by_family[by_family["metric"].isin(THROUGHPUT_METRICS)
                      & (by_family["precision"] == "fp8")]
     assert len(rows) >= 30 and rows["is_covered"].mean() >= 0.65
-    assert rows["abs_pct_error"].median() <= 10.5
+    assert rows["abs_pct_error"].median() <= 10.0
 
 
 def test_rows_read_at_a_default_batch_get_wider_bands(by_family):

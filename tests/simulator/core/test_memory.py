@@ -11,6 +11,7 @@ from simulator.core.memory import (
     model_state_bytes,
     transformer_layer_activation_bytes,
 )
+from simulator.core.timing import dp_volume_bytes
 
 PSI = 1e9
 N = 64
@@ -123,3 +124,21 @@ def test_interleaved_last_stage_keeps_its_warm_up_chunks(gpu_specs):
     first = 8 * per_layer * 4 * (1 + 3 / 8)
     assert float(activation_bytes(c)[0]) == pytest.approx(max(first, last))
     assert last > first
+
+
+@pytest.mark.parametrize("stage", [2, 3])
+def test_under_a_pipeline_zero_2_and_3_cost_and_hold_what_zero_1_does(gpu_specs, stage):
+    """FSDP2 under torch.distributed.pipelining keeps the stage's weights gathered and its
+    gradients unsynced until the last micro-batch: one all-gather and one reduce-scatter a
+    step, whole weights and gradients held meanwhile. Without a pipeline, ZeRO 3 shards."""
+    def arrays(zero, pp):
+        return _arrays(gpu_specs, Layout(pp=pp, dp=8 // pp, zero_stage=zero, micro_batch=1,
+                                         grad_accum=8))
+    piped, zero1 = arrays(stage, 2), arrays(1, 2)
+    assert [float(p[0]) for p in model_state_bytes(piped)] == pytest.approx(
+        [float(p[0]) for p in model_state_bytes(zero1)])
+    assert float(dp_volume_bytes(piped)[0]) == pytest.approx(float(dp_volume_bytes(zero1)[0]))
+    flat, flat_zero1 = arrays(stage, 1), arrays(1, 1)
+    assert sum(float(p[0]) for p in model_state_bytes(flat)) < sum(
+        float(p[0]) for p in model_state_bytes(flat_zero1))
+    assert float(dp_volume_bytes(flat)[0]) > float(dp_volume_bytes(flat_zero1)[0])
