@@ -138,9 +138,12 @@ def _single(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
     scaling = []
     for index, count in enumerate(counts):
         _progress(run.id, 10 + 85 * index / len(counts), f"scaling point {count} node(s)")
-        point = best_layout(
-            inputs.workload, hardware(instance, count), inputs.goal, cal, inputs.constraints
-        )
+        try:
+            point = best_layout(
+                inputs.workload, hardware(instance, count), inputs.goal, cal, inputs.constraints
+            )
+        except ValueError:  # the fixed layout needs more GPUs than `count` nodes have
+            continue
         scaling.append(without_time(_scaling_point(count * instance.gpu_count, point), inputs))
     return {
         "instance_type": {

@@ -74,6 +74,29 @@ def test_overlapping_tp_traffic_makes_a_tp8_run_faster(user: User, p4de: Instanc
     assert steps[True] < 0.97 * steps[False]
 
 
+def test_zero3_under_a_pipeline_is_shown_and_costed_as_it_runs(user: User,
+                                                                p4de: InstanceType) -> None:
+    """FSDP2 under pipelining gathers weights once a step: ZeRO 3 with PP holds and moves
+    what ZeRO 1 does, and the detail page says why the memory is not sharded. A layout of
+    16 GPUs on 4 nodes still simulates: the scaling chart starts at 2 nodes, where it fits."""
+    sims = {}
+    for zero in (1, 3):
+        request = {**_request(p4de, nodes=4),
+                   "layout": {"tp": 8, "pp": 2, "zero_stage": zero, "micro_batch": 1}}
+        run = services.simulation_create(owner_id=user.id, kind="single", request=request)
+        services.simulation_execute(run_id=run.id, attempt=Attempt("another-delivery"))
+        run.refresh_from_db()
+        assert run.status == "done", run.error
+        assert [p["gpus"] for p in run.result["scaling"]][0] == 16
+        sims[zero] = (run, run.result["simulation"])
+    (_, one), (run, three) = sims[1], sims[3]
+    assert three["layout"]["zero_stage"] == 3 and three["layout"]["pp"] == 2
+    assert three["memory"]["total_gib"] == pytest.approx(one["memory"]["total_gib"])
+    assert three["time"]["step_seconds"] == pytest.approx(one["time"]["step_seconds"])
+    page = signed_in(user).get(f"/simulations/{run.id}").content.decode()
+    assert "weights and gradients whole for the step" in page
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ({"workload": {"preset": "gpt-9"}}, "workload.preset"),
     ({"goal": {"tokens": 0}}, "goal"),
