@@ -105,7 +105,9 @@ ENUM_COLUMNS: dict[str, tuple[str, ...]] = {
     "flops_include_recompute": ("yes", "no"),
     "derived": ("yes", "no"),
 }
-POSITIVE_COLUMNS = frozenset({"params_billion", "value", "gpu_count"})
+# Counts a run cannot have zero of (a parallel degree of 0 would only fail later, unnamed).
+POSITIVE_COLUMNS = frozenset({"params_billion", "value", "gpu_count", "gpus_per_node", "tp",
+                              "pp", "virtual_stages", "dp", "cp", "ep", "micro_batch"})
 # Upper bounds far above any real run (the largest shipped model is 1.8T parameters, the
 # largest cluster 16k GPUs), so that absurd numbers are named instead of overflowing the
 # simulator's arithmetic when the run is predicted.

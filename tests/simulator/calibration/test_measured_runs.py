@@ -257,3 +257,14 @@ def test_tp_comm_overlap_is_read_and_checked() -> None:
     assert parsed.rows[0]["tp_comm_overlap"] == "yes"
     assert [str(e) for e in parsed.errors] == [
         "line 3, tp_comm_overlap: 'on' is not one of yes, no"]
+
+
+def test_virtual_stages_is_read_and_a_zero_degree_is_named() -> None:
+    rows = _mine(_reference_rows(kind="llm", n_rows=3))
+    assert "virtual_stages" in rows[0]  # the shipped schema carries the column
+    data = _csv_bytes([{**rows[0], "virtual_stages": "2"}, {**rows[1], "virtual_stages": "0"},
+                       {**rows[2], "tp": "0"}])
+    parsed = runs_services.measured_runs_parse(data)
+    assert parsed.rows[0]["virtual_stages"] == 2
+    assert [str(e) for e in parsed.errors] == [
+        "line 3, virtual_stages: 0 must be greater than 0", "line 4, tp: 0 must be greater than 0"]
