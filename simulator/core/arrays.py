@@ -20,7 +20,13 @@ from simulator.core.hardware import (
     efficiency_class,
     rate_precision,
 )
-from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value, tp_gather_bytes
+from simulator.core.layout import (
+    RECOMPUTE_MODES,
+    Layout,
+    bytes_per_value,
+    tp_gather_bytes,
+    zero_stage_as_run,
+)
 from simulator.core.workloads import Workload
 
 if TYPE_CHECKING:
@@ -203,16 +209,8 @@ def stage_layer_share(c: ConfigArrays) -> FloatArray:
 
 
 def sharding_stage(c: ConfigArrays) -> FloatArray:
-    """The ZeRO stage as it runs: with a pipeline, stages 2 and 3 cost what stage 1 does.
-
-    The one stack that combines weight or gradient sharding with pipelining, FSDP2 under
-    torch.distributed.pipelining (torchtitan; DeepSpeed and Megatron-LM refuse or lack it),
-    keeps the stage's weights gathered from the first forward to the last backward
-    (torchtitan: reshard_after_forward=not pp_enabled) and turns gradient sync off for all
-    but the last micro-batch: one all-gather and one reduce-scatter a step, with whole
-    weights and gradients held meanwhile, like ZeRO 1's gradient all-reduce.
-    """
-    return np.where(c.pp > 1, np.minimum(c.zero_stage, 1.0), c.zero_stage)
+    """The ZeRO stage each configuration runs at (layout.zero_stage_as_run)."""
+    return zero_stage_as_run(c.pp, c.zero_stage)
 
 
 def stage_layers(c: ConfigArrays) -> FloatArray:

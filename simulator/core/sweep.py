@@ -190,7 +190,8 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
     if keep == "best":
         rows = _best_per_instance_and_nodes(hw_index, pairs["nodes"][pair_index], times.step)
     # A fixed knob is one grid column (simulator.services.constrained_grid): all rows alike.
-    rowwise = precision == "fp8" and bool(layouts.get("fp8_rowwise", pd.Series([0])).any())
+    rowwise = (precision == "fp8" and "fp8_rowwise" in layouts
+               and bool(layouts["fp8_rowwise"].any()))
     return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
                          c.take(rows), times.step[rows], memory[rows], precision, goodput,
                          rowwise)
