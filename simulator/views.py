@@ -23,7 +23,6 @@ from simulator.accuracy import (
     accuracy_version,
     goodput_summary,
 )
-from simulator.core.layout import zero_stage_as_run
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
 
@@ -91,17 +90,8 @@ def _figures(run: SimulationRun) -> list[str]:
 @login_required
 def simulation_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
-    context = {"run": run, "figures": _figures(run), "zero_as_run": _zero_as_run(run)}
+    context = {"run": run, "figures": _figures(run)}
     return render(request, "simulator/detail.html", context)
-
-
-def _zero_as_run(run: SimulationRun) -> int | None:
-    """The ZeRO stage the simulated layout runs at (a pipeline runs ZeRO 2/3 as ZeRO 1);
-    None before a result."""
-    layout = ((run.result or {}).get("simulation") or {}).get("layout")
-    if not layout:
-        return None
-    return int(zero_stage_as_run(layout["pp"], layout["zero_stage"]))
 
 
 @login_required

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planner.core.layout_knobs import zero_stage_as_run
 from planner.core.providers import PROVIDER_LABELS
 from planner.core.purchase_options import PAYMENT_OPTIONS, PURCHASE_OPTION_LABELS
 
@@ -326,14 +327,33 @@ def pipeline_schedule(pp: float | int | None, virtual_stages: float | int | None
 
 def layout_label(layout: Mapping[str, Any]) -> str:
     """One line for a parallel layout, wherever a layout is shown: 'TP4 PP2 (interleaved 1F1B
-    ×4) DP128 ZeRO1, selective recompute'."""
+    ×4) DP128 ZeRO1, selective recompute'. Context parallelism shows when used ('CP2'); a
+    ZeRO stage that a pipeline runs as another says so ('ZeRO3 (runs as ZeRO1 under the
+    pipeline)', layout_knobs.zero_stage_as_run)."""
     def degree(name: str) -> str:
         value = layout.get(name)
         return f"{name.upper()}{count(value if not _missing(value) else 1)}"
     schedule = pipeline_schedule(layout.get("pp"), layout.get("virtual_stages"))
     pipeline = degree("pp") + (f" ({schedule})" if schedule else "")
     zero = layout.get("zero_stage")
-    zero_text = count(zero if not _missing(zero) else 0)
-    parts = [degree("tp"), pipeline, degree("dp"), f"ZeRO{zero_text}"]
+    zero_text = f"ZeRO{count(zero if not _missing(zero) else 0)}"
+    as_run = zero_as_run(layout)
+    if as_run is not None:
+        zero_text += f" (runs as ZeRO{as_run} under the pipeline)"
+    context = [degree("cp")] if float(layout.get("cp") or 1) > 1 else []
+    parts = [degree("tp"), pipeline, *context, degree("dp"), zero_text]
     recompute = layout.get("recompute")
-    return " ".join(parts) + (f", {recompute} recompute" if recompute else "")
+    if _missing(recompute) or not recompute:
+        return " ".join(parts)
+    mode = "no" if recompute == "none" else recompute
+    return " ".join(parts) + f", {mode} recompute"
+
+
+def zero_as_run(layout: Mapping[str, Any]) -> int | None:
+    """The ZeRO stage a layout's pipeline runs its ZeRO stage as, when that differs (ZeRO 2/3
+    under a pipeline run as ZeRO 1: layout_knobs.zero_stage_as_run); else None."""
+    if _missing(layout.get("zero_stage")) or _missing(layout.get("pp")):
+        return None
+    zero = int(float(layout["zero_stage"]))
+    as_run = int(zero_stage_as_run(float(layout["pp"]), zero))
+    return as_run if as_run != zero else None

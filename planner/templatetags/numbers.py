@@ -17,6 +17,7 @@ register.filter("duration", formatting.duration)
 register.filter("label", formatting.label)
 register.filter("number", formatting.number)
 register.filter("layout_label", formatting.layout_label)
+register.filter("zero_as_run", formatting.zero_as_run)
 
 
 @register.filter

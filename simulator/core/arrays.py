@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from planner.core.layout_knobs import zero_stage_as_run
 from simulator.core.hardware import (
     EFFICIENCY_CLASSES,
     Hardware,
@@ -25,7 +26,6 @@ from simulator.core.layout import (
     Layout,
     bytes_per_value,
     tp_gather_bytes,
-    zero_stage_as_run,
 )
 from simulator.core.workloads import Workload
 
@@ -209,7 +209,7 @@ def stage_layer_share(c: ConfigArrays) -> FloatArray:
 
 
 def sharding_stage(c: ConfigArrays) -> FloatArray:
-    """The ZeRO stage each configuration runs at (layout.zero_stage_as_run)."""
+    """The ZeRO stage each configuration runs at (layout_knobs.zero_stage_as_run)."""
     return zero_stage_as_run(c.pp, c.zero_stage)
 
 

@@ -4,28 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
 from simulator.core.hardware import PRECISIONS
 
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
-
-
-def zero_stage_as_run(pp: npt.ArrayLike, zero_stage: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """The ZeRO stage as it runs: with a pipeline, stages 2 and 3 cost and hold what 1 does.
-
-    The one stack that combines weight or gradient sharding with pipelining, FSDP2 under
-    torch.distributed.pipelining (torchtitan; DeepSpeed and Megatron-LM refuse or lack it),
-    keeps the stage's weights gathered from the first forward to the last backward
-    (torchtitan: reshard_after_forward=not pp_enabled) and turns gradient sync off for all
-    but the last micro-batch: one all-gather and one reduce-scatter a step, with whole
-    weights and gradients held meanwhile, like ZeRO 1's gradient all-reduce. Scalars or
-    arrays (the simulator's ConfigArrays columns).
-    """
-    stage = np.asarray(zero_stage, dtype=np.float64)
-    return np.where(np.asarray(pp) > 1, np.minimum(stage, 1.0), stage)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,7 @@ def test_zero3_under_a_pipeline_is_shown_and_costed_as_it_runs(user: User,
     assert three["time"]["step_seconds"] == pytest.approx(one["time"]["step_seconds"])
     page = signed_in(user).get(f"/simulations/{run.id}").content.decode()
     assert "weights and gradients whole for the step" in page
+    assert "PP2 (1F1B) DP2 ZeRO3 (runs as ZeRO1 under the pipeline)" in page
 
 
 @pytest.mark.parametrize(("change", "field"), [

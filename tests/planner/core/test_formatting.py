@@ -131,6 +131,11 @@ def test_a_bound_reads_as_people_type_it(value: float, text: str) -> None:
     ({"tp": 8, "pp": 4, "dp": 2, "zero_stage": 0, "recompute": "full", "virtual_stages": 1},
      "TP8 PP4 (1F1B) DP2 ZeRO0, full recompute"),
     ({"tp": 1, "pp": 1, "dp": 8, "zero_stage": 3}, "TP1 PP1 DP8 ZeRO3"),
+    # ZeRO 3 under a pipeline runs as ZeRO 1 (FSDP2 + pipelining); the label says so.
+    ({"tp": 8, "pp": 2, "dp": 1, "zero_stage": 3, "recompute": "none", "virtual_stages": 1},
+     "TP8 PP2 (1F1B) DP1 ZeRO3 (runs as ZeRO1 under the pipeline), no recompute"),
+    ({"tp": 8, "pp": 16, "cp": 2, "dp": 64, "zero_stage": 1, "recompute": "full",
+      "virtual_stages": 1}, "TP8 PP16 (1F1B) CP2 DP64 ZeRO1, full recompute"),
 ])
 def test_layout_label_names_the_pipeline_schedule(layout, expected):
     assert f.layout_label(layout) == expected
