@@ -80,6 +80,9 @@ class LayoutConstraints:
     tp_comm_overlap: bool | None = None
     virtual_stages: int | None = None  # model chunks per pipeline stage (interleaved 1F1B)
     fp8_rowwise: bool | None = None
+    # False for runs without flash attention (the attention scores go through HBM: runs
+    # before mid-2022); None or True: flash attention (the simulator's default).
+    flash_attention: bool | None = None
 
 
 def bytes_per_value(precision: str) -> tuple[float, float, float, float]:

@@ -219,7 +219,10 @@ def row_constraints(row: Mapping[str, Any],
         micro_batch=_int_or_none(row, "micro_batch"),
         virtual_stages=_int_or_none(row, "virtual_stages"),
         tp_comm_overlap=_str_or_none(row, "tp_comm_overlap") == "yes",
-        fp8_rowwise=_str_or_none(row, "fp8_rowwise") == "yes")
+        fp8_rowwise=_str_or_none(row, "fp8_rowwise") == "yes",
+        flash_attention=False if _str_or_none(row, "flash_attention") == "no" else None)
+    if constraints.flash_attention is False:
+        notes.append("no flash attention: attention scores through HBM")
     return constraints, notes
 
 

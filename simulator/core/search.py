@@ -128,7 +128,8 @@ def _layouts_for(n_gpus: int, tp: int, pp: int, cp: int, global_batch: int, prec
             continue
         out.append(Layout(tp, pp, dp, cp, zero, mode, precision, micro, accum, v,
                           tp_comm_overlap=bool(k.tp_comm_overlap),
-                          fp8_rowwise=bool(k.fp8_rowwise)))
+                          fp8_rowwise=bool(k.fp8_rowwise),
+                          is_flash_attention=k.flash_attention is not False))
     return out
 
 

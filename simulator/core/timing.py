@@ -27,6 +27,15 @@ CAUSAL_ATTENTION_FRACTION = 0.5
 BACKWARD_SHARE = 2.0 / 3.0
 # Query rows per flash-attention tile (FlashAttention-2 with head dimension 128).
 FLASH_ATTENTION_TILE_ROWS = 128.0
+# HBM bytes per attention-score value and layer without flash attention (16-bit values; the
+# Megatron-LM path of 2019-2021: batched QK^T, fused scale-mask-softmax, dropout, batched
+# ·V). Forward: QK^T writes the scores (2), softmax reads and writes them (4), dropout reads
+# them and writes output and a 1-byte mask (5), ·V reads them (2). Backward: the ·V
+# gradient reads the dropped probabilities for dV and writes their gradient (2 + 2 + 2),
+# dropout backward (2 + 1 + 2), softmax backward reads gradient and probabilities and writes
+# one (6), the QK^T gradients read it for dQ and dK (4). Recomputation runs the forward again.
+SCORE_BYTES_FORWARD = 13.0
+SCORE_BYTES_BACKWARD = 21.0
 
 
 @dataclass(frozen=True)
@@ -82,8 +91,10 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     layers = stage_layer_share(c)
     linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
     linear = (linear - c.head_train_flops) * layers + c.head_train_flops
-    # Causal decoders: flash attention skips the masked half of the score blocks.
-    causal = np.where(c.kind_index == 0, CAUSAL_ATTENTION_FRACTION, 1.0)
+    # Causal decoders: flash attention skips the masked half of the score blocks (without it
+    # the whole score matrix is computed, then masked).
+    causal = np.where((c.kind_index == 0) & (c.is_flash_attention > 0),
+                      CAUSAL_ATTENTION_FRACTION, 1.0)
     attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal * layers
     factor = cal.attention_factor * attention_roofline(c)
     attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, factor)
@@ -101,7 +112,26 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     factor = np.where(c.is_transformer > 0, cal.traffic_factor, cnn)
     traffic = factor * c.traffic_bytes * layers * c.micro_batch / split * passes
     traffic = traffic * c.activation_value_bytes / 2.0
+    traffic = traffic + score_traffic_bytes(c) * layers * c.micro_batch
     return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
+
+
+def score_traffic_bytes(c: ConfigArrays) -> FloatArray:
+    """HBM bytes per sample and layer that a transformer without flash attention spends on
+    its attention scores: heads/TP × (seq/CP) × seq values per layer, each moved
+    SCORE_BYTES_FORWARD + SCORE_BYTES_BACKWARD times (+ the forward again when the attention
+    core is recomputed: selective or full). 0 with flash attention, which keeps the scores in
+    on-chip memory, and for non-transformers.
+
+    The score matrix grows with seq² where the GEMMs grow with seq·hidden², so it weighs on
+    small models at long sequences (Megatron-LM 2021: ~a·seq/hidden ≈ 20 score values per
+    hidden value at 1.7B and 2,048 tokens, ~6 at 1T).
+    """
+    values = c.n_heads / c.tp * (c.seq_len / c.cp) * c.seq_len
+    passes = SCORE_BYTES_FORWARD * (1.0 + (c.recompute >= 1)) + SCORE_BYTES_BACKWARD
+    bytes_per_layer = values * passes * c.activation_value_bytes / 2.0
+    is_unfused = (c.is_transformer > 0) & (c.is_flash_attention <= 0)
+    return np.where(is_unfused, bytes_per_layer, 0.0)
 
 
 def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
