@@ -62,6 +62,7 @@ class ConfigArrays:
     expert_ffn: FloatArray  # MoE expert FFN width (0 dense)
     expert_token_fraction: FloatArray  # top-k / experts: tokens per expert GEMM (1 dense)
     is_fused_cnn: FloatArray  # 0/1, CNN with fused conv epilogues (less activation traffic)
+    is_nchw_cnn: FloatArray  # 0/1, CNN with NCHW activations (tensor-core convs transpose them)
     peak_tflops: FloatArray  # nominal dense peak at the layout precision (for MFU)
     gemm_peak_tflops: FloatArray  # peak the weight GEMMs run at (fp8 for fp8 runs)
     peak_16bit_tflops: FloatArray  # for attention cores
@@ -148,6 +149,7 @@ def workload_columns(workload: Workload) -> dict[str, float]:
         "expert_ffn": float(workload.expert_ffn_hidden_size),
         "expert_token_fraction": workload.expert_token_fraction(),
         "is_fused_cnn": float(workload.has_fused_epilogues and not workload.is_transformer),
+        "is_nchw_cnn": float(not workload.is_channels_last and not workload.is_transformer),
     }
 
 

@@ -101,6 +101,9 @@ def row_workload(row: Mapping[str, Any]) -> tuple[Workload, list[str]]:
         if _is_mlperf(str(row.get("source", ""))):
             return replace(resnet50(), has_fused_epilogues=True), [
                 "MLPerf-tuned CNN: fused convolution epilogues"]
+        if _str_or_none(row, "memory_format") == "nchw":
+            return replace(resnet50(), is_channels_last=False), [
+                "NCHW activations: 16-bit convolutions transpose them"]
         return resnet50(), []
     if kind not in ("llm", "llm_moe", "llm_lora", "bert"):
         raise ValueError(f"workload kind {kind!r} has no model in the simulator")

@@ -36,6 +36,12 @@ FLASH_ATTENTION_TILE_ROWS = 128.0
 # one (6), the QK^T gradients read it for dQ and dK (4). Recomputation runs the forward again.
 SCORE_BYTES_FORWARD = 13.0
 SCORE_BYTES_BACKWARD = 21.0
+# NCHW CNNs at 16 bits: tensor-core convolutions work in NHWC, so cuDNN transposes each
+# convolution's input and output (a read and a write each) in the forward pass, and dy, dx
+# (data gradient) and x, dy (weight gradient) in the backward pass: 12 passes over about
+# 21M input+output values per ResNet-50 image (2 bytes), 5.5x its 46 MB of stored
+# activations (workloads.resnet50), priced at HBM bandwidth.
+NCHW_TRANSPOSE_TRAFFIC_RATIO = 5.5
 
 
 @dataclass(frozen=True)
@@ -113,7 +119,18 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     traffic = factor * c.traffic_bytes * layers * c.micro_batch / split * passes
     traffic = traffic * c.activation_value_bytes / 2.0
     traffic = traffic + score_traffic_bytes(c) * layers * c.micro_batch
+    traffic = traffic + nchw_transpose_bytes(c) * c.micro_batch
     return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
+
+
+def nchw_transpose_bytes(c: ConfigArrays) -> FloatArray:
+    """HBM bytes per sample an NCHW CNN spends transposing for 16-bit tensor-core
+    convolutions (NCHW_TRANSPOSE_TRAFFIC_RATIO × its stored activations); 0 in NHWC, at 32
+    bits or on GPUs without tensor cores."""
+    if not np.any(c.is_nchw_cnn > 0):  # the common case: skip the work over large sweeps
+        return np.zeros_like(c.activation_bytes)
+    applies = (c.is_nchw_cnn > 0) & (c.activation_value_bytes <= 2.0) & (c.is_simt <= 0)
+    return np.where(applies, NCHW_TRANSPOSE_TRAFFIC_RATIO * c.activation_bytes, 0.0)
 
 
 def score_traffic_bytes(c: ConfigArrays) -> FloatArray:
@@ -127,6 +144,8 @@ def score_traffic_bytes(c: ConfigArrays) -> FloatArray:
     small models at long sequences (Megatron-LM 2021: ~a·seq/hidden ≈ 20 score values per
     hidden value at 1.7B and 2,048 tokens, ~6 at 1T).
     """
+    if not np.any(c.is_flash_attention <= 0):  # the common case: skip the work over sweeps
+        return np.zeros_like(c.seq_len)
     values = c.n_heads / c.tp * (c.seq_len / c.cp) * c.seq_len
     passes = SCORE_BYTES_FORWARD * (1.0 + (c.recompute >= 1)) + SCORE_BYTES_BACKWARD
     bytes_per_layer = values * passes * c.activation_value_bytes / 2.0

@@ -35,7 +35,10 @@ class Workload:
     framework skips padding (unpadded batches); linear compute and traffic scale with it,
     attention with its square. `has_fused_epilogues` marks CNN stacks that fuse batch norm,
     ReLU and the residual add into the convolutions (MLPerf-tuned NHWC kernels), which cuts
-    their activation traffic.
+    their activation traffic. `is_channels_last` (CNNs): activations in NHWC, the layout
+    tensor-core convolutions use (PyTorch channels_last, DeepLearningExamples' AMP configs,
+    MLPerf); False for NCHW, whose 16-bit tensor-core convolutions transpose their inputs and
+    outputs (timing.NCHW_TRANSPOSE_TRAFFIC_RATIO).
     """
 
     name: str
@@ -55,6 +58,7 @@ class Workload:
     n_experts: int = 1
     token_fill: float = 1.0
     has_fused_epilogues: bool = False
+    is_channels_last: bool = True
     expert_ffn_hidden_size: int = 0
     experts_per_token: int = 0
 

@@ -132,12 +132,12 @@ def test_llama2_steady_gpu_hours_at_metas_scale_are_within_20_percent_of_the_pap
         assert steady == pytest.approx(published_gpu_hours, rel=0.20)
         assert option["gpu_hours"] > published_gpu_hours
         # The whole run is +30 % over the paper for 70B (the issue asks 20 %: the whole runs we
-        # fit on lose ~37 % at every size); the low edge of its on-demand P10-P90 band sits at
-        # the paper's figure (0.07 % above it since the per-stage memory rule; for 7B the
-        # paper's figure is 1 % below the band's low edge).
+        # fit on lose ~37 % at every size); its on-demand P10-P90 band holds the paper's figure
+        # near its low edge (1.713M against 1.720M; for 7B the paper's figure is 1 % below the
+        # band's low edge).
         band = [option["gpus"] * option[k] for k in ("time_p10_hours", "time_p90_hours")]
         if workload == "llama2-70b" and not option["is_spot"]:
-            assert band[0] <= 1.01 * published_gpu_hours <= band[1]
+            assert band[0] <= published_gpu_hours <= band[1]
         assert "global batch not given" in option["envelope_note"]
     # Every option is a whole run: goodput below 1, its loss a line of the cost breakdown.
     for option in options:

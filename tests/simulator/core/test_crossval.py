@@ -133,7 +133,7 @@ def test_band_coverage_is_between_70_and_90_percent_in_every_metric_class(by_fam
 def test_whole_runs_are_predicted_and_beat_the_rule_as_a_class(by_family):
     whole = _class(by_family, "whole-run")
     assert whole["n_predicted"] >= 28  # every usable row but phi-3.5-moe (no total params)
-    # Measured: 16.6 % median, 35.5 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
+    # Measured: 16.8 % median, 35.4 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
     # own shape); the target is 15 % / 35 %.
     assert whole["median_ape"] <= 17.5 and whole["p90_ape"] <= 36.0
     assert whole["median_ape"] < whole["baseline_median_ape"]
@@ -150,12 +150,32 @@ def test_throughput_is_no_worse_with_whole_runs_in_the_fit(by_family):
     # is that of the fuller of the first and last stage and full recomputation keeps its
     # layer inputs split by sequence parallelism (more micro-batch sizes fit), 7.1 % / 22.6 %
     # since ZeRO 3 under a pipeline gathers once a step (FSDP2 + pipelining) and torchtitan's
-    # 405B rows are read at its default micro-batch count.
+    # 405B rows are read at its default micro-batch count, 6.9 % / 19.3 % since runs without
+    # flash attention move their scores through HBM and NCHW ResNets transpose for the
+    # tensor cores.
     # (Fitting the kernels on the benchmarks alone and the overhead on the whole runs gave
     # whole runs 15.3 % / 34.8 % but throughput 8.7 % / 23.5 %: the whole runs carry real
     # information on the relative speed of A100 and H100 stacks.)
     throughput = _class(by_family, "throughput")
-    assert throughput["median_ape"] <= 7.5 and throughput["p90_ape"] <= 23.5
+    assert throughput["median_ape"] <= 7.5 and throughput["p90_ape"] <= 21.0
+
+
+def test_runs_before_flash_attention_are_not_over_predicted(by_family):
+    # Megatron-LM 2019/2021 and ZeRO 2020 (25 rows): 12.6 % median, 20.6 % P90, band holding
+    # 48 % while their score matrices were ignored; 9.7 % / 16.2 % / 64 % with them.
+    rows = by_family[by_family["run_id"].str.match(r"MEG19|MEG21|ZERO")]
+    assert len(rows) == 25
+    assert rows["abs_pct_error"].median() <= 11.0 and rows["abs_pct_error"].quantile(0.9) <= 18.0
+
+
+def test_resnet_rows_are_close_and_banded_out_of_family(by_family):
+    # The 20 Lambda rows ran DeepLearningExamples in NCHW: priced as NHWC they came out
+    # 54 % fast (ResNet-50 rows: 23 % median, 80 % P90, band holding 36 %); with the NCHW
+    # transposes 14 % / 36 % / 73 %.
+    rows = by_family[by_family["workload_kind"] == "resnet50"]
+    assert len(rows) >= 40
+    assert rows["abs_pct_error"].median() <= 16.0 and rows["abs_pct_error"].quantile(0.9) <= 40.0
+    assert rows["is_covered"].mean() >= 0.65
 
 
 def test_fp8_throughput_bands_hold_out_of_family(by_family):

@@ -289,6 +289,23 @@ def test_fused_cnn_epilogues_move_less_activation_traffic(gpu_specs, calibration
     assert fused.samples_per_second > 1.2 * plain.samples_per_second
 
 
+def test_nchw_convolutions_pay_for_transposes_only_on_tensor_cores(gpu_specs, calibration):
+    """A 16-bit NCHW ResNet transposes every convolution's input and output for the tensor
+    cores (DeepLearningExamples without --memory-format nhwc); at fp32 there is nothing to
+    transpose."""
+    goal = TrainingGoal(samples=1.28e6, global_batch_samples=2048)
+    nchw = replace(PRESETS["resnet50"], is_channels_last=False)
+
+    def ratio(gpu, precision):
+        layout = Layout(tp=1, pp=1, dp=8, micro_batch=256, grad_accum=1, precision=precision)
+        speeds = [simulate(w, _one_node(gpu_specs, gpu), layout, goal,
+                           calibration).samples_per_second for w in (PRESETS["resnet50"], nchw)]
+        return speeds[0] / speeds[1]
+
+    assert ratio("A100 SXM4-80GB", "fp16") > 1.15
+    assert ratio("V100 SXM2-32GB", "fp32") == pytest.approx(1.0)
+
+
 def test_encoders_expose_their_gradient_all_reduce(gpu_specs, calibration):
     hardware = make_hardware(gpu_specs["A100 SXM4-80GB"], gpus_per_node=8, n_nodes=8,
                              intra_node="nvswitch", inter_node_gbits_per_s=200)
