@@ -69,6 +69,11 @@ LAYOUT_KNOBS: tuple[LayoutKnob, ...] = (
                help="torchao \"rowwise\" fp8 recipes: tensor-parallel all-gathers stay in bf16. "
                "Off (Transformer Engine, torchao \"tensorwise\"): fp8 GEMM inputs are gathered "
                "in fp8, 1 byte per value. Only matters at fp8."),
+    LayoutKnob("flash_attention", "flag", "Flash attention",
+               help="On or blank: attention scores stay in on-chip memory (FlashAttention, "
+               "PyTorch SDPA). Off: a stack without it (before mid-2022) moves each layer's "
+               "heads × seq × seq scores through GPU memory.",
+               is_on_forms=False, is_planned=False),
 )
 KNOBS_BY_NAME: dict[str, LayoutKnob] = {k.name: k for k in LAYOUT_KNOBS}
 KNOB_NAMES: tuple[str, ...] = tuple(KNOBS_BY_NAME)

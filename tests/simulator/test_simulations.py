@@ -98,6 +98,25 @@ def test_zero3_under_a_pipeline_is_shown_and_costed_as_it_runs(user: User,
     assert "PP2 (1F1B) DP2 ZeRO3 (runs as ZeRO1 under the pipeline)" in page
 
 
+def test_a_stack_without_flash_attention_is_slower_and_says_so(user: User,
+                                                               p4de: InstanceType) -> None:
+    """The JSON API's layout.flash_attention false simulates a stack that moves attention
+    scores through GPU memory (before FlashAttention): slower, and the page names it."""
+    speeds = {}
+    for flash in (True, False):
+        request = {**_request(p4de, nodes=1),
+                   "layout": {"tp": 1, "pp": 1, "micro_batch": 1, "recompute": "full",
+                              "flash_attention": flash}}
+        run = services.simulation_create(owner_id=user.id, kind="single", request=request)
+        services.simulation_execute(run_id=run.id, attempt=Attempt("another-delivery"))
+        run.refresh_from_db()
+        assert run.status == "done", run.error
+        speeds[flash] = run.result["simulation"]["tokens_per_second"]
+    assert speeds[False] < 0.97 * speeds[True]
+    page = signed_in(user).get(f"/simulations/{run.id}").content.decode()
+    assert "no flash attention" in page
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ({"workload": {"preset": "gpt-9"}}, "workload.preset"),
     ({"goal": {"tokens": 0}}, "goal"),
