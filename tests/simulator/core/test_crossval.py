@@ -52,6 +52,8 @@ def test_throughput_p90_error_is_within_target(by_family):
 def test_time_to_train_median_error_is_within_target(by_family):
     rows = by_family[by_family["metric"] == "time_to_train_minutes"]["abs_pct_error"]
     assert len(rows) >= 30 and rows.median() <= 15.0
+    # 27.5 % since MLPerf v2.1's DGX H100 BERT rows are read at the fp8 they ran (33.9 % before).
+    assert rows.quantile(0.9) <= 30.0
 
 
 def test_mlperf_resnet_times_are_no_longer_overestimated(by_family):
@@ -133,7 +135,7 @@ def test_band_coverage_is_between_70_and_90_percent_in_every_metric_class(by_fam
 def test_whole_runs_are_predicted_and_beat_the_rule_as_a_class(by_family):
     whole = _class(by_family, "whole-run")
     assert whole["n_predicted"] >= 28  # every usable row but phi-3.5-moe (no total params)
-    # Measured: 16.8 % median, 35.4 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
+    # Measured: 16.5 % median, 35.2 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
     # own shape); the issue's target is 15 % / 35 %.
     assert whole["median_ape"] <= 17.5 and whole["p90_ape"] <= 36.0
     assert whole["median_ape"] < whole["baseline_median_ape"]
@@ -152,7 +154,8 @@ def test_throughput_is_no_worse_with_whole_runs_in_the_fit(by_family):
     # since ZeRO 3 under a pipeline gathers once a step (FSDP2 + pipelining) and torchtitan's
     # 405B rows are read at its default micro-batch count, 6.9 % / 19.3 % since runs without
     # flash attention move their scores through HBM and NCHW ResNets transpose for the
-    # tensor cores.
+    # tensor cores, 6.7 % / 19.7 % with MLPerf v2.1's H100 BERT rows read at fp8 (time to
+    # train: 7.1 % / 33.9 % -> 7.6 % / 27.5 %).
     # (Fitting the kernels on the benchmarks alone and the overhead on the whole runs gave
     # whole runs 15.3 % / 34.8 % but throughput 8.7 % / 23.5 %: the whole runs carry real
     # information on the relative speed of A100 and H100 stacks.)
