@@ -90,8 +90,7 @@ def _figures(run: SimulationRun) -> list[str]:
 @login_required
 def simulation_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
-    context = {"run": run, "figures": _figures(run)}
-    return render(request, "simulator/detail.html", context)
+    return render(request, "simulator/detail.html", {"run": run, "figures": _figures(run)})
 
 
 @login_required

@@ -21,12 +21,6 @@ register.filter("zero_as_run", formatting.zero_as_run)
 
 
 @register.filter
-def pipeline_schedule(layout: dict) -> str:  # type: ignore[type-arg]
-    """{{ layout|pipeline_schedule }}: '', '1F1B' or 'interleaved 1F1B ×4'."""
-    return formatting.pipeline_schedule(layout.get("pp"), layout.get("virtual_stages"))
-
-
-@register.filter
 def goodput_line(option: dict) -> str:  # type: ignore[type-arg]
     """{{ option|goodput_line }}: the option's goodput line of its cost breakdown."""
     return formatting.goodput_line(option.get("overhead_gpu_hours_pct"),

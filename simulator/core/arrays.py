@@ -21,12 +21,7 @@ from simulator.core.hardware import (
     efficiency_class,
     rate_precision,
 )
-from simulator.core.layout import (
-    RECOMPUTE_MODES,
-    Layout,
-    bytes_per_value,
-    tp_gather_bytes,
-)
+from simulator.core.layout import RECOMPUTE_MODES, Layout, bytes_per_value, tp_gather_bytes
 from simulator.core.workloads import Workload
 
 if TYPE_CHECKING:

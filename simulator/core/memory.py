@@ -55,11 +55,15 @@ def model_state_bytes(c: ConfigArrays) -> tuple[FloatArray, FloatArray, FloatArr
     return weights, gradients, optimizer
 
 
+def _sbh_over_t(c: ConfigArrays) -> FloatArray:
+    """s·b·h/t: one micro-batch's hidden values of a layer per GPU (CP and TP/SP split)."""
+    return c.seq_len / c.cp * c.micro_batch * np.maximum(c.hidden_size, 1.0) / c.tp
+
+
 def _full_layer_bytes(c: ConfigArrays) -> FloatArray:
     """One layer's activations of one micro-batch without recomputation (sequence parallel)."""
-    s, b, h, t = c.seq_len / c.cp, c.micro_batch, np.maximum(c.hidden_size, 1.0), c.tp
-    scores = 5.0 * c.n_heads * s / h * (1.0 - c.is_flash_attention)
-    return s * b * h * (34.0 + scores) / t
+    scores = 5.0 * c.n_heads * (c.seq_len / c.cp) / np.maximum(c.hidden_size, 1.0)
+    return _sbh_over_t(c) * (34.0 + scores * (1.0 - c.is_flash_attention))
 
 
 def transformer_layer_activation_bytes(c: ConfigArrays) -> FloatArray:
@@ -69,7 +73,7 @@ def transformer_layer_activation_bytes(c: ConfigArrays) -> FloatArray:
     dropped with flash attention); selective: 34·s·b·h/t; full: 2·s·b·h/t (the layer input
     only, which sequence parallelism already splits over the t TP ranks).
     """
-    sbh_t = c.seq_len / c.cp * c.micro_batch * np.maximum(c.hidden_size, 1.0) / c.tp
+    sbh_t = _sbh_over_t(c)
     kept = np.where(c.recompute == 1, 34.0 * sbh_t, 2.0 * sbh_t)
     return np.where(c.recompute == 0, _full_layer_bytes(c), kept)
 
