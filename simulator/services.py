@@ -275,8 +275,9 @@ def gpus_without_rate(names: list[str], precision: str) -> bool:
 
 def constrained_grid(inputs: SimulationInputs) -> pd.DataFrame:
     """The sweep's layout grid with the user's fixed layout fields applied."""
-    grid = layout_grid(inputs.workload)
     fixed = inputs.constraints
+    grid = layout_grid(inputs.workload, zero_stages=(
+        None if fixed.zero_stage is None else (fixed.zero_stage,)))
     for knob in LAYOUT_KNOBS:
         value = getattr(fixed, knob.name)
         if knob.kind == "flag" and value:

@@ -30,7 +30,7 @@ from simulator.core.hardware import (
     lookup_gpu,
     rate_precision,
 )
-from simulator.core.layout import RECOMPUTE_MODES, bytes_per_value, tp_gather_bytes
+from simulator.core.layout import RECOMPUTE_MODES, ZERO_STAGES, bytes_per_value, tp_gather_bytes
 from simulator.core.memory import GIB, memory_breakdown
 from simulator.core.timing import step_time
 from simulator.core.workloads import TrainingGoal, Workload
@@ -59,7 +59,8 @@ SWEEP_VIRTUAL_STAGES = (1, 2, 4)
 
 
 def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
-                micro_batches: Sequence[int] = (1, 2, 4, 8)) -> pd.DataFrame:
+                micro_batches: Sequence[int] = (1, 2, 4, 8),
+                zero_stages: Sequence[int] | None = None) -> pd.DataFrame:
     """Candidate layouts without dp: columns tp, pp, cp, zero_stage, recompute, micro_batch,
     virtual_stages.
 
@@ -67,6 +68,9 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
     unequal layer counts: the busiest sets the pace); a pipeline may interleave v model chunks
     per stage (interleaved 1F1B, bubble (pp-1)/(v·m)) of at least one layer each.
     Non-transformers get tp = pp = 1 and no selective recomputation.
+    ZeRO stages: `zero_stages`, or by default 0-3 without a pipeline and 0-1 with one, since
+    stages 2 and 3 run as 1 under a pipeline (zero_stage_as_run) and would only repeat its
+    rows; a caller that fixes stage 2 or 3 passes it and keeps its pipeline layouts.
     """
     tps = [t for t in (1, 2, 4, 8, 16) if t <= max_tp and _divides(t, workload.n_heads)]
     # Stages may hold unequal layer counts (the busiest sets the pace: stage_layer_share).
@@ -78,7 +82,8 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
     stages = [(p, v) for p in pps for v in SWEEP_VIRTUAL_STAGES
               if v == 1 or (p > 1 and v <= workload.n_layers // p)]
     rows = [(t, p, 1, z, m, b, v) for t, (p, v), z, m, b in
-            itertools.product(tps, stages, range(4), modes, micro_batches)]
+            itertools.product(tps, stages, zero_stages or ZERO_STAGES, modes, micro_batches)
+            if zero_stages is not None or p == 1 or z <= 1]
     return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch",
                                        "virtual_stages"])
 

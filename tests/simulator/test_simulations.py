@@ -247,3 +247,16 @@ def test_form_marks_an_out_of_range_field_beside_it(user: User, field: str, type
     assert f'aria-describedby="id_{field}_helptext id_{field}_error"' in body
     assert 'aria-invalid="true"' in body and f'href="#id_{field}"' in body
     assert not SimulationRun.objects.exists()
+
+
+def test_a_sweep_fixed_at_zero_3_keeps_its_pipeline_layouts(loaded_catalog: None) -> None:
+    searched = services.simulator_for(request={"workload": {"preset": "llama2-70b"},
+                                               "goal": {"tokens": 1e11}, "layout": {}},
+                                      owner_id=None)
+    fixed = services.simulator_for(request={"workload": {"preset": "llama2-70b"},
+                                            "goal": {"tokens": 1e11},
+                                            "layout": {"zero_stage": 3}}, owner_id=None)
+    grid = services.constrained_grid(fixed.inputs)
+    assert set(grid["zero_stage"]) == {3} and (grid["pp"] > 1).any()
+    default = services.constrained_grid(searched.inputs)
+    assert not ((default["pp"] > 1) & (default["zero_stage"] > 1)).any()

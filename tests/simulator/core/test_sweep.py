@@ -142,3 +142,15 @@ def test_a_plan_without_a_batch_says_so_and_gets_a_wider_band(gpu_specs, calibra
         return float(row["time_to_train_p90_hours"] / row["time_to_train_p10_hours"])
 
     assert spread(guessed) == pytest.approx(spread(given) ** BATCH_DEFAULT_BAND_SCALE, rel=1e-6)
+
+
+def test_the_grid_does_not_repeat_zero_1_under_a_pipeline():
+    """ZeRO 2/3 under a pipeline run as ZeRO 1 (one gather a step): the default grid tries
+    them only without a pipeline, so a sweep lists no layout twice; a caller that fixes
+    stage 3 still gets its pipeline layouts (FSDP2 + pipelining, labelled as such)."""
+    grid = layout_grid(PRESETS["llama2-70b"])
+    assert not ((grid["pp"] > 1) & (grid["zero_stage"] > 1)).any()
+    assert ((grid["pp"] == 1) & (grid["zero_stage"] == 3)).any()
+    assert set(grid.loc[grid["pp"] > 1, "zero_stage"]) == {0, 1}
+    fixed = layout_grid(PRESETS["llama2-70b"], zero_stages=(3,))
+    assert set(fixed["zero_stage"]) == {3} and (fixed["pp"] > 1).any()
