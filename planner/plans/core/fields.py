@@ -220,8 +220,8 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        example="1", minimum=0.0, maximum=100.0, is_goodput=True, help="Blank: 1."),
     _f("production_overhead_pct", "number", "Other production overhead", "assumptions",
        unit="% of training time", example="30", minimum=0.0, maximum=1_000.0, is_goodput=True,
-       help="Data stalls, loss-spike rollbacks, slow nodes, ramp-up. Blank: fitted on "
-       "published whole runs (the accuracy page)."),
+       help="Data stalls, loss-spike rollbacks, slow nodes, ramp-up, and layouts slower "
+       "than the planned one. Blank: fitted on published whole runs (the accuracy page)."),
     _f("spot_interruptions_pct_per_month", "bands", "Spot interruptions", "assumptions",
        unit="% of instances per month", example="aws=15,gcp=25", minimum=0.0, maximum=100.0,
        help="provider=percent pairs; blank: the Spot Advisor band defaults."),
