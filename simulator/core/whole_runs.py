@@ -35,7 +35,7 @@ WHOLE_RUN_COLUMNS: tuple[str, ...] = (
     "tokens_total", "gpu", "gpu_count", "precision", "gpu_hours", "source_title", "source_url",
     "usable_for_goodput_calibration")
 USABLE_VERDICTS: tuple[str, ...] = ("yes", "partial", "no")
-# Optional columns GPU Planner added to its copy: parallel degrees a source states (blank: the
+# Optional columns GPU Planner added to its copy: the layout a source states (blank: the
 # layout search chooses, as for any reference row).
 LAYOUT_COLUMNS: tuple[str, ...] = ("tp", "pp", "dp", "micro_batch")
 # Columns only the mapped whole runs carry (blank for the other reference and measured runs).
