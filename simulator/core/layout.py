@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.core.layout_knobs import zero_stage_as_run
 from simulator.core.hardware import PRECISIONS
 
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
+
+
+def searched_zero_stages(pp: int, fixed: int | None = None) -> tuple[int, ...]:
+    """ZeRO stages a layout search tries at pipeline degree `pp`: the `fixed` one, else every
+    stage that runs as itself (under a pipeline 2 and 3 run as 1, zero_stage_as_run, so
+    trying them would only repeat stage 1's layouts)."""
+    if fixed is not None:
+        return (fixed,)
+    return tuple(z for z in ZERO_STAGES if zero_stage_as_run(pp, z) == z)
 
 
 @dataclass(frozen=True)

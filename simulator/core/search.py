@@ -21,7 +21,12 @@ import pandas as pd
 from simulator.core.arrays import ConfigArrays, hardware_columns, layout_columns, workload_columns
 from simulator.core.calibration import Calibration
 from simulator.core.hardware import Hardware
-from simulator.core.layout import RECOMPUTE_MODES, ZERO_STAGES, Layout, LayoutConstraints
+from simulator.core.layout import (
+    RECOMPUTE_MODES,
+    Layout,
+    LayoutConstraints,
+    searched_zero_stages,
+)
 from simulator.core.memory import memory_breakdown
 from simulator.core.simulate import SimulationResult, result_from_arrays
 from simulator.core.timing import step_time
@@ -88,7 +93,6 @@ def candidate_layouts(workload: Workload, hardware: Hardware, global_batch: int,
     """Every layout on hardware.n_gpus GPUs consistent with `constraints`."""
     k = constraints
     precision = k.precision or default_precision(hardware)
-    zeros = [k.zero_stage] if k.zero_stage is not None else list(ZERO_STAGES)
     modes = [k.recompute] if k.recompute else [m for m in RECOMPUTE_MODES
                                                if workload.is_transformer or m != "selective"]
     layouts: list[Layout] = []
@@ -101,7 +105,8 @@ def candidate_layouts(workload: Workload, hardware: Hardware, global_batch: int,
             if k.virtual_stages is not None:
                 virtuals = [v for v in virtuals if v == k.virtual_stages]
             layouts += _layouts_for(hardware.n_gpus, tp, pp, cp, global_batch, precision,
-                                    zeros, modes, k, virtuals)
+                                    list(searched_zero_stages(pp, k.zero_stage)), modes, k,
+                                    virtuals)
     return layouts
 
 

@@ -30,7 +30,12 @@ from simulator.core.hardware import (
     lookup_gpu,
     rate_precision,
 )
-from simulator.core.layout import RECOMPUTE_MODES, ZERO_STAGES, bytes_per_value, tp_gather_bytes
+from simulator.core.layout import (
+    RECOMPUTE_MODES,
+    bytes_per_value,
+    searched_zero_stages,
+    tp_gather_bytes,
+)
 from simulator.core.memory import GIB, memory_breakdown
 from simulator.core.timing import step_time
 from simulator.core.workloads import TrainingGoal, Workload
@@ -68,9 +73,9 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
     unequal layer counts: the busiest sets the pace); a pipeline may interleave v model chunks
     per stage (interleaved 1F1B, bubble (pp-1)/(v·m)) of at least one layer each.
     Non-transformers get tp = pp = 1 and no selective recomputation.
-    ZeRO stages: `zero_stages`, or by default 0-3 without a pipeline and 0-1 with one, since
-    stages 2 and 3 run as 1 under a pipeline (zero_stage_as_run) and would only repeat its
-    rows; a caller that fixes stage 2 or 3 passes it and keeps its pipeline layouts.
+    ZeRO stages: `zero_stages`, or by default those that run as themselves at each pipeline
+    degree (layout.searched_zero_stages: 0-3 without a pipeline, 0-1 with one); a caller that
+    fixes stage 2 or 3 passes it and keeps its pipeline layouts.
     """
     tps = [t for t in (1, 2, 4, 8, 16) if t <= max_tp and _divides(t, workload.n_heads)]
     # Stages may hold unequal layer counts (the busiest sets the pace: stage_layer_share).
@@ -81,9 +86,9 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
              if workload.is_transformer or m != "selective"]
     stages = [(p, v) for p in pps for v in SWEEP_VIRTUAL_STAGES
               if v == 1 or (p > 1 and v <= workload.n_layers // p)]
-    rows = [(t, p, 1, z, m, b, v) for t, (p, v), z, m, b in
-            itertools.product(tps, stages, zero_stages or ZERO_STAGES, modes, micro_batches)
-            if zero_stages is not None or p == 1 or z <= 1]
+    rows = [(t, p, 1, z, m, b, v) for t, (p, v), m, b in
+            itertools.product(tps, stages, modes, micro_batches)
+            for z in (zero_stages if zero_stages is not None else searched_zero_stages(p))]
     return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch",
                                        "virtual_stages"])
 

@@ -160,7 +160,7 @@ def whole_run_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "vocab_size": _first_number(row.get("vocab_size")), "seq_len": seq,
         "global_batch": batch, "tokens_or_samples_total": _first_number(row.get("tokens_total")),
         "gpu": gpu or _text(row.get("gpu")), "gpu_count": count,
-        **{degree: _first_number(row.get(degree)) for degree in LAYOUT_COLUMNS},
+        **{column: _first_number(row.get(column)) for column in LAYOUT_COLUMNS},
         "precision": precision or math.nan, "metric": "gpu_hours",
         "value": _first_number(hours_text), "derived": "yes" if notes else "",
         "notes": "; ".join(notes),
