@@ -82,6 +82,7 @@ class ConfigArrays:
     is_flash_attention: FloatArray
     tp_comm_overlap: FloatArray  # 0/1, TP collectives chunked under the GEMMs
     tp_gather_value_bytes: FloatArray  # bytes per value of TP all-gathers (1 at fp8 tensorwise)
+    is_fp8_rowwise: FloatArray  # 0/1, fp8 GEMMs with row-wise scaling (see Layout.fp8_rowwise)
     activation_value_bytes: FloatArray
     weight_bytes: FloatArray
     grad_bytes: FloatArray
@@ -180,6 +181,7 @@ def layout_columns(layout: Layout) -> dict[str, float]:
         "is_flash_attention": float(layout.is_flash_attention),
         "tp_comm_overlap": float(layout.tp_comm_overlap),
         "tp_gather_value_bytes": tp_gather_bytes(layout.precision, layout.fp8_rowwise),
+        "is_fp8_rowwise": float(layout.is_fp8_rowwise),
         "activation_value_bytes": act, "weight_bytes": weight, "grad_bytes": grad,
         "optimizer_bytes": optimizer,
     }

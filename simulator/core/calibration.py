@@ -51,6 +51,10 @@ class Calibration:
       that architecture at that precision (fp8 relative to the fp8 peak); efficiency_other
       (fixed prior, not fitted) is shared by every architecture/precision without its own
       parameter: below the calibrated NVIDIA stacks, for a less mature software stack.
+    - fp8_rowwise_factor: fp8 GEMMs with row-wise scaling (torchao "rowwise") relative to
+      per-tensor-scaled fp8 GEMMs: row-wise kernels apply a scale per row and per column in
+      the epilogue, and every operand is cast once per scaling axis (the backward GEMMs
+      need the transposed axis), where a per-tensor fp8 copy serves both.
     - pcie_card_factor: PCIe add-in cards relative to SXM parts of the same peak (lower power
       limit, lower sustained clocks under load).
     - encoder_factor, cnn_factor: BERT-style encoders and CNN convolutions relative to decoder
@@ -99,6 +103,7 @@ class Calibration:
     efficiency_hopper_16bit: float = 0.60
     efficiency_hopper_fp8: float = 0.45
     efficiency_other: float = 0.45
+    fp8_rowwise_factor: float = 0.9
     encoder_factor: float = 1.0
     pcie_card_factor: float = 0.85
     cnn_factor: float = 0.6
@@ -202,7 +207,8 @@ def _roofline(c: ConfigArrays, cal: Calibration, size: FloatArray) -> FloatArray
     kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
     tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
     card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
-    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card
+    rowwise = np.where(c.is_fp8_rowwise > 0, cal.fp8_rowwise_factor, 1.0)
+    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card * rowwise
     ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
     ratio = cal.ridge_multiple * ridge / size
     efficiency = ceiling / np.sqrt(1.0 + ratio**2)

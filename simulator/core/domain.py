@@ -6,8 +6,10 @@ Every prediction carries a calibration status:
   those runs) and with a fitted efficiency of its own;
 - ``extrapolated``: its architecture has runs of that group, but not this GPU, precision,
   scale or sequence length, or its architecture shares the generic efficiency;
-- ``uncalibrated``: no run of that architecture × precision class × model group (e.g. any
-  CDNA 3 run, LLM training on Blackwell or Ada today): the efficiency is the prior.
+- ``uncalibrated``: no run of that architecture × precision class × model group informs the
+  fit (e.g. any CDNA or Gaudi run, LLM training on Blackwell or Ada today): the efficiency is
+  the prior. Runs at the generic efficiency are validated but do not inform the fit
+  (fitting.family_weights), so they do not enter the domain either.
 
 P10-P90 bands are the out-of-family residual quantiles scaled by `band_scale`, which grows with
 the status and with the distance (octaves of GPU count or sequence length) outside the data.
@@ -43,11 +45,12 @@ SCALE_SLACK = 4.0
 # against 15 %.
 BATCH_DEFAULT_BAND_SCALE = 1.5
 BATCH_DEFAULT_NOTE = "global batch not given (a published-practice default assumed)"
-# Band multiplier at fp8 with row-wise scaling: the model moves its tensor-parallel gathers to
-# bf16 but not the speed of its row-wise GEMM kernels (CUTLASS, slower than cuBLAS per-tensor),
-# which one table of runs alone shows; widened, not tuned (fixed in advance, like the above).
+# Band multiplier at fp8 with row-wise scaling: the model gathers its tensor-parallel inputs
+# in bf16 and slows its GEMMs by calibration.fp8_rowwise_factor, fitted on two sources only
+# (6 row-wise rows); widened, not tuned (fixed in advance, like the above).
 FP8_ROWWISE_BAND_SCALE = 1.5
-FP8_ROWWISE_NOTE = "fp8 row-wise scaling (the speed of its GEMM kernels is not calibrated)"
+FP8_ROWWISE_NOTE = ("fp8 row-wise scaling (its GEMM rate is fitted on two sources only: "
+                    "torchtitan and torchao benchmarks)")
 
 
 @dataclass(frozen=True)

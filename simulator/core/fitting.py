@@ -19,7 +19,7 @@ import pandas as pd
 from simulator.core.arrays import FloatArray
 from simulator.core.calibration import Calibration
 from simulator.core.domain import domain_from_points
-from simulator.core.hardware import GpuSpec
+from simulator.core.hardware import EFFICIENCY_CLASSES, GpuSpec
 from simulator.core.prediction import (
     PreparedRuns,
     RowTargets,
@@ -40,6 +40,9 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("efficiency_ampere_16bit", "logit", 0.65, 0.5),
     ("efficiency_hopper_16bit", "logit", 0.60, 0.5),
     ("efficiency_hopper_fp8", "logit", 0.45, 0.5),
+    # Row-wise fp8 scaling does strictly more work than per-tensor scaling (scales in the
+    # epilogue, a cast per scaling axis): a fraction below 1, centred on a 10% slowdown, wide.
+    ("fp8_rowwise_factor", "logit", 0.9, 0.7),
     ("encoder_factor", "log", 1.0, 0.3),
     ("pcie_card_factor", "logit", 0.85, 0.7),
     ("cnn_factor", "log", 0.6, 0.5),
@@ -142,13 +145,22 @@ def soft_l1(residuals: FloatArray, scale: float = ROBUST_SCALE) -> FloatArray:
 
 
 def family_weights(prepared: PreparedRuns) -> FloatArray:
-    """Weight of each predictable row: 1/sqrt(predictable rows of its family); 0 for whole
-    runs whose figure is only a bound or of loose scope (whole_run_usable "partial")."""
+    """Weight of each predictable row: 1/sqrt(rows of its family that inform the fit); 0 for
+    whole runs whose figure is only a bound or of loose scope (whole_run_usable "partial"), and 0
+    for rows whose GEMMs run at the fixed efficiency_other (accelerators and precisions
+    without a fitted efficiency: Gaudi, CDNA, Ada, Blackwell). Their error is mostly that
+    unfitted efficiency; fitted, the shared knobs (attention, traffic, overlap, production
+    overhead) would absorb it and move every calibrated GPU's predictions. They are still
+    predicted and validated."""
     rows = prepared.info.loc[prepared.is_predictable]
-    families = rows["family"].astype(str)
-    counts = families.map(families.value_counts())
     usable = (rows.get("whole_run_usable", pd.Series("", index=rows.index)) != "partial")
-    return np.asarray(usable.to_numpy(dtype=float) / np.sqrt(counts.to_numpy(dtype=float)))
+    c = prepared.arrays
+    informs = usable.to_numpy() & (
+        (np.asarray(c.efficiency_class) != EFFICIENCY_CLASSES.index("other"))
+        | (np.asarray(c.is_simt) > 0))
+    families = rows["family"].astype(str)
+    counts = families.map(families[informs].value_counts()).fillna(1.0)
+    return np.asarray(informs / np.sqrt(counts.to_numpy(dtype=float)))
 
 
 def _objective(prepared: PreparedRuns, base: Calibration) -> Callable[[FloatArray], float]:
@@ -178,7 +190,12 @@ def fit_prepared(prepared: PreparedRuns, initial: Calibration) -> Calibration:
     for _ in range(RESTARTS):
         x = nelder_mead(objective, x)
     fitted = decode(x, initial)
-    return replace(fitted, domain=domain_from_points(prepared.domain_points()),
+    # The envelope is what the fit learnt from: rows that weigh nothing in it (a generic,
+    # unfitted GEMM efficiency) leave their GPU uncalibrated.
+    informing = [point for point, weight in zip(prepared.domain_points(),
+                                                family_weights(prepared), strict=True)
+                 if weight > 0]
+    return replace(fitted, domain=domain_from_points(informing),
                    n_rows=int(prepared.is_predictable.sum()))
 
 

@@ -122,13 +122,14 @@ def _pairs(layouts: pd.DataFrame, node_counts: np.ndarray, gpus_per_node: int,
 def _layout_columns(pairs: dict[str, np.ndarray], precision: str
                     ) -> dict[str, np.ndarray | float]:
     act, weight, grad, optimizer = bytes_per_value(precision)
+    rowwise = np.asarray(pairs.get("fp8_rowwise", 0.0)) > 0
     return {**{k: pairs[k] for k in ("tp", "pp", "dp", "cp", "zero_stage", "recompute",
                                      "micro_batch", "grad_accum")},
             "virtual_stages": pairs.get("virtual_stages", 1.0), "is_flash_attention": 1.0,
             "tp_comm_overlap": pairs.get("tp_comm_overlap", 0.0),
-            "tp_gather_value_bytes": np.where(np.asarray(pairs.get("fp8_rowwise", 0.0)) > 0,
-                                              tp_gather_bytes(precision, True),
+            "tp_gather_value_bytes": np.where(rowwise, tp_gather_bytes(precision, True),
                                               tp_gather_bytes(precision)),
+            "is_fp8_rowwise": np.where(rowwise, 1.0, 0.0) if precision == "fp8" else 0.0,
             "activation_value_bytes": act,
             "weight_bytes": weight, "grad_bytes": grad, "optimizer_bytes": optimizer}
 

@@ -18,7 +18,7 @@ def test_page_quotes_out_of_family_figures_beside_the_rule_of_thumb() -> None:
     assert response.status_code == 200
     report = accuracy_report()
     beaten, families = report.families_beaten()
-    assert families == 29  # 17 benchmark families and 12 whole-run families with a prediction
+    assert families == 30  # 18 benchmark families and 12 whole-run families with a prediction
     assert f"<strong>{beaten} of {families}</strong> families" in body
     overall = report.table("overall")[0]
     assert f"{overall['median_ape']:.1f} %" in body
@@ -52,7 +52,7 @@ def test_csv_download_has_every_run_and_no_formula_cells() -> None:
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0] == ACCURACY_COLUMNS
-    assert len(rows) - 1 == len(accuracy_report().rows) == 413
+    assert len(rows) - 1 == len(accuracy_report().rows) == 419
     assert not any(cell.startswith(("=", "+", "@")) for row in rows[1:] for cell in row)
 
 

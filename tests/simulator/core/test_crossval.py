@@ -135,12 +135,13 @@ def test_band_coverage_is_between_70_and_90_percent_in_every_metric_class(by_fam
 def test_whole_runs_are_predicted_and_beat_the_rule_as_a_class(by_family):
     whole = _class(by_family, "whole-run")
     assert whole["n_predicted"] >= 28  # every usable row but phi-3.5-moe (no total params)
-    # Measured: 16.3 % median, 45.9 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
+    # Measured: 14.6 % median, 46.7 % P90 (20.5 % / 35.7 % before MoE expert GEMMs had their
     # own shape, 16.5 % / 35.2 % before four rows were read at the sequence length their
     # sources state and three at their stated layout: StableLM-3B-4E1T's micro-batch 4 at
-    # 4,096 tokens on 40 GB needs full recomputation, +16 % -> +52 %); the issue's target is
-    # 15 % / 35 %.
-    assert whole["median_ape"] <= 17.5 and whole["p90_ape"] <= 47.0
+    # 4,096 tokens on 40 GB needs full recomputation, +16 % -> +52 %; 16.3 % / 45.9 % before
+    # the MI250 whole runs, at the unfitted generic efficiency, left the fit); the issue's
+    # target is 15 % / 35 %.
+    assert whole["median_ape"] <= 15.0 and whole["p90_ape"] <= 47.0
     assert whole["median_ape"] < whole["baseline_median_ape"]
     assert whole["p90_ape"] < whole["baseline_p90_ape"]
 
@@ -158,7 +159,9 @@ def test_throughput_is_no_worse_with_whole_runs_in_the_fit(by_family):
     # 405B rows are read at its default micro-batch count, 6.9 % / 19.3 % since runs without
     # flash attention move their scores through HBM and NCHW ResNets transpose for the
     # tensor cores, 6.7 % / 19.7 % with MLPerf v2.1's H100 BERT rows read at fp8 (time to
-    # train: 7.1 % / 33.9 % -> 7.6 % / 27.5 %).
+    # train: 7.1 % / 33.9 % -> 7.6 % / 27.5 %), 7.3 % / 19.1 % with torchao's six float8 rows
+    # and without the rows at the unfitted generic efficiency in the fit (the same 336 rows:
+    # 7.1 % / 18.8 %; fitted, the MI300X rows would pull the attention knob: 8.2 % / 19.7 %).
     # (Fitting the kernels on the benchmarks alone and the overhead on the whole runs gave
     # whole runs 15.3 % / 34.8 % but throughput 8.7 % / 23.5 %: the whole runs carry real
     # information on the relative speed of A100 and H100 stacks.)
@@ -188,7 +191,9 @@ def test_fp8_throughput_bands_hold_out_of_family(by_family):
     # Pooled with bf16 the fp8 rows' band held 67 % of them; banded by their own out-of-family
     # errors, 73 %; since fp8 TP all-gathers move 1 byte a value the fp8 rows err less (9.3 %
     # median, was 11.5 %), their band is narrower and holds 23 of 33 (70 %). The 4 row-wise
-    # rows (kernel speed not modelled, band x1.5) come out 17-35 % fast, outside it.
+    # rows (kernel speed not modelled, band x1.5) come out 17-35 % fast, outside it; with the
+    # fitted row-wise GEMM factor +9 % to +22 %, three of the four inside it (39 fp8 rows with
+    # torchao's: 9.6 % median, band holds 29).
     # torchtitan's 405B rows, read at its default micro-batch count (the PP degree) with ZeRO 3
     # gathering once a step under the pipeline: 1F1B -7 %, interleaved +11 % (were -2 % and
     # -24 %); fp8 9.6 % median, band holds 24 of 33 (73 %).
@@ -196,6 +201,10 @@ def test_fp8_throughput_bands_hold_out_of_family(by_family):
                      & (by_family["precision"] == "fp8")]
     assert len(rows) >= 30 and rows["is_covered"].mean() >= 0.65
     assert rows["abs_pct_error"].median() <= 10.0
+    rowwise = rows[rows["run_id"].str.startswith("TTITAN-2506") & rows["run_id"].str.contains(
+        "rowwise")]
+    assert len(rowwise) == 4 and rowwise["signed_pct_error"].max() <= 25.0
+    assert rowwise["is_covered"].sum() >= 3
 
 
 def test_rows_read_at_a_default_batch_get_wider_bands(by_family):

@@ -326,3 +326,23 @@ def test_a10g_is_searched_at_fp32_and_says_its_speed_is_a_lower_bound(gpu_specs,
     assert result.rate_note.startswith("planned at the FP32 CUDA-core rate (31.52 TFLOPS)")
     h100 = _llama_band(gpu_specs, calibration, "H100 SXM5-80GB")[0]
     assert h100.rate_note == ""
+
+
+def test_row_wise_fp8_gemms_run_at_the_fitted_fraction_of_per_tensor_ones(gpu_specs,
+                                                                          calibration):
+    # No tensor parallelism, so no gather differs: only the GEMM rate does.
+    hardware = make_hardware(gpu_specs["H100 SXM5-80GB"], gpus_per_node=8, n_nodes=1,
+                             intra_node="nvswitch", inter_node_gbits_per_s=0)
+
+    def compute_seconds(precision: str, rowwise: bool) -> float:
+        layout = Layout(dp=8, zero_stage=3, recompute="selective", micro_batch=1,
+                        grad_accum=1, precision=precision, fp8_rowwise=rowwise)
+        return simulate(PRESETS["llama3-8b"], hardware, layout,
+                        TrainingGoal(tokens=1e9, global_batch_samples=8),
+                        calibration).time.compute_seconds
+
+    assert 0.5 < calibration.fp8_rowwise_factor < 1.0
+    per_tensor, rowwise = compute_seconds("fp8", False), compute_seconds("fp8", True)
+    # Slower, but by less than 1/factor: attention and the elementwise passes stay bf16.
+    assert per_tensor < rowwise < per_tensor / calibration.fp8_rowwise_factor
+    assert compute_seconds("bf16", True) == pytest.approx(compute_seconds("bf16", False))
