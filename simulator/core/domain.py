@@ -170,8 +170,11 @@ def envelope_note(point: DomainPoint, own: DomainEntry | None, family: DomainEnt
                   scale_octaves: float, seq_octaves: float, is_shared: bool) -> str:
     """Why a configuration is outside the calibration envelope, in words ("" inside it)."""
     if family is None:
+        generic = (" (its GEMMs run at the generic efficiency, which no run fits)"
+                   if efficiency_class_of(point.architecture, point.precision) == "other"
+                   else "")
         return (f"outside the calibration envelope: no calibration runs of "
-                f"{point.architecture} at {precision_class(point.precision)}")
+                f"{point.architecture} at {precision_class(point.precision)}{generic}")
     parts = []
     if own is None:
         parts.append(f"no calibration runs of the {point.gpu_name} at "

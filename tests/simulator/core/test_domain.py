@@ -60,6 +60,13 @@ def test_empty_domain_calls_everything_uncalibrated():
 def test_shipped_calibration_marks_the_issue_examples(calibration):
     point = DomainPoint("Instinct MI300X OAM-192GB", "CDNA 3", "bf16", 64, 4096)
     assert assess(calibration.domain, point).status == "uncalibrated"
+    # MI250 and MI300X have published runs in our files, validated but not fitted: their
+    # GEMMs run at the generic efficiency, and the note says so.
+    for gpu, arch in [("Instinct MI250 OAM-128GB", "CDNA 2"),
+                      ("Instinct MI300X OAM-192GB", "CDNA 3")]:
+        verdict = assess(calibration.domain, DomainPoint(gpu, arch, "bf16", 8, 4096))
+        assert verdict.status == "uncalibrated"
+        assert "generic efficiency, which no run fits" in verdict.envelope_note
     point = DomainPoint("A100 SXM4-80GB", "Ampere", "bf16", 64, 2048)
     assert assess(calibration.domain, point).status == "calibrated"
 
