@@ -238,7 +238,10 @@ def user_calibration_fit(*, owner_id: int) -> FitOutcome:
         raise ValueError("The simulator cannot predict any of your runs; see their notes.")
     reference = reference_runs_frame()
     # your runs lack the whole-run columns (whole_runs.WHOLE_RUN_ONLY_COLUMNS): blank there
-    combined = pd.concat([reference, mine.reindex(columns=reference.columns)], ignore_index=True)
+    # ...and always inform the fit, even on a GPU at the generic efficiency (is_own_run)
+    combined = pd.concat([reference.assign(is_own_run=False),
+                          mine.reindex(columns=reference.columns).assign(is_own_run=True)],
+                         ignore_index=True)
     fitted = fit_calibration(combined, specs, initial=shipped_calibration())
     UserCalibration.objects.update_or_create(
         owner_id=owner_id,

@@ -151,13 +151,15 @@ def family_weights(prepared: PreparedRuns) -> FloatArray:
     without a fitted efficiency: Gaudi, CDNA, Ada, Blackwell). Their error is mostly that
     unfitted efficiency; fitted, the shared knobs (attention, traffic, overlap, production
     overhead) would absorb it and move every calibrated GPU's predictions. They are still
-    predicted and validated."""
+    predicted and validated. A user's own runs (`is_own_run`, a refit on measured runs)
+    always inform it: on their own cluster, moving the shared knobs toward them is the point."""
     rows = prepared.info.loc[prepared.is_predictable]
     usable = (rows.get("whole_run_usable", pd.Series("", index=rows.index)) != "partial")
+    own = rows.get("is_own_run", pd.Series(False, index=rows.index)).to_numpy(dtype=bool)
     c = prepared.arrays
     informs = usable.to_numpy() & (
         (np.asarray(c.efficiency_class) != EFFICIENCY_CLASSES.index("other"))
-        | (np.asarray(c.is_simt) > 0))
+        | (np.asarray(c.is_simt) > 0) | own)
     families = rows["family"].astype(str)
     counts = families.map(families[informs].value_counts()).fillna(1.0)
     return np.asarray(informs / np.sqrt(counts.to_numpy(dtype=float)))

@@ -96,7 +96,9 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
         "family": run_family(str(row["source"])),
         "convention": row.get("flops_include_recompute"), "is_predictable": False,
         "whole_run_usable": _whole_run_usable(row),
-        "is_steady_figure": row.get("whole_run_scope") == "steady"}
+        "is_steady_figure": row.get("whole_run_scope") == "steady",
+        "is_own_run": isinstance(row.get("is_own_run"), bool | np.bool_)
+        and bool(row.get("is_own_run"))}
     try:
         if row["metric"] not in METRICS:
             raise ValueError(f"unknown metric {row['metric']!r}")

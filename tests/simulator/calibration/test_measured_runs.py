@@ -13,6 +13,7 @@ from django.urls import reverse
 from simulator import services
 from simulator.calibration import services as runs_services
 from simulator.core import Calibration
+from simulator.core.domain import DomainPoint, assess
 from simulator.models import MeasuredRun, UserCalibration
 from tests.clients import signed_in
 
@@ -268,3 +269,21 @@ def test_virtual_stages_is_read_and_a_zero_degree_is_named() -> None:
     assert parsed.rows[0]["virtual_stages"] == 2
     assert [str(e) for e in parsed.errors] == [
         "line 3, virtual_stages: 0 must be greater than 0", "line 4, tp: 0 must be greater than 0"]
+
+
+def test_your_runs_on_a_gpu_at_the_generic_efficiency_still_move_your_fit(user: User) -> None:
+    # Published runs at the generic efficiency (MI300X here) weigh nothing in the shipped
+    # fit; your own runs on such a GPU must still pull your calibration toward them.
+    additions = RUNS_CSV.with_name("reference_runs_additions.csv")
+    with additions.open(newline="", encoding="utf-8") as source:
+        rows = [row for row in csv.DictReader(source)
+                if row["run_id"].startswith("TORCHAO-README-MI300X")]
+    assert len(rows) == 3
+    runs_services.measured_runs_import(owner_id=user.id, data=_csv_bytes(_mine(rows)))
+    outcome = runs_services.user_calibration_fit(owner_id=user.id)
+    assert outcome.n_own_runs == 3
+    assert outcome.after_median_ape_pct < outcome.before_median_ape_pct
+    # ...and your calibration now has runs of the MI300X (the shipped one has none it fits).
+    point = DomainPoint("Instinct MI300X OAM-192GB", "CDNA 3", "bf16", 8, 8192)
+    assert assess(services.shipped_calibration().domain, point).status == "uncalibrated"
+    assert assess(services.calibration_for(user.id).domain, point).status != "uncalibrated"
