@@ -171,8 +171,7 @@ def envelope_note(point: DomainPoint, own: DomainEntry | None, family: DomainEnt
     """Why a configuration is outside the calibration envelope, in words ("" inside it)."""
     if family is None:
         generic = (" (its GEMMs run at the generic efficiency, which no run fits)"
-                   if efficiency_class_of(point.architecture, point.precision) == "other"
-                   else "")
+                   if is_shared else "")
         return (f"outside the calibration envelope: no calibration runs of "
                 f"{point.architecture} at {precision_class(point.precision)}{generic}")
     parts = []
@@ -221,8 +220,9 @@ def _assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
     own = domain.entry(gpu_key(point.gpu_name, point.precision, point.group),
                        is_architecture=False)
     family = domain.entry(arch_key, is_architecture=True)
+    shared = efficiency_class_of(point.architecture, point.precision) == "other"
     if family is None:
-        note = "; ".join([envelope_note(point, own, family, 0.0, 0.0, False),
+        note = "; ".join([envelope_note(point, own, family, 0.0, 0.0, shared),
                           *_setting_notes(point.is_batch_default, point.is_fp8_rowwise)])
         return Assessment("uncalibrated", STATUS_BAND_SCALE["uncalibrated"],
                           f"no calibration runs of {arch_key}", note)
@@ -231,7 +231,6 @@ def _assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
                              reference.max_gpus * SCALE_SLACK)
     seq = _octaves_outside(point.seq_len, family.min_seq_len, family.max_seq_len)
     widening = 1.0 + SCALE_OCTAVE_WIDENING * scale + SEQ_OCTAVE_WIDENING * seq
-    shared = efficiency_class_of(point.architecture, point.precision) == "other"
     note = envelope_note(point, own, family, scale, seq, shared)
     if own is None or shared or scale > 0 or seq > 0:
         reason = ("no runs of this GPU at this precision" if own is None else

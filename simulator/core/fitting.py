@@ -165,9 +165,9 @@ def family_weights(prepared: PreparedRuns) -> FloatArray:
     return np.asarray(informs / np.sqrt(counts.to_numpy(dtype=float)))
 
 
-def _objective(prepared: PreparedRuns, base: Calibration) -> Callable[[FloatArray], float]:
+def _objective(prepared: PreparedRuns, base: Calibration,
+               weights: FloatArray) -> Callable[[FloatArray], float]:
     arrays, targets = prepared.arrays, RowTargets.of(prepared)
-    weights = family_weights(prepared)
     means, sds = prior_vector(base)
 
     def objective(x: FloatArray) -> float:
@@ -187,15 +187,15 @@ def fit_prepared(prepared: PreparedRuns, initial: Calibration) -> Calibration:
     Band quantiles are kept from `initial` (they come from out-of-family residuals, see
     crossval.calibrate).
     """
-    objective = _objective(prepared, initial)
+    weights = family_weights(prepared)
+    objective = _objective(prepared, initial, weights)
     x = encode(initial)
     for _ in range(RESTARTS):
         x = nelder_mead(objective, x)
     fitted = decode(x, initial)
     # The envelope is what the fit learnt from: rows that weigh nothing in it (a generic,
     # unfitted GEMM efficiency) leave their GPU uncalibrated.
-    informing = [point for point, weight in zip(prepared.domain_points(),
-                                                family_weights(prepared), strict=True)
+    informing = [point for point, weight in zip(prepared.domain_points(), weights, strict=True)
                  if weight > 0]
     return replace(fitted, domain=domain_from_points(informing),
                    n_rows=int(prepared.is_predictable.sum()))

@@ -201,8 +201,7 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
     if keep == "best":
         rows = _best_per_instance_and_nodes(hw_index, pairs["nodes"][pair_index], times.step)
     # A fixed knob is one grid column (simulator.services.constrained_grid): all rows alike.
-    rowwise = (precision == "fp8" and "fp8_rowwise" in layouts
-               and bool(layouts["fp8_rowwise"].any()))
+    rowwise = bool(np.any(c.is_fp8_rowwise))
     return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
                          c.take(rows), times.step[rows], memory[rows], precision, goodput,
                          rowwise)

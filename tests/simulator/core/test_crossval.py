@@ -161,7 +161,8 @@ def test_throughput_is_no_worse_with_whole_runs_in_the_fit(by_family):
     # tensor cores, 6.7 % / 19.7 % with MLPerf v2.1's H100 BERT rows read at fp8 (time to
     # train: 7.1 % / 33.9 % -> 7.6 % / 27.5 %), 7.3 % / 19.1 % with torchao's six float8 rows
     # and without the rows at the unfitted generic efficiency in the fit (the same 336 rows:
-    # 7.1 % / 18.8 %; fitted, the MI300X rows would pull the attention knob: 8.2 % / 19.7 %).
+    # 7.1 % / 18.8 %; with the MI300X rows fitted they pulled the attention knob and all 342
+    # throughput rows came out 8.2 % / 19.7 %).
     # (Fitting the kernels on the benchmarks alone and the overhead on the whole runs gave
     # whole runs 15.3 % / 34.8 % but throughput 8.7 % / 23.5 %: the whole runs carry real
     # information on the relative speed of A100 and H100 stacks.)
