@@ -227,7 +227,8 @@ def measured_runs_report(*, owner_id: int) -> MeasuredRunsReport:
 def user_calibration_fit(*, owner_id: int) -> FitOutcome:
     """Refit on the shipped reference runs plus the owner's runs and make it their active one.
 
-    Takes a second or two (a few thousand model evaluations), so it runs inside the request.
+    Takes a few seconds (a few thousand model evaluations on ~410 runs: 6.6 s measured with
+    the test suite running beside it), so it runs inside the request.
     """
     mine = measured_runs_frame(owner_id=owner_id)
     if mine.empty:
