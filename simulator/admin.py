@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from simulator.models import MeasuredRun, SimulationRun, UserCalibration
+from simulator.models import CalibrationFit, MeasuredRun, SimulationRun, UserCalibration
 
 
 @admin.register(SimulationRun)
@@ -17,3 +17,9 @@ class MeasuredRunAdmin(admin.ModelAdmin):
 @admin.register(UserCalibration)
 class UserCalibrationAdmin(admin.ModelAdmin):
     list_display = ["owner", "n_runs", "is_active", "fitted_at"]
+
+
+@admin.register(CalibrationFit)
+class CalibrationFitAdmin(admin.ModelAdmin):
+    list_display = ["id", "owner", "status", "progress_pct", "created_at"]
+    list_filter = ["status"]

@@ -65,3 +65,22 @@ class UserCalibration(models.Model):
 
     def __str__(self) -> str:
         return f"calibration of {self.owner} ({self.n_runs} runs)"
+
+
+class CalibrationFit(TrackedRun):
+    """One refit of a user's calibration on the reference runs plus their measured runs (a
+    Celery task: a few seconds). `result` holds the FitOutcome: runs used, and the median abs
+    % error on the user's runs before and after. One at a time per user."""
+
+    TASK_NAME = "simulator.fit_calibration"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibration_fits"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"calibration fit #{self.pk} ({self.status})"

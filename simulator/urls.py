@@ -14,6 +14,8 @@ urlpatterns = [
     path("simulations/runs", own.measured_runs, name="runs"),
     path("simulations/runs/template.csv", own.measured_runs_template, name="runs_template"),
     path("simulations/runs/fit", own.measured_runs_fit, name="runs_fit"),
+    path("simulations/runs/fit/<int:fit_id>/status", own.measured_runs_fit_status,
+         name="runs_fit_status"),
     path("simulations/runs/shipped", own.measured_runs_use_shipped, name="runs_shipped"),
     path("simulations/runs/delete", own.measured_runs_delete, name="runs_delete"),
 ]

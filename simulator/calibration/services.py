@@ -7,15 +7,17 @@ services below it touch the ORM and call the simulator core.
 import csv
 import io
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
 import pandas as pd
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.template.defaultfilters import filesizeformat
 
+from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from simulator.core import (
     Calibration,
     fit_calibration,
@@ -31,7 +33,8 @@ from simulator.core.measured_runs import (
     RowError,
     parse_measured_runs,
 )
-from simulator.models import MeasuredRun, UserCalibration
+from simulator.core.prediction import Progress
+from simulator.models import CalibrationFit, MeasuredRun, UserCalibration
 from simulator.services import (
     DATA_DIR,
     REFERENCE_RUNS_FILES,
@@ -224,16 +227,55 @@ def measured_runs_report(*, owner_id: int) -> MeasuredRunsReport:
     return MeasuredRunsReport(_prediction_rows(current), _summary_rows(mine, shipped), own)
 
 
-def user_calibration_fit(*, owner_id: int) -> FitOutcome:
+def calibration_fit_start(*, owner_id: int) -> CalibrationFit:
+    """Queue a refit of the owner's calibration (a Celery task: a few seconds) and return it;
+    while one is queued or running, that one is returned and no second starts. ValueError
+    when they have no runs. With the task queue down the fit is saved and QueueUnavailableError
+    is raised after the commit (the outbox sends it when the queue is back)."""
+    if not MeasuredRun.objects.filter(owner_id=owner_id).exists():
+        raise ValueError("Upload some measured runs before fitting a calibration.")
+    with transaction.atomic():
+        # One at a time: two clicks at once wait here for each other.
+        get_user_model().objects.select_for_update().filter(pk=owner_id).first()
+        pending = CalibrationFit.objects.filter(
+            owner_id=owner_id, status__in=[CalibrationFit.Status.QUEUED,
+                                           CalibrationFit.Status.RUNNING]).first()
+        if pending is not None:
+            return pending
+        fit = CalibrationFit.objects.create(owner_id=owner_id)
+        run_enqueue(fit)
+    return fit
+
+
+def calibration_fit_execute(*, run_id: int, attempt: Attempt) -> None:
+    """The task: fit once; a second delivery of a claimed or finished fit does nothing."""
+    run_execute(CalibrationFit, run_id, _fit, attempt=attempt, message="reading your runs")
+
+
+def _fit(run: CalibrationFit) -> dict[str, Any]:
+    def progress(share: float, line: str) -> None:
+        run_progress(CalibrationFit, run.pk, 1 + 98 * share, line)
+
+    return asdict(user_calibration_fit(owner_id=run.owner_id, progress=progress))
+
+
+def latest_calibration_fit(*, owner_id: int) -> CalibrationFit | None:
+    return CalibrationFit.objects.filter(owner_id=owner_id).first()
+
+
+def user_calibration_fit(*, owner_id: int, progress: Progress | None = None) -> FitOutcome:
     """Refit on the shipped reference runs plus the owner's runs and make it their active one.
 
-    Takes a few seconds (a few thousand model evaluations on ~410 runs: 6.6 s measured with
-    the test suite running beside it), so it runs inside the request.
+    Takes a few seconds (choosing layouts for ~410 runs, then a few thousand model
+    evaluations: 7-8 s measured), so the page runs it as a task (calibration_fit_start);
+    `progress` hears how far it is.
     """
+    report = progress or (lambda share, line: None)
     mine = measured_runs_frame(owner_id=owner_id)
     if mine.empty:
         raise ValueError("Upload some measured runs before fitting a calibration.")
     specs = shipped_gpu_specs()
+    report(0.01, "predicting your runs with your current calibration")
     before = validate(mine, specs, calibration_for(owner_id))
     if before["predicted"].isna().all():
         raise ValueError("The simulator cannot predict any of your runs; see their notes.")
@@ -243,12 +285,15 @@ def user_calibration_fit(*, owner_id: int) -> FitOutcome:
     combined = pd.concat([reference.assign(is_own_run=False),
                           mine.reindex(columns=reference.columns).assign(is_own_run=True)],
                          ignore_index=True)
-    fitted = fit_calibration(combined, specs, initial=shipped_calibration())
-    UserCalibration.objects.update_or_create(
-        owner_id=owner_id,
-        defaults={"params": fitted.to_dict(), "n_runs": fitted.n_rows, "is_active": True},
-    )
+    fitted = fit_calibration(combined, specs, initial=shipped_calibration(),
+                             progress=lambda share, line: report(0.03 + 0.93 * share, line))
+    report(0.97, "predicting your runs with the new calibration")
     after = validate(mine, specs, fitted)
+    with transaction.atomic():
+        UserCalibration.objects.update_or_create(
+            owner_id=owner_id,
+            defaults={"params": fitted.to_dict(), "n_runs": fitted.n_rows, "is_active": True},
+        )
     return FitOutcome(
         fitted.n_rows,
         int(before["predicted"].notna().sum()),

@@ -2,12 +2,14 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from planner.runs import run_status
 from simulator.calibration import services
 from simulator.calibration.forms import MeasuredRunsUploadForm
+from simulator.models import CalibrationFit
 
 
 @login_required
@@ -29,31 +31,28 @@ def measured_runs(request: HttpRequest) -> HttpResponse:
         "form": form,
         "errors": errors,
         "report": report,
+        "fit": services.latest_calibration_fit(owner_id=request.user.id),
         "max_runs": services.MAX_RUNS_PER_USER,
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "simulator/runs.html", context, status=status)
 
 
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}%"
-
-
 @login_required
 @require_POST
 def measured_runs_fit(request: HttpRequest) -> HttpResponse:
+    """Queue a refit (a Celery task); the runs page shows its progress, then its outcome."""
     try:
-        outcome = services.user_calibration_fit(owner_id=request.user.id)
+        services.calibration_fit_start(owner_id=request.user.id)
     except ValueError as exc:
         messages.error(request, str(exc))
-    else:
-        messages.success(
-            request,
-            f"Fitted on {outcome.n_runs} runs ({outcome.n_own_runs} of yours) and switched to it."
-            f" Median abs error on your runs: {_percent(outcome.before_median_ape_pct)} before,"
-            f" {_percent(outcome.after_median_ape_pct)} after.",
-        )
     return redirect("simulator:runs")
+
+
+@login_required
+def measured_runs_fit_status(request: HttpRequest, fit_id: int) -> JsonResponse:
+    fit = get_object_or_404(CalibrationFit, pk=fit_id, owner=request.user)
+    return JsonResponse(run_status(fit))
 
 
 @login_required

@@ -7,7 +7,7 @@ why ("not predicted: missing tokens_or_samples_total"), never an exception.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
@@ -133,11 +133,22 @@ def _row_columns(inputs: RunInputs, layout: Layout) -> dict[str, object]:
             "recompute_mode": layout.recompute}
 
 
+# Hears how far long work is: (share done, 0..1; a line saying where).
+Progress = Callable[[float, str], None]
+PREPARE_PROGRESS_EVERY = 25  # rows between two progress reports
+
+
 def prepare_runs(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
-                 calibration: Calibration) -> PreparedRuns:
-    """Build inputs and choose layouts for every row (layout search uses `calibration`)."""
+                 calibration: Calibration, progress: Progress | None = None) -> PreparedRuns:
+    """Build inputs and choose layouts for every row (layout search uses `calibration`);
+    `progress`, when given, hears every PREPARE_PROGRESS_EVERY rows."""
     specs = as_gpu_specs(gpus)
-    info = pd.DataFrame([_prepare_row(row, specs, calibration) for _, row in runs_df.iterrows()])
+    prepared = []
+    for index, (_, row) in enumerate(runs_df.iterrows()):
+        if progress is not None and index and index % PREPARE_PROGRESS_EVERY == 0:
+            progress(index / len(runs_df), f"choosing layouts: {index:,} of {len(runs_df):,} runs")
+        prepared.append(_prepare_row(row, specs, calibration))
+    info = pd.DataFrame(prepared)
     ok = info["is_predictable"].to_numpy(dtype=bool)
     arrays = ConfigArrays.from_columns(info.loc[ok]) if ok.any() else _empty_arrays()
     return PreparedRuns(info, arrays)

@@ -2,7 +2,9 @@
 
 import csv
 import io
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -14,7 +16,7 @@ from simulator import services
 from simulator.calibration import services as runs_services
 from simulator.core import Calibration
 from simulator.core.domain import DomainPoint, assess
-from simulator.models import MeasuredRun, UserCalibration
+from simulator.models import CalibrationFit, MeasuredRun, UserCalibration
 from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
@@ -175,19 +177,26 @@ def test_limit_is_two_mib_even_when_the_site_allows_more(settings: object) -> No
 
 
 def test_fitting_on_biased_runs_moves_predictions_toward_them(
-    user: User, client_ana: Client
+    user: User, client_ana: Client, eager_celery: None,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     _upload(client_ana, _csv_bytes(_mine(_reference_rows(), value_scale=0.7)))
-    response = client_ana.post(reverse("simulator:runs_fit"), follow=True)
-    assert response.redirect_chain == [(RUNS_URL, 302)]
-    assert "Median abs error on your runs" in response.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):  # the task runs at the commit
+        response = client_ana.post(reverse("simulator:runs_fit"))
+    assert response.status_code == 302 and response["Location"] == RUNS_URL
+    fit = CalibrationFit.objects.get(owner=user)
+    assert fit.status == "done" and fit.progress_pct == 100
+    page = client_ana.get(RUNS_URL)
+    text = page.content.decode()
+    assert "median absolute error on your runs" in text and 'id="progress"' not in text
     own = UserCalibration.objects.get(owner=user)
     # the 379 reference runs, the 29 usable whole runs of whole_runs.csv, and your 5
-    assert own.is_active and own.n_runs == 379 + 29 + 5
+    assert own.is_active and own.n_runs == 379 + 29 + 5 == fit.result["n_runs"]
+    assert fit.result["after_median_ape_pct"] < fit.result["before_median_ape_pct"]
     calibration = services.calibration_for(user.id)
     assert calibration == Calibration.from_dict(own.params)
     assert calibration != services.shipped_calibration()
-    overall = response.context["report"].summary[0]
+    overall = page.context["report"].summary[0]
     assert overall["median_ape"] < overall["shipped_median_ape"] - 5  # percentage points
 
     response = client_ana.post(reverse("simulator:runs_shipped"))
@@ -197,19 +206,61 @@ def test_fitting_on_biased_runs_moves_predictions_toward_them(
     assert report.calibration is not None and not report.is_own_calibration_active
 
 
-def test_fit_service_reports_before_and_after_error(user: User) -> None:
+def test_fit_service_reports_progress_and_before_and_after_error(user: User) -> None:
     runs_services.measured_runs_import(
         owner_id=user.id, data=_csv_bytes(_mine(_reference_rows("bert"), value_scale=0.7))
     )
-    outcome = runs_services.user_calibration_fit(owner_id=user.id)
+    heard: list[tuple[float, str]] = []
+    outcome = runs_services.user_calibration_fit(
+        owner_id=user.id, progress=lambda share, line: heard.append((share, line)))
     assert outcome.n_own_runs == 5
     assert outcome.after_median_ape_pct < outcome.before_median_ape_pct
+    shares = [share for share, _ in heard]
+    assert shares == sorted(shares) and shares[0] < 0.05 and shares[-1] >= 0.95
+    lines = " | ".join(line for _, line in heard)  # 419 reference rows and your 5
+    assert "choosing layouts: 25 of 424 runs" in lines and "fitting: pass 2 of 2" in lines
+
+
+def test_a_queued_fit_shows_progress_only_to_its_owner_and_a_second_click_waits(
+    user: User, client_ana: Client, django_capture_on_commit_callbacks: Any,
+) -> None:
+    _upload(client_ana, _csv_bytes(_mine(_reference_rows(n_rows=2))))
+    with django_capture_on_commit_callbacks(execute=False):  # no worker takes it
+        client_ana.post(reverse("simulator:runs_fit"))
+        client_ana.post(reverse("simulator:runs_fit"))
+    fit = CalibrationFit.objects.get(owner=user)  # one fit, not two
+    status_url = reverse("simulator:runs_fit_status", args=[fit.pk])
+    text = client_ana.get(RUNS_URL).content.decode()
+    assert f'data-status-url="{status_url}"' in text and "queued" in text
+    assert re.search(r"<button type=\"submit\" disabled>Fit my calibration", text)
+    status = client_ana.get(status_url).json()
+    assert status["status"] == "queued" and status["is_finished"] is False
+    other = signed_in(User.objects.create_user("bo", password="pw-bo-123"))
+    assert other.get(status_url).status_code == 404
+    assert Client().get(status_url).status_code == 302  # to the sign-in page
+
+
+def test_a_fit_whose_runs_were_deleted_meanwhile_fails_readably(
+    user: User, client_ana: Client, eager_celery: None,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    _upload(client_ana, _csv_bytes(_mine(_reference_rows(n_rows=2))))
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        client_ana.post(reverse("simulator:runs_fit"))
+    client_ana.post(reverse("simulator:runs_delete"))
+    for send in queued:  # the worker takes it now
+        send()
+    fit = CalibrationFit.objects.get(owner=user)
+    assert fit.status == "failed"
+    text = client_ana.get(RUNS_URL).content.decode()
+    assert "failed: Upload some measured runs before fitting a calibration." in text
+    assert not UserCalibration.objects.exists()
 
 
 def test_fit_without_runs_says_so(user: User, client_ana: Client) -> None:
     response = client_ana.post(reverse("simulator:runs_fit"), follow=True)
     assert "Upload some measured runs before fitting" in response.content.decode()
-    assert not UserCalibration.objects.exists()
+    assert not UserCalibration.objects.exists() and not CalibrationFit.objects.exists()
 
 
 def test_delete_removes_only_my_runs(user: User, client_ana: Client) -> None:
