@@ -18,7 +18,7 @@ def test_page_quotes_out_of_family_figures_beside_the_rule_of_thumb() -> None:
     assert response.status_code == 200
     report = accuracy_report()
     beaten, families = report.families_beaten()
-    assert families == 30  # 18 benchmark families and 12 whole-run families with a prediction
+    assert families == 31  # 19 benchmark families and 12 whole-run families with a prediction
     assert f"<strong>{beaten} of {families}</strong> families" in body
     overall = report.table("overall")[0]
     assert f"{overall['median_ape']:.1f} %" in body
@@ -33,7 +33,11 @@ def test_every_benchmark_family_beats_the_rule_and_the_page_names_the_rest() -> 
     beaten, families = report.families_beaten()
     not_beaten = report.families_not_beaten()
     assert beaten == families - len(not_beaten)
-    assert all("(whole runs)" in family for family in not_beaten)
+    # Every benchmark family but one beats the rule out of family. The exception is LLaMA-65B
+    # on 2,048 A100 (one row: "around 380 tokens/sec/GPU"; the layout is not published and
+    # the search's fastest one gives +18.5 %, the rule's 40 % of peak -16.0 %).
+    benchmark_losses = [family for family in not_beaten if "(whole runs)" not in family]
+    assert benchmark_losses in ([], ["Touvron et al. 2023, LLaMA (arXiv 2302.13971)"])
     body = Client().get(reverse("simulator:accuracy")).content.decode()
     for family in not_beaten:
         assert family in body.split('id="families-not-beaten">', 1)[1].split("</span>", 1)[0]
@@ -52,7 +56,7 @@ def test_csv_download_has_every_run_and_no_formula_cells() -> None:
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0] == ACCURACY_COLUMNS
-    assert len(rows) - 1 == len(accuracy_report().rows) == 419
+    assert len(rows) - 1 == len(accuracy_report().rows) == 420
     assert not any(cell.startswith(("=", "+", "@")) for row in rows[1:] for cell in row)
 
 

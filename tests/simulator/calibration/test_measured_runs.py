@@ -190,8 +190,8 @@ def test_fitting_on_biased_runs_moves_predictions_toward_them(
     text = page.content.decode()
     assert "median absolute error on your runs" in text and 'id="progress"' not in text
     own = UserCalibration.objects.get(owner=user)
-    # the 379 reference runs, the 29 usable whole runs of whole_runs.csv, and your 5
-    assert own.is_active and own.n_runs == 379 + 29 + 5 == fit.result["n_runs"]
+    # the 380 reference runs, the 29 usable whole runs of whole_runs.csv, and your 5
+    assert own.is_active and own.n_runs == 380 + 29 + 5 == fit.result["n_runs"]
     assert fit.result["after_median_ape_pct"] < fit.result["before_median_ape_pct"]
     calibration = services.calibration_for(user.id)
     assert calibration == Calibration.from_dict(own.params)
@@ -217,8 +217,8 @@ def test_fit_service_reports_progress_and_before_and_after_error(user: User) -> 
     assert outcome.after_median_ape_pct < outcome.before_median_ape_pct
     shares = [share for share, _ in heard]
     assert shares == sorted(shares) and shares[0] < 0.05 and shares[-1] >= 0.95
-    lines = " | ".join(line for _, line in heard)  # 419 reference rows and your 5
-    assert "choosing layouts: 25 of 424 runs" in lines and "fitting: pass 2 of 2" in lines
+    lines = " | ".join(line for _, line in heard)  # 420 reference rows and your 5
+    assert "choosing layouts: 25 of 425 runs" in lines and "fitting: pass 2 of 2" in lines
 
 
 def test_a_queued_fit_shows_progress_only_to_its_owner_and_a_second_click_waits(
