@@ -58,6 +58,12 @@ def measured_runs_fit_status(request: HttpRequest, fit_id: int) -> JsonResponse:
 @login_required
 @require_POST
 def measured_runs_use_shipped(request: HttpRequest) -> HttpResponse:
+    fit = services.latest_calibration_fit(owner_id=request.user.id)
+    if fit is not None and not fit.is_finished:
+        # The fit would make itself the calibration when it ends, undoing this choice.
+        messages.error(request, "A fit of your calibration is running and becomes your "
+                                "calibration when it ends; choose the shipped one after that.")
+        return redirect("simulator:runs")
     services.user_calibration_deactivate(owner_id=request.user.id)
     messages.success(request, "Simulations now use the shipped calibration.")
     return redirect("simulator:runs")

@@ -235,6 +235,12 @@ def test_a_queued_fit_shows_progress_only_to_its_owner_and_a_second_click_waits(
     assert re.search(r"<button type=\"submit\" disabled>Fit my calibration", text)
     status = client_ana.get(status_url).json()
     assert status["status"] == "queued" and status["is_finished"] is False
+    # Going back to the shipped calibration now would be undone when the fit ends: refused.
+    UserCalibration.objects.create(owner=user, params={}, n_runs=1, is_active=True)
+    assert "Use the shipped calibration" not in client_ana.get(RUNS_URL).content.decode()
+    refused = client_ana.post(reverse("simulator:runs_shipped"), follow=True)
+    assert "choose the shipped one after that" in refused.content.decode()
+    assert UserCalibration.objects.get(owner=user).is_active
     other = signed_in(User.objects.create_user("bo", password="pw-bo-123"))
     assert other.get(status_url).status_code == 404
     assert Client().get(status_url).status_code == 302  # to the sign-in page
