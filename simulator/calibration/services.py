@@ -33,7 +33,7 @@ from simulator.core.measured_runs import (
     RowError,
     parse_measured_runs,
 )
-from simulator.core.prediction import Progress
+from simulator.core.prediction import Progress, progress_span
 from simulator.models import CalibrationFit, MeasuredRun, UserCalibration
 from simulator.services import (
     DATA_DIR,
@@ -227,19 +227,27 @@ def measured_runs_report(*, owner_id: int) -> MeasuredRunsReport:
     return MeasuredRunsReport(_prediction_rows(current), _summary_rows(mine, shipped), own)
 
 
+NO_RUNS_MESSAGE = "Upload some measured runs before fitting a calibration."
+
+
+def calibration_fit_pending(*, owner_id: int) -> CalibrationFit | None:
+    """The owner's fit still queued or running, if any (at most one: calibration_fit_start)."""
+    return CalibrationFit.objects.filter(
+        owner_id=owner_id, status__in=[CalibrationFit.Status.QUEUED,
+                                       CalibrationFit.Status.RUNNING]).first()
+
+
 def calibration_fit_start(*, owner_id: int) -> CalibrationFit:
     """Queue a refit of the owner's calibration (a Celery task: a few seconds) and return it;
     while one is queued or running, that one is returned and no second starts. ValueError
     when they have no runs. With the task queue down the fit is saved and QueueUnavailableError
     is raised after the commit (the outbox sends it when the queue is back)."""
     if not MeasuredRun.objects.filter(owner_id=owner_id).exists():
-        raise ValueError("Upload some measured runs before fitting a calibration.")
+        raise ValueError(NO_RUNS_MESSAGE)
     with transaction.atomic():
         # One at a time: two clicks at once wait here for each other.
         get_user_model().objects.select_for_update().filter(pk=owner_id).first()
-        pending = CalibrationFit.objects.filter(
-            owner_id=owner_id, status__in=[CalibrationFit.Status.QUEUED,
-                                           CalibrationFit.Status.RUNNING]).first()
+        pending = calibration_fit_pending(owner_id=owner_id)
         if pending is not None:
             return pending
         fit = CalibrationFit.objects.create(owner_id=owner_id)
@@ -253,10 +261,11 @@ def calibration_fit_execute(*, run_id: int, attempt: Attempt) -> None:
 
 
 def _fit(run: CalibrationFit) -> dict[str, Any]:
-    def progress(share: float, line: str) -> None:
-        run_progress(CalibrationFit, run.pk, 1 + 98 * share, line)
+    def progress(pct: float, line: str) -> None:
+        run_progress(CalibrationFit, run.pk, pct, line)
 
-    return asdict(user_calibration_fit(owner_id=run.owner_id, progress=progress))
+    return asdict(user_calibration_fit(owner_id=run.owner_id,
+                                       progress=progress_span(progress, 1.0, 99.0)))
 
 
 def latest_calibration_fit(*, owner_id: int) -> CalibrationFit | None:
@@ -273,7 +282,7 @@ def user_calibration_fit(*, owner_id: int, progress: Progress | None = None) -> 
     report = progress or (lambda share, line: None)
     mine = measured_runs_frame(owner_id=owner_id)
     if mine.empty:
-        raise ValueError("Upload some measured runs before fitting a calibration.")
+        raise ValueError(NO_RUNS_MESSAGE)
     specs = shipped_gpu_specs()
     report(0.01, "predicting your runs with your current calibration")
     before = validate(mine, specs, calibration_for(owner_id))
@@ -286,7 +295,7 @@ def user_calibration_fit(*, owner_id: int, progress: Progress | None = None) -> 
                           mine.reindex(columns=reference.columns).assign(is_own_run=True)],
                          ignore_index=True)
     fitted = fit_calibration(combined, specs, initial=shipped_calibration(),
-                             progress=lambda share, line: report(0.03 + 0.93 * share, line))
+                             progress=progress_span(report, 0.03, 0.96))
     report(0.97, "predicting your runs with the new calibration")
     after = validate(mine, specs, fitted)
     with transaction.atomic():
@@ -303,5 +312,11 @@ def user_calibration_fit(*, owner_id: int, progress: Progress | None = None) -> 
 
 
 def user_calibration_deactivate(*, owner_id: int) -> None:
-    """Go back to the shipped calibration; the fitted one is kept for comparison."""
+    """Go back to the shipped calibration; the fitted one is kept for comparison.
+
+    ValueError while a fit is queued or running: it makes itself the calibration when it
+    ends, which would undo this choice."""
+    if calibration_fit_pending(owner_id=owner_id) is not None:
+        raise ValueError("A fit of your calibration is running and becomes your calibration "
+                         "when it ends; choose the shipped one after that.")
     UserCalibration.objects.filter(owner_id=owner_id).update(is_active=False)

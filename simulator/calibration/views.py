@@ -27,11 +27,13 @@ def measured_runs(request: HttpRequest) -> HttpResponse:
             return redirect("simulator:runs")
         errors = outcome.errors
     report = services.measured_runs_report(owner_id=request.user.id)
+    fit = services.latest_calibration_fit(owner_id=request.user.id)
     context = {
         "form": form,
         "errors": errors,
         "report": report,
-        "fit": services.latest_calibration_fit(owner_id=request.user.id),
+        "fit": fit,
+        "is_fitting": fit is not None and not fit.is_finished,
         "max_runs": services.MAX_RUNS_PER_USER,
     }
     status = 400 if request.method == "POST" else 200
@@ -58,14 +60,12 @@ def measured_runs_fit_status(request: HttpRequest, fit_id: int) -> JsonResponse:
 @login_required
 @require_POST
 def measured_runs_use_shipped(request: HttpRequest) -> HttpResponse:
-    fit = services.latest_calibration_fit(owner_id=request.user.id)
-    if fit is not None and not fit.is_finished:
-        # The fit would make itself the calibration when it ends, undoing this choice.
-        messages.error(request, "A fit of your calibration is running and becomes your "
-                                "calibration when it ends; choose the shipped one after that.")
-        return redirect("simulator:runs")
-    services.user_calibration_deactivate(owner_id=request.user.id)
-    messages.success(request, "Simulations now use the shipped calibration.")
+    try:
+        services.user_calibration_deactivate(owner_id=request.user.id)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Simulations now use the shipped calibration.")
     return redirect("simulator:runs")
 
 

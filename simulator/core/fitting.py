@@ -26,6 +26,7 @@ from simulator.core.prediction import (
     RowTargets,
     predict_targets,
     prepare_runs,
+    progress_span,
     speed_ratio,
 )
 
@@ -240,9 +241,5 @@ def fit_calibration(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, Gpu
     start = initial or Calibration()
     if progress is None:
         return fit_prepared(prepare_runs(runs_df, gpus, start), start)
-    report = progress
-    prepared = prepare_runs(runs_df, gpus, start,
-                            lambda share, line: report(PREPARE_SHARE * share, line))
-    return fit_prepared(prepared, start,
-                        lambda share, line: report(PREPARE_SHARE + (1 - PREPARE_SHARE) * share,
-                                                   line))
+    prepared = prepare_runs(runs_df, gpus, start, progress_span(progress, 0.0, PREPARE_SHARE))
+    return fit_prepared(prepared, start, progress_span(progress, PREPARE_SHARE, 1.0))

@@ -138,6 +138,11 @@ Progress = Callable[[float, str], None]
 PREPARE_PROGRESS_EVERY = 25  # rows between two progress reports
 
 
+def progress_span(progress: Progress, start: float, end: float) -> Progress:
+    """`progress` for one part of a longer job: the part's 0..1 maps onto start..end."""
+    return lambda share, line: progress(start + (end - start) * share, line)
+
+
 def prepare_runs(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],
                  calibration: Calibration, progress: Progress | None = None) -> PreparedRuns:
     """Build inputs and choose layouts for every row (layout search uses `calibration`);

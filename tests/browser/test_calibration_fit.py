@@ -2,8 +2,6 @@
 measured runs, press "Fit my calibration", watch the progress bar, and the page shows the
 fit's outcome once the worker is done (progress.js reloads it)."""
 
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +11,15 @@ from playwright.sync_api import Page
 
 from simulator.models import CalibrationFit, UserCalibration
 from tests.browser.journeys import screenshot, sign_in
+from tests.measured_runs import as_mine, csv_bytes, reference_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-RUNS_CSV = Path(__file__).resolve().parents[2] / "simulator" / "data" / "reference_runs.csv"
 
 
 def _measured_runs(tmp_path: Path) -> Path:
     """Five published ResNet-50 runs as if measured on a cluster 30 % slower."""
-    with RUNS_CSV.open(newline="", encoding="utf-8") as source:
-        rows = [row for row in csv.DictReader(source) if row["workload_kind"] == "resnet50"][:5]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows({**row, "run_id": f"mine-{row['run_id']}",
-                      "value": f"{float(row['value']) * 0.7:g}"} for row in rows)
     path = tmp_path / "my_runs.csv"
-    path.write_text(out.getvalue(), encoding="utf-8")
+    path.write_bytes(csv_bytes(as_mine(reference_rows("resnet50"), value_scale=0.7)))
     return path
 
 

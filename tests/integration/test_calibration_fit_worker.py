@@ -2,10 +2,7 @@
 it move from queued through the fit's own progress lines to done, and the fit becomes the
 calibration the owner's simulations use."""
 
-import csv
-import io
 import time
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -16,21 +13,9 @@ from simulator import services
 from simulator.core import Calibration
 from simulator.models import CalibrationFit, UserCalibration
 from tests.clients import signed_in
+from tests.measured_runs import as_mine, csv_bytes, reference_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-RUNS_CSV = Path(__file__).resolve().parents[2] / "simulator" / "data" / "reference_runs.csv"
-
-
-def _slower_cluster_csv() -> bytes:
-    """Five published BERT runs as if measured on a cluster 30 % slower."""
-    with RUNS_CSV.open(newline="", encoding="utf-8") as source:
-        rows = [row for row in csv.DictReader(source) if row["workload_kind"] == "bert"][:5]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows({**row, "run_id": f"mine-{row['run_id']}",
-                      "value": f"{float(row['value']) * 0.7:g}"} for row in rows)
-    return out.getvalue().encode()
 
 
 def test_a_fit_runs_on_the_worker_with_progress_and_becomes_the_calibration(
@@ -40,7 +25,7 @@ def test_a_fit_runs_on_the_worker_with_progress_and_becomes_the_calibration(
     client = signed_in(owner)
     runs_url = reverse("simulator:runs")
     upload = client.post(runs_url, {"file": SimpleUploadedFile(
-        "runs.csv", _slower_cluster_csv(), "text/csv")})
+        "runs.csv", csv_bytes(as_mine(reference_rows("bert"), value_scale=0.7)), "text/csv")})
     assert upload.status_code == 302
     assert client.post(reverse("simulator:runs_fit")).status_code == 302
     fit = CalibrationFit.objects.get(owner=owner)

@@ -1,9 +1,7 @@
 """Users' own measured runs: upload, errors table, own calibration, and isolation between users."""
 
 import csv
-import io
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,36 +16,13 @@ from simulator.core import Calibration
 from simulator.core.domain import DomainPoint, assess
 from simulator.models import CalibrationFit, MeasuredRun, UserCalibration
 from tests.clients import signed_in
+from tests.measured_runs import RUNS_CSV
+from tests.measured_runs import as_mine as _mine
+from tests.measured_runs import csv_bytes as _csv_bytes
+from tests.measured_runs import reference_rows as _reference_rows
 
 pytestmark = pytest.mark.django_db
-RUNS_CSV = Path(__file__).resolve().parents[3] / "simulator" / "data" / "reference_runs.csv"
 RUNS_URL = reverse("simulator:runs")
-
-
-def _reference_rows(kind: str = "resnet50", n_rows: int = 5) -> list[dict[str, str]]:
-    with RUNS_CSV.open(newline="", encoding="utf-8") as source:
-        rows = [row for row in csv.DictReader(source) if row["workload_kind"] == kind]
-    return rows[:n_rows]
-
-
-def _mine(rows: list[dict[str, str]], value_scale: float = 1.0) -> list[dict[str, str]]:
-    """Reference rows under new run_ids, reported values scaled (0.7 = a slower cluster)."""
-    return [
-        {
-            **row,
-            "run_id": f"mine-{row['run_id']}",
-            "value": f"{float(row['value']) * value_scale:g}",
-        }
-        for row in rows
-    ]
-
-
-def _csv_bytes(rows: list[dict[str, str]], columns: list[str] | None = None) -> bytes:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns or list(rows[0]), extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue().encode()
 
 
 def _upload(client: Client, data: bytes) -> object:
