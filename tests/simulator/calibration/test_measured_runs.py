@@ -153,7 +153,7 @@ def test_limit_is_two_mib_even_when_the_site_allows_more(settings: object) -> No
 
 def test_fitting_on_biased_runs_moves_predictions_toward_them(
     user: User, client_ana: Client, eager_celery: None,
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _upload(client_ana, _csv_bytes(_mine(_reference_rows(), value_scale=0.7)))
     with django_capture_on_commit_callbacks(execute=True):  # the task runs at the commit
@@ -161,7 +161,12 @@ def test_fitting_on_biased_runs_moves_predictions_toward_them(
     assert response.status_code == 302 and response["Location"] == RUNS_URL
     fit = CalibrationFit.objects.get(owner=user)
     assert fit.status == "done" and fit.progress_pct == 100
-    page = client_ana.get(RUNS_URL)
+    # the fit predicted the runs under both calibrations: the page comes back at once
+    predicted: list[int] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(runs_services, "validate", lambda runs, *a: predicted.append(len(runs)))
+        page = client_ana.get(RUNS_URL)
+    assert predicted == []
     text = page.content.decode()
     assert "median absolute error on your runs" in text and 'id="progress"' not in text
     own = UserCalibration.objects.get(owner=user)
@@ -319,3 +324,41 @@ def test_your_runs_on_a_gpu_at_the_generic_efficiency_still_move_your_fit(user: 
     point = DomainPoint("Instinct MI300X OAM-192GB", "CDNA 3", "bf16", 8, 8192)
     assert assess(services.shipped_calibration().domain, point).status == "uncalibrated"
     assert assess(services.calibration_for(user.id).domain, point).status != "uncalibrated"
+
+
+def test_the_page_predicts_once_per_change_of_runs_or_calibration(
+    user: User, client_ana: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Predicting a run costs about 12 ms; at the 200-run limit a page that predicted on every
+    view took seconds. Views reuse the predictions until the runs or the calibration change."""
+    predicted: list[int] = []
+    real_validate = runs_services.validate
+
+    def counting_validate(runs: Any, *args: Any) -> Any:
+        predicted.append(len(runs))
+        return real_validate(runs, *args)
+
+    monkeypatch.setattr(runs_services, "validate", counting_validate)
+    rows = _mine(_reference_rows(n_rows=3))
+    _upload(client_ana, _csv_bytes(rows))
+    first = client_ana.get(RUNS_URL).context["report"].rows
+    assert client_ana.get(RUNS_URL).context["report"].rows == first
+    assert predicted == [3]
+
+    # a changed run is predicted afresh: the page never shows an error against an old value
+    _upload(client_ana, _csv_bytes([{**rows[0], "value": "1234.5"}]))
+    changed = client_ana.get(RUNS_URL).context["report"].rows
+    assert predicted == [3, 3]
+    before, after = ({row["run_id"]: row for row in shown}[rows[0]["run_id"]]
+                     for shown in (first, changed))
+    assert after["reported"] == 1234.5 != before["reported"]
+    assert after["abs_pct_error"] != before["abs_pct_error"]
+
+    # a calibration of their own: predicted once under it (the shipped one is still known)
+    shipped = services.shipped_calibration()
+    own = shipped.to_dict() | {"production_overhead_fraction": 0.3}
+    UserCalibration.objects.create(owner=user, params=own, n_runs=3, is_active=True)
+    for _ in range(2):
+        report = client_ana.get(RUNS_URL).context["report"]
+        assert report.is_own_calibration_active
+    assert predicted == [3, 3, 3]
