@@ -14,6 +14,7 @@ from plotly.utils import PlotlyJSONEncoder
 from planner.core.cloud import HOURS_PER_MONTH
 from planner.plans import charts
 from planner.plans.core.ranking import collapse_regions
+from planner.reports.core.plan_report import has_deadline
 
 SORT_KEYS = {
     "rank",
@@ -51,7 +52,7 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("miss", "P(miss deadline)", True),
     ("energy", "Energy", False),
     ("co2e", "CO2e", True),
-    ("throughput", "Throughput", True),
+    ("throughput", "Calibration", True),
     ("price", "Price as of · source", False),
 )
 
@@ -171,6 +172,11 @@ class PlanView:
     @property
     def figure_template(self) -> SafeString:
         return figure_template_script()
+
+    @property
+    def has_deadline(self) -> bool:
+        """A deadline was set (else the table shows no chance of missing one)."""
+        return has_deadline(self._document)
 
     @cached_property
     def n_options(self) -> int:

@@ -35,7 +35,7 @@ OPTION_COLUMNS = (
     Column("time_p10_hours", "Time P10", "days", digits=1),
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
-    Column("goodput", "Goodput", "%", is_printed=False, digits=1, is_in_terminal=_T),
+    Column("goodput", "Goodput", "%", digits=1, is_in_terminal=_T),
     Column("goodput_line", "Failures, restarts and overhead", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
@@ -104,8 +104,15 @@ def ranked_options(document: dict[str, Any]) -> list[dict[str, Any]]:
                                           as_number(o.get("rank")) or 0))
 
 
+def has_deadline(document: dict[str, Any]) -> bool:
+    """A deadline was set: without one there is no chance of missing it to show."""
+    return as_number((document.get("constraints") or {}).get("deadline_hours")) is not None
+
+
 def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> Table:
-    rows = tuple(tuple(option_cell(o, c.key) for c in OPTION_COLUMNS) for o in options)
+    blank = set() if has_deadline(document) else {"deadline_miss_probability"}
+    rows = tuple(tuple(None if c.key in blank else option_cell(o, c.key) for c in OPTION_COLUMNS)
+                 for o in options)
     n_feasible = int(as_number(document.get("n_feasible")) or 0)
     n_options = int(as_number(document.get("n_options")) or 0)
     return Table("options", "Ranked configurations", "Options", OPTION_COLUMNS, rows,
@@ -135,7 +142,16 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Expected time to train", _days(best.get("time_to_train_hours")), "days", 1),
             Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
             Figure("Time P90", _days(best.get("time_p90_hours")), "days", 1),
-            Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1),
+            Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1)
+            if has_deadline(document) else Figure("Chance of missing the deadline",
+                                                  "no deadline set"),
+            Figure("Expected failures, restarts and overhead",
+                   goodput_line(best.get("overhead_gpu_hours_pct"), best.get("overhead_usd"))
+                   .removeprefix("expected failures, restarts and overhead: ")
+                   + (f" (goodput {as_number(best.get('goodput')) * 100:.1f} %)"
+                      if as_number(best.get("goodput")) is not None else "")),
+            Figure("Calibration envelope", str(best.get("envelope_note")
+                                               or "inside the calibration envelope")),
             Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
             if as_number(best.get("co2e_kg")) is not None
             else Figure("Expected emissions", str(best.get("carbon_note") or "no carbon data")),
@@ -272,7 +288,7 @@ def _cost_chart(options: list[dict[str, Any]]) -> Chart:
     top = [{**o, "steady_usd": (as_number(o.get("compute_usd")) or 0.0)
             - (as_number(o.get("overhead_usd")) or 0.0)} for o in options[:TOP_BARS]]
     parts = (("steady_usd", "Compute (useful steps)"),
-             ("overhead_usd", "Failures, restarts and overhead"), ("storage_usd", "Storage"),
+             ("overhead_usd", "Failures & overhead"), ("storage_usd", "Storage"),
              ("egress_usd", "Egress"))
     series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
                           tuple(as_number(o.get(key)) or 0.0 for o in top))

@@ -1,5 +1,6 @@
 """A plan's report in every format shows the page's figures; owner only; PDF as a task."""
 
+import copy
 import csv
 import io
 import re
@@ -236,3 +237,33 @@ def test_lowest_carbon_card_and_emissions_are_in_every_format(
 
     html = ana_client.get(f"/plans/{done_plan.id}/report.html").content.decode()
     assert "Lowest carbon" in html and "Total cost vs emissions" in html
+
+
+def test_the_pdf_states_goodput_and_envelope_and_no_deadline_reads_n_a(
+    ana: Any, ana_client: Client, done_plan: PlanScenario, plan_document: dict[str, Any],
+    tmp_path: Path,
+) -> None:
+    best = _best(done_plan)
+    text = re.sub(r"\s+", " ", pdf_text(
+        ana_client.get(f"/plans/{done_plan.id}/report.pdf").content, tmp_path))
+    line = f"+{best['overhead_gpu_hours_pct']:.1f} % GPU-hours, ${best['overhead_usd']:,.0f}"
+    assert f"Expected failures, restarts and overhead {line} (goodput" in text
+    assert f"Calibration envelope {best['envelope_note'] or 'inside'}" in text
+    assert re.search(r"\bGoodput\b", text)  # the options table's column (its header wraps)
+    assert "Chance of missing the deadline" in text and "no deadline set" not in text
+
+    # the same plan without a deadline: no chance of missing one is shown, anywhere
+    result = copy.deepcopy(plan_document["result"])
+    result["constraints"]["deadline_hours"] = None
+    undated = PlanScenario.objects.create(
+        owner=ana, name="no deadline", inputs=plan_document["inputs"], result=result,
+        status=PlanScenario.Status.DONE, progress_pct=100)
+    page = ana_client.get(f"/plans/{undated.id}").content.decode()
+    assert '<td class="c-miss num"><span class="small" title="no deadline set">n/a' in page
+    assert '<td class="c-miss num">0.0 %' not in page
+    text = re.sub(r"\s+", " ", pdf_text(
+        ana_client.get(f"/plans/{undated.id}/report.pdf").content, tmp_path))
+    assert "Chance of missing the deadline no deadline set" in text
+    rows = list(csv.DictReader(io.StringIO(
+        ana_client.get(f"/plans/{undated.id}/report.csv").content.decode("utf-8-sig"))))
+    assert {row["P(miss deadline) (%)"] for row in rows} == {""}
