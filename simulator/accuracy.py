@@ -83,7 +83,7 @@ class AccuracyReport:
 
 
 # Raise when the page's figure or tables change shape: cached pages are keyed by it too.
-ACCURACY_PAGE_VERSION = 2
+ACCURACY_PAGE_VERSION = 3
 
 
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:

@@ -124,7 +124,22 @@ class AccuracyPage:
 
     @cached_property
     def sections(self) -> list[tuple[str, str, list[dict[str, Any]]]]:
-        return [(group_by, title, self.report.table(group_by)) for group_by, title in SECTIONS]
+        """Each grouping's rows that have a prediction (a family of listed-only whole runs
+        has no error to show: unpredicted_families names them)."""
+        return [(group_by, title, [r for r in self.report.table(group_by) if r["n_predicted"]])
+                for group_by, title in SECTIONS]
+
+    @cached_property
+    def unpredicted_families(self) -> list[str]:
+        return [str(r["group"]) for r in self.report.table("family") if not r["n_predicted"]]
+
+    @property
+    def n_predicted(self) -> int:
+        return int(self.report.rows["predicted"].notna().sum())
+
+    @property
+    def n_not_predicted(self) -> int:
+        return self.n_rows - self.n_predicted
 
     @property
     def beaten(self) -> int:

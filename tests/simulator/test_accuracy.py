@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 import pytest
 from django.test import Client
@@ -70,3 +71,22 @@ def test_long_family_names_stay_apart_on_the_axis_and_whole_in_the_hover() -> No
     long = [trace for trace in figure.data if len(trace.name) > TICK_CHARACTERS]
     assert long and all(trace.x[0].endswith(")") and "…" in trace.x[0] for trace in long)
     assert all(trace.customdata[0] == trace.name for trace in figure.data)
+
+
+def test_counts_add_up_and_families_without_a_prediction_are_named_not_tabled() -> None:
+    """The page used to say "420 rows, 100 % predicted" beside a chart of 409 points, and
+    tabled four whole-run families with 0 rows and nan %."""
+    body = Client().get(reverse("simulator:accuracy")).content.decode()
+    rows = accuracy_report().rows
+    n_predicted = int(rows["predicted"].notna().sum())
+    assert (n_predicted, len(rows)) == (409, 420)
+    assert f"calibrated and checked on {n_predicted} published training runs" in body
+    assert f"over {n_predicted} points" in body  # the chart's title
+    whole = body.split('id="class-whole-run"', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num">40</td><td class="num">29 <span' in whole
+    listed_only = body.split('id="not-predicted">', 1)[1].split("</span>", 1)[0]
+    assert listed_only.startswith("11 more whole runs are listed but not predicted")
+    family_table = body.split('id="accuracy-family"', 1)[1].split("</table>", 1)[0]
+    assert not re.search(r">\s*nan\s*%?\s*<", body)  # no cell reads nan
+    for family in ("AI2 OLMo (whole runs)", "Databricks DBRX (whole runs)"):
+        assert family in listed_only and family not in family_table
