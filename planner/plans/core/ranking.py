@@ -263,8 +263,9 @@ def recommend_options(table: pd.DataFrame,
     return tuple(_with_other_regions(table, pick) for pick in picks if pick is not None)
 
 
-def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
-    """Other regions selling the same offer (SAME_OFFER_KEYS) at the same total (to the cent)."""
+def _same_price_rows(table: pd.DataFrame, index: int) -> np.ndarray:
+    """Row positions of the same offer (SAME_OFFER_KEYS) at the same total (to the cent) in
+    other regions, in table order (one per region)."""
     row = table.iloc[index]
     # The price first (numeric, fast), then the offer's keys on those few rows.
     keys = [key for key in SAME_OFFER_KEYS if key in table.columns]
@@ -273,17 +274,36 @@ def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
     same = np.ones(len(near), dtype=bool)
     for key in keys:
         same &= (near[key] == row[key]).to_numpy() | (near[key].isna() & pd.isna(row[key]))
-    regions = near["region"].to_numpy()[same]
-    return [str(r) for r in dict.fromkeys(regions) if r != row["region"]]
+    same &= (near["region"] != row["region"]).to_numpy()
+    _, first = np.unique(near["region"].to_numpy()[same].astype(str), return_index=True)
+    return rows[same][np.sort(first)]
+
+
+def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
+    """Other regions selling the same offer (SAME_OFFER_KEYS) at the same total (to the cent)."""
+    return [str(r) for r in table["region"].to_numpy()[_same_price_rows(table, index)]]
 
 
 def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommendation:
-    others = same_price_regions(table, pick.row_index)
-    if not others:
+    """The pick with the other regions at its price named, and, when one of them emits less
+    (regions tie on price, not on grid carbon), the lowest-emitting one and what it saves."""
+    rows = _same_price_rows(table, pick.row_index)
+    if not rows.size:
         return pick
+    others = [str(r) for r in table["region"].to_numpy()[rows]]
     listed = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
-    return Recommendation(pick.key, pick.row_index, pick.title,
-                          f"{pick.why} Same price also in {listed}.")
+    why = f"{pick.why} Same price also in {listed}."
+    if "co2e_kg" in table.columns:
+        co2e = table["co2e_kg"].to_numpy(dtype=np.float64)
+        own = co2e[pick.row_index]
+        finite = rows[np.isfinite(co2e[rows])]
+        if finite.size and np.isfinite(own):
+            best = int(finite[np.argmin(co2e[finite])])
+            if co2e[best] < own - 0.5:
+                why += (f" At that price {table.iloc[best]['region']} emits "
+                        f"{fmt.count(own - co2e[best])} kg CO2e less "
+                        f"({fmt.count(co2e[best])} kg).")
+    return Recommendation(pick.key, pick.row_index, pick.title, why)
 
 
 # Columns that make two options the same purchase apart from where it is bought.

@@ -148,3 +148,22 @@ def test_cost_emissions_front_is_kept_in_the_document():
     assert not table.loc[("lambda", "us-east-1"), "is_carbon_pareto"]  # no CO2e
     kept = result.to_dict(limit=0)["options"]
     assert {o["region"] for o in kept if o["provider"] == "aws"} == {"us-east-1", "eu-north-1"}
+
+
+def test_a_card_says_when_another_region_at_its_price_emits_less():
+    """Regions tie on price, not on grid carbon: the preferred region keeps the card, and
+    the card names the cleaner region at the same price and what it saves."""
+    prices = [_price(1, "us-east-1", 98.0), _price(1, "eu-north-1", 98.0)]
+    result = _plan([_config(1, 100.0)], prices,
+                   PlanConstraints(preferred_regions=("us-east-1",)))
+    table = result.table.set_index("region")
+    saved = table.loc["us-east-1", "co2e_kg"] - table.loc["eu-north-1", "co2e_kg"]
+    cheapest = next(c for c in result.recommendations if c.key == "cheapest_meeting_deadline")
+    assert result.table.iloc[cheapest.row_index]["region"] == "us-east-1"
+    assert cheapest.why.endswith(
+        f"Same price also in eu-north-1. At that price eu-north-1 emits {saved:,.0f} kg CO2e "
+        f"less ({table.loc['eu-north-1', 'co2e_kg']:,.0f} kg).")
+    # the cleaner region's own card names the other region, and no saving (it emits more)
+    lowest = next(c for c in result.recommendations if c.key == "lowest_carbon")
+    assert result.table.iloc[lowest.row_index]["region"] == "eu-north-1"
+    assert lowest.why.endswith("Same price also in us-east-1.")
