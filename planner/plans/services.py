@@ -40,6 +40,7 @@ from planner.runs import (
     run_progress,
     run_store,
 )
+from pricing.models import Region
 from pricing.selectors import current_prices
 from simulator.services import (
     Simulator,
@@ -227,8 +228,34 @@ class NoConfigurationFitsError(ValueError):
     a plan's answer, stored as its result, not a failure."""
 
 
+def check_regions(scenario: Scenario) -> None:
+    """ValueError naming the regions field when a region code is in no catalog, or not a
+    region of any allowed provider (else the plan would end "nothing fits" and blame the
+    providers)."""
+    wanted = scenario.data.get("regions") or []
+    if not wanted:
+        return
+    providers = scenario.data.get("providers") or []
+    known = Region.objects.filter(code__in=wanted)
+    anywhere = set(known.values_list("code", flat=True))
+    unknown = [code for code in wanted if code not in anywhere]
+    if unknown:
+        raise ValueError(f"regions: unknown region code{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)} (codes as providers write them, e.g. us-east-1, "
+                         "europe-west4, eastus)")
+    if providers:
+        allowed = set(known.filter(provider__slug__in=providers)
+                      .values_list("code", flat=True))
+        elsewhere = [code for code in wanted if code not in allowed]
+        if elsewhere:
+            raise ValueError(f"regions: {', '.join(elsewhere)} "
+                             f"{'is not a region' if len(elsewhere) == 1 else 'are not regions'}"
+                             f" of {', '.join(providers)}")
+
+
 def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     """Sweep, price and rank: the plan document. NoConfigurationFitsError when nothing fits."""
+    check_regions(scenario)
     simulator = plan_simulator(scenario=scenario, owner_id=owner_id)
     found = plan_configurations(scenario=scenario, simulator=simulator)
     return plan_from_configurations(scenario=scenario, simulator=simulator, found=found)
@@ -319,6 +346,7 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     scenario = scenario_from_input(raw, today=timezone.now().date())
     # What the worker will read, checked now (ValueError names the field): never accepted and
     # then failed in the worker.
+    check_regions(scenario)
     simulator_for(request=simulation_request(scenario), owner_id=owner_id)
     with transaction.atomic():
         stored = PlanScenario.objects.create(

@@ -82,6 +82,9 @@ def test_an_impossible_deadline_is_explained(user: User) -> None:
     ({**LLAMA, "deadline": "2020-01-01"}, "deadline"),
     ({**LLAMA, "workload": "gpt-9"}, "workload"),
     ({**LLAMA, "purchase_options": ["lease"]}, "purchase_options"),
+    ({**LLAMA, "regions": ["mars-1"]}, "regions: unknown region code mars-1"),
+    ({**LLAMA, "providers": ["gcp"], "regions": ["us-east-1"]},
+     "regions: us-east-1 is not a region of gcp"),
 ])
 def test_bad_scenarios_are_refused_and_not_stored(user: User, raw: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
@@ -151,6 +154,17 @@ def test_form_errors_are_400_with_the_message(client_ana: Client) -> None:
     assert b"Training tokens must be a number from 1 to 1e16 tokens, e.g. 2e12" in (
         response.content)
     assert not PlanScenario.objects.exists()
+
+
+def test_an_unknown_region_is_refused_by_the_form_and_the_whatif(client_ana: Client) -> None:
+    """It used to be accepted, and the plan ended "No configuration fits ... change
+    providers", blaming the wrong field."""
+    response = client_ana.post("/plans/new", {"workload": "llama2-7b", "tokens": "1e12",
+                                              "regions": "us-east-1,mars-1"})
+    assert response.status_code == 400 and b"Unknown region code mars-1" in response.content
+    assert not PlanScenario.objects.exists()
+    whatif = client_ana.get("/plans/whatif?workload=llama2-7b&tokens=1e12&regions=mars-1")
+    assert whatif.status_code == 400 and b"Unknown region code mars-1" in whatif.content
 
 
 def test_whatif_link_recomputes_from_the_url(client_ana: Client) -> None:
