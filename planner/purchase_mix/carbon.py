@@ -13,6 +13,7 @@ from planner.purchase_mix import selectors
 from planner.purchase_mix.core.analysis import DemandAnalysis
 from planner.purchase_mix.core.buy import WhatToBuy
 from planner.purchase_mix.core.carbon import BurstInput, burst_moves, history_carbon
+from planner.purchase_mix.core.replay import MixReplay
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 from pricing.carbon.selectors import carbon_factors
 from pricing.models import Accelerator
@@ -62,17 +63,19 @@ def _on_demand_per_gpu(accelerators: Mapping[str, str]) -> pd.DataFrame:
 
 
 def history_carbon_document(history: JobHistory | UsageHistory, analysis: DemandAnalysis,
-                            buy: WhatToBuy, accelerators: Mapping[str, str]) -> dict[str, Any]:
+                            buy: WhatToBuy, accelerators: Mapping[str, str],
+                            replay: MixReplay) -> dict[str, Any]:
     """{"by_place": energy and CO2e per GPU type and region, "burst": the move per type,
-    "totals", "energy_counts"} (location-based grid intensity)."""
+    "totals", "energy_counts"} (location-based grid intensity). `replay` is `buy`'s purchase
+    replayed on the whole history: each type's burst is its on-demand GPU-hours there."""
     places = {t.gpu_type: (t.offer.provider, t.offer.region) for t in buy.types}
     factors = carbon_factors(accounting="location")
     tdp = _tdp_watts(accelerators)
     by_place = history_carbon(_usage(history, analysis, places), tdp, factors)
-    bursts = [BurstInput(t.gpu_type, t.offer.provider, t.offer.region,
-                         analysis.stats[t.gpu_type].gpu_hours * t.on_demand_share_pct / 100.0,
-                         t.offer.on_demand_usd_per_hour / t.offer.gpus_per_instance)
-              for t in buy.types if t.gpu_type in analysis.stats]
+    bursts = [BurstInput(plan.offer.gpu_type, plan.offer.provider, plan.offer.region,
+                         plan.expected.on_demand_gpu_hours,
+                         plan.offer.on_demand_usd_per_hour / plan.offer.gpus_per_instance)
+              for plan in replay.plans]
     moves = burst_moves(bursts, _on_demand_per_gpu(accelerators), tdp, factors)
     known = [p.co2e_kg for p in by_place if p.co2e_kg is not None]
     return {

@@ -22,11 +22,11 @@ from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand
 from planner.purchase_mix.core.backtest import lookback_sensitivity
 from planner.purchase_mix.core.backtest_terms import backtest_terms
 from planner.purchase_mix.core.breakdown import duration_histogram
-from planner.purchase_mix.core.buy import WhatToBuy, what_to_buy
+from planner.purchase_mix.core.buy import WhatToBuy, buy_decision, what_to_buy
 from planner.purchase_mix.core.demand import HourlyDemand
 from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import GpuOffer
-from planner.purchase_mix.core.replay import MixReplay
+from planner.purchase_mix.core.replay import MixReplay, replay_mix
 from planner.purchase_mix.core.risk import DEFAULT_SCENARIOS, RiskSettings
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 
@@ -141,6 +141,14 @@ def _hindsight_dict(replay: MixReplay) -> dict[str, Any]:
     return {"words": HINDSIGHT_WORDS, **result}
 
 
+def history_replay(buy: WhatToBuy, demand: HourlyDemand, offers: list[GpuOffer]) -> MixReplay:
+    """The purchase replayed on the whole history: the recommendation's own replay unless it
+    was sized on a shorter look-back window."""
+    if buy.replay is not None and buy.replay.n_hours == demand.n_hours:
+        return buy.replay
+    return replay_mix(tuple(buy_decision(item) for item in buy.types), demand, offers)
+
+
 def recommendation_document(
     history: JobHistory | UsageHistory,
     *,
@@ -197,5 +205,6 @@ def recommendation_document(
         "hindsight_reference": _hindsight_dict(hindsight),
         "lookback_sensitivity": sensitivity.to_dict(),
         "backtest": backtest,
-        "carbon": history_carbon_document(history, analysis, buy, offer_set.accelerators),
+        "carbon": history_carbon_document(history, analysis, buy, offer_set.accelerators,
+                                          history_replay(buy, demand, offer_set.offers)),
     }

@@ -4,16 +4,21 @@ the worst case, and the purchase replayed hour by hour on the history (replay.py
 view (page, charts, reports, API, CLI) reads this one object; the hindsight optimum
 (hindsight.py) is a labelled reference only.
 
+A type's split of GPU-hours (committed, on demand, spot) is the replay's, the one number the
+page, the carbon burst, the reports and the API show. The sizing's first-year coverage
+(risk.py, P50 over bootstrapped, growth-scaled paths) is a forecast and stays labelled as
+such in `sizing`.
+
 Baseline: on-demand of the same provider, region and instance type as the commitment, unless
 the caller allows spot or on-demand elsewhere as the alternative; a cheaper equivalent
-elsewhere is reported beside it either way. Money in USD; rates per instance-hour; shares of
-the first year's expected GPU-hours (P50).
+elsewhere is reported beside it either way. Money in USD; rates per instance-hour; shares in %
+of the type's GPU-hours in the replay.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +28,7 @@ from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.demand import HourlyDemand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer, offers_by_type
+from planner.purchase_mix.core.outcome import ReplayOutcome
 from planner.purchase_mix.core.replay import MixReplay, replay_mix
 from planner.purchase_mix.core.risk import RiskSettings, Spread, TermChoice, TypeSizing, size_type
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
@@ -82,11 +88,17 @@ class TypeBuy:
     lines: tuple[BuyLine, ...]
     is_spot: bool
     spot: SpotPlan | None
-    spot_share_pct: float  # of the type's GPU-hours: interruptible jobs sent to spot
-    committed_share_pct: float  # P50 coverage of the first year
-    on_demand_share_pct: float
+    # % of the type's GPU-hours in the replay of the purchase (they add up to 100):
+    spot_share_pct: float  # interruptible jobs sent to spot
+    committed_share_pct: float  # served by the commitments (= the replay's coverage)
+    on_demand_share_pct: float  # above the commitments: the burst
     off_spot_gpu_hours: float = 0.0  # interruptible jobs too large or too long for spot
     elsewhere: Elsewhere | None = None
+    # The same split in GPU-hours (the replay's), demand = committed + on demand + spot.
+    demand_gpu_hours: float = 0.0
+    committed_gpu_hours: float = 0.0
+    on_demand_gpu_hours: float = 0.0
+    spot_gpu_hours: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -239,14 +251,30 @@ def buy_type(
     sizing = size_type(inputs.base_instances, offer.commitments,
                        alternative_usd_per_hour=alternative.usd_per_hour,
                        settings=settings, service_years_left=service_years_left)
-    spare = inputs.spot_instances
-    total = float(inputs.base_instances.sum() + spare.sum())
-    spot_pct = 100.0 * float(spare.sum()) / total if total > 0 else 0.0
-    base_pct = 100.0 - spot_pct
-    committed_pct = base_pct * sizing.coverage_pct.p50 / 100.0 if sizing.layers else 0.0
+    # The split is filled in from the replay (with_replayed_split), never from the sizing.
     return TypeBuy(offer.gpu_type, offer, alternative, sizing, _lines(offer, sizing), is_spot,
-                   spot, spot_pct, committed_pct, base_pct - committed_pct,
+                   spot, 0.0, 0.0, 0.0,
                    demand.off_spot_gpu_hours.get(offer.gpu_type, 0.0), elsewhere_for(offer))
+
+
+def with_replayed_split(item: TypeBuy, outcome: ReplayOutcome) -> TypeBuy:
+    """`item` with its split of GPU-hours taken from `outcome`, its purchase replayed hour by
+    hour: committed (used), on demand and spot GPU-hours, and their % of demand (sum 100)."""
+    total = outcome.demand_gpu_hours
+
+    def pct(gpu_hours: float) -> float:
+        return 100.0 * gpu_hours / total if total > 0 else 0.0
+
+    return replace(
+        item,
+        spot_share_pct=pct(outcome.spot_gpu_hours),
+        committed_share_pct=pct(outcome.committed_gpu_hours_used),
+        on_demand_share_pct=pct(outcome.on_demand_gpu_hours),
+        demand_gpu_hours=total,
+        committed_gpu_hours=outcome.committed_gpu_hours_used,
+        on_demand_gpu_hours=outcome.on_demand_gpu_hours,
+        spot_gpu_hours=outcome.spot_gpu_hours,
+    )
 
 
 def what_to_buy(
@@ -270,6 +298,10 @@ def what_to_buy(
         for name in demand.gpu_types
         if name in by_type
     )
+    replay = replay_mix(tuple(buy_decision(item) for item in types), demand, offers,
+                        savings_plans=savings_plans)
+    replayed = {plan.offer.gpu_type: plan.expected for plan in replay.plans}
+    types = tuple(with_replayed_split(item, replayed[item.gpu_type]) for item in types)
     lines = tuple(line for item in types for line in item.lines)
     return WhatToBuy(
         types=types,
@@ -279,6 +311,5 @@ def what_to_buy(
         upfront_usd=sum(line.upfront_usd for line in lines),
         usd_per_hour=sum(line.usd_per_hour for line in lines),
         settings=settings,
-        replay=replay_mix(tuple(buy_decision(item) for item in types), demand, offers,
-                          savings_plans=savings_plans),
+        replay=replay,
     )

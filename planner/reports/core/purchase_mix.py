@@ -162,8 +162,9 @@ def _buy_types_table(buy: dict[str, Any]) -> Table:
         rows.append((str(item.get("gpu_type", "")),
                      *(as_number(item.get(c.key)) for c in TYPE_COLUMNS[1:5]),
                      alternative.get("words"), as_number(alternative.get("usd_per_hour"))))
-    return Table("buy_types", "Per GPU type: committed, spot and on-demand shares", "Per GPU type",
-                 TYPE_COLUMNS, tuple(rows))
+    return Table("buy_types", "Per GPU type: shares of GPU-hours, replayed on the history",
+                 "Per GPU type", TYPE_COLUMNS, tuple(rows),
+                 note="The purchase replayed hour by hour: committed is the replay's coverage")
 
 
 def _unit(key: str) -> str:
@@ -268,7 +269,7 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
         Figure("What to buy now: per hour", as_number(buy.get("usd_per_hour")), "USD/h", 2),
         Figure("What to buy now: first-year savings (P50)",
                as_number(buy.get("first_year_savings_p50_usd")), "USD"),
-        Figure("What to buy now: first-year worst case",
+        Figure("What to buy now: first-year savings, worst case (mean of the worst 10 %)",
                as_number(buy.get("first_year_worst_case_usd")), "USD"),
     ) if buy else ()
     return (
@@ -279,7 +280,7 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
                as_number(total.get("all_on_demand_cost_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_usd")), "USD", 2),
         Figure("Savings", as_number(total.get("savings_pct")), "%", 1),
-        Figure("Risk: savings if every week were the P10 week",
+        Figure("Risk: savings over the hours replayed if every week were the P10 week",
                as_number(quiet_week.get("savings_usd")), "USD", 2),
         Figure("Demand", as_number(total.get("demand_gpu_hours")), "GPU-hours"),
         Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),

@@ -147,3 +147,41 @@ def test_page_chart_reports_api_and_cli_give_one_answer(
         assert (f"{line['words']} in aws {line['region']}: {line['term_words']}, "
                 f"{line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
                 f"${line['usd_per_hour']:,.2f}/hour") in printed
+
+
+def test_one_split_of_gpu_hours_on_page_carbon_api_and_reports(
+        user_client: Client, analysed: History, tmp_path: Path) -> None:
+    """Each type's committed / on-demand / spot split is the replay's, everywhere: the card,
+    the carbon burst, the API and the XLSX, never the sizing's first-year forecast."""
+    document = user_client.get(f"/api/histories/{analysed.pk}").json()["document"]
+    buy = document["what_to_buy"]
+    replayed = {plan["offer"]["gpu_type"]: plan["expected"] for plan in buy["replay"]["plans"]}
+    bursts = {m["gpu_type"]: m["burst_gpu_hours"] for m in document["carbon"]["burst"]}
+    page = user_client.get(f"/history/{analysed.pk}").content.decode()
+    told_apart = False
+    for item in buy["types"]:
+        expected = replayed[item["gpu_type"]]
+        demand = expected["demand_gpu_hours"]
+        assert item["committed_share_pct"] == pytest.approx(expected["coverage_pct"] or 0)
+        assert item["on_demand_share_pct"] == pytest.approx(
+            100 * expected["on_demand_gpu_hours"] / demand)
+        assert item["spot_share_pct"] == pytest.approx(100 * expected["spot_gpu_hours"] / demand)
+        assert (item["committed_share_pct"] + item["on_demand_share_pct"]
+                + item["spot_share_pct"]) == pytest.approx(100)
+        assert bursts[item["gpu_type"]] == pytest.approx(expected["on_demand_gpu_hours"])
+        assert (f"committed {fmt.count(expected['committed_gpu_hours_used'])} "
+                f"({fmt.number(item['committed_share_pct'], 1)}%), on-demand "
+                f"{fmt.count(expected['on_demand_gpu_hours'])}") in page
+        forecast = item["sizing"]["coverage_pct"]["p50"] * (100 - item["spot_share_pct"]) / 100
+        gap = abs(forecast - item["committed_share_pct"])
+        told_apart |= bool(item["sizing"]["layers"]) and gap > 1
+    assert told_apart, "the case must tell the forecast and the replay apart"
+    assert "Forecast in the sizing (first year" in page
+
+    book = load_workbook(io.BytesIO(user_client.get(
+        f"/history/{analysed.pk}/report.xlsx").content))
+    types = list(book["Per GPU type"].iter_rows(values_only=True))
+    mix = list(book["Purchase mix"].iter_rows(values_only=True))
+    committed = {row[0]: row[types[0].index("Committed (%)")] for row in types[1:]}
+    coverage = {row[0]: row[mix[0].index("Coverage (%)")] for row in mix[1:]}
+    assert committed == pytest.approx(coverage)

@@ -41,7 +41,10 @@ def test_what_to_buy_lines_are_the_main_table() -> None:
     assert report.table("buy_types").column("committed_share_pct") == (70.0,)
     figures = {f.label: f.value for f in report.summary}
     assert figures["What to buy now: per hour"] == 70.5
-    assert figures["What to buy now: first-year worst case"] == 700_000.0
+    # The worst case is a saving, and the P10-week risk says over which hours.
+    assert figures["What to buy now: first-year savings, worst case (mean of the worst 10 %)"] == (
+        700_000.0)
+    assert "Risk: savings over the hours replayed if every week were the P10 week" in figures
     assert figures["What to buy, replayed: cost over the history"] == 1000.0
     assert report.table("hindsight").note == "knowing the future"
 
