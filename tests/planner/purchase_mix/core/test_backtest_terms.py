@@ -10,7 +10,8 @@ from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.risk import RiskSettings
 
 TERMS = (CommitmentOption("reserved_1y", 1.0, 15.91), CommitmentOption("reserved_3y", 3.0, 9.27))
-NAMES = ["all_on_demand", "recommendation", "minimum_30d", "p20", "p50", "hindsight"]
+NAMES = ["all_on_demand", "recommendation", "minimum_30d", "p20", "p50", "hindsight",
+         "hindsight_whole_term"]
 
 
 def _offer(name: str) -> GpuOffer:
@@ -30,7 +31,7 @@ def test_backtest_on_the_fixture_traces(request, fixture, gpu_type):
     assert all(row.whole_term_regret_usd >= -1e-6 for row in rows.values())
     # Under 30 days of history the recommendation buys nothing; charging the whole term makes
     # any commitment on a short test part cost more than it saves.
-    assert sum(rows["recommendation"].instances_by_term.values()) == 0
+    assert rows["recommendation"].instances_by_term == {}
     p50 = rows["p50"]
     if sum(p50.instances_by_term.values()):
         assert p50.whole_term_cost_usd > rows["recommendation"].whole_term_cost_usd
@@ -52,3 +53,44 @@ def test_too_short_to_split():
     demand = HourlyDemand.from_total(pd.DataFrame({"V100": np.ones(30)}, index=index))
     with pytest.raises(ValueError, match="too short"):
         backtest_terms(demand, [_offer("V100")], settings=RiskSettings())
+
+
+def _owed_after_test(row, test_hours: int) -> float:
+    """What the row's own purchase still owes after the test part (USD)."""
+    rates = {f"p3.16xlarge, {words}": (option.usd_per_hour, option.term_years)
+             for option, words in zip(TERMS, ("1-year reservation", "3-year reservation"),
+                                      strict=True)}
+    return sum(n * rates[key][0] * (rates[key][1] * 8760 - test_hours)
+               for key, n in row.instances_by_term.items())
+
+
+def test_each_row_is_one_purchase_costed_over_two_spans():
+    """150 steady days: a 3-year term pays on the 50 test days but not charged in full. The
+    hindsight row used to show the test optimum's purchase (4 x 3-year) beside the cost of
+    another purchase (nothing) in the whole-term column: $157,821 vs $1,094,662 for the same
+    '4 x 3-year reservation' two rows up."""
+    hours = np.arange(150 * 24)
+    values = 8 * (30 + 8 * np.sin(2 * np.pi * hours / 168))
+    index = pd.date_range("2025-01-01", periods=len(hours), freq="h", tz="UTC", name="hour")
+    demand = HourlyDemand.from_total(pd.DataFrame({"V100": values}, index=index))
+    result = backtest_terms(demand, [_offer("V100")], settings=RiskSettings())
+    rows = {row.name: row for row in result.strategies}
+    test_hours = result.test_hours
+    assert rows["hindsight"].instances_by_term == {"p3.16xlarge, 3-year reservation": 33}
+    assert rows["hindsight_whole_term"].instances_by_term == {}
+    for row in rows.values():
+        # The whole-term cost is the test cost plus what this row's purchase still owes.
+        assert row.whole_term_cost_usd - row.test_cost_usd == pytest.approx(
+            _owed_after_test(row, test_hours))
+    # Each span's regret is against its own optimum: never negative, zero at the optimum.
+    assert min(r.test_cost_usd for r in rows.values()) == rows["hindsight"].test_cost_usd
+    assert min(r.whole_term_cost_usd for r in rows.values()) == pytest.approx(
+        rows["hindsight_whole_term"].whole_term_cost_usd)
+    assert rows["hindsight_whole_term"].whole_term_regret_usd == 0
+    assert all(r.regret_usd >= 0 and r.whole_term_regret_usd >= -1e-6 for r in rows.values())
+    # The same purchase has the same costs whichever row it is in.
+    by_purchase = {}
+    for row in rows.values():
+        key = tuple(sorted(row.instances_by_term.items()))
+        costs = (round(row.test_cost_usd, 2), round(row.whole_term_cost_usd, 2))
+        assert by_purchase.setdefault(key, costs) == costs
