@@ -19,7 +19,7 @@ from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors
 from planner.purchase_mix.carbon import history_carbon_document
 from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand
-from planner.purchase_mix.core.backtest import lookback_sensitivity
+from planner.purchase_mix.core.backtest import SizingRule, lookback_sensitivity
 from planner.purchase_mix.core.backtest_terms import backtest_terms
 from planner.purchase_mix.core.breakdown import duration_histogram
 from planner.purchase_mix.core.buy import WhatToBuy, buy_decision, what_to_buy
@@ -89,6 +89,12 @@ def _analysis_dict(analysis: DemandAnalysis, history: JobHistory | UsageHistory)
     return result
 
 
+def window_days(demand: HourlyDemand, lookback_days: int | None) -> int | None:
+    """The look-back what to buy is sized on; None = the whole history (also when the
+    look-back covers it all)."""
+    return lookback_days if lookback_days and lookback_days * 24 < demand.n_hours else None
+
+
 def fit_window(demand: HourlyDemand, lookback_days: int | None) -> HourlyDemand:
     return demand.last_days(lookback_days) if lookback_days else demand
 
@@ -117,15 +123,22 @@ def service_years_left(accelerators: Mapping[str, str]) -> dict[str, float]:
     return found
 
 
+def _sizing_rule(offer_set: offer_service.OfferSet, options: RunOptions) -> SizingRule:
+    return SizingRule(
+        options.risk_settings, is_spot_allowed=options.is_spot_alternative,
+        is_elsewhere_allowed=options.is_elsewhere_alternative,
+        service_years_left=service_years_left(offer_set.accelerators),
+    )
+
+
 def _what_to_buy(
     demand: HourlyDemand, offer_set: offer_service.OfferSet, options: RunOptions
 ) -> WhatToBuy:
+    rule = _sizing_rule(offer_set, options)
     return what_to_buy(
-        demand, offer_set.offers, settings=options.risk_settings,
-        is_spot_allowed=options.is_spot_alternative,
-        is_elsewhere_allowed=options.is_elsewhere_alternative,
-        service_years_left=service_years_left(offer_set.accelerators),
-        savings_plans=offer_set.savings_plans,
+        demand, offer_set.offers, settings=rule.settings,
+        is_spot_allowed=rule.is_spot_allowed, is_elsewhere_allowed=rule.is_elsewhere_allowed,
+        service_years_left=rule.service_years_left, savings_plans=offer_set.savings_plans,
     )
 
 
@@ -173,7 +186,9 @@ def recommendation_document(
     report(60)
     hindsight = hindsight_replay(window, offer_set.offers)
     report(70)
-    sensitivity = lookback_sensitivity(demand, offer_set.offers)
+    sensitivity = lookback_sensitivity(
+        demand, offer_set.offers, rule=_sizing_rule(offer_set, options), recommended=buy,
+        sized_on_days=window_days(demand, options.lookback_days))
     report(80)
     backtest = _backtest_dict(demand, offer_set.offers, options)
     report(95)

@@ -131,5 +131,8 @@ def test_recommendation_document_has_demand_prices_and_metrics(loaded_catalog, d
     assert document["prices"][0]["purchase_option"] == "on_demand"
     plan = document["what_to_buy"]["replay"]["plans"][0]
     assert plan["offer"]["provider"] == "aws"
-    assert [r["days"] for r in document["lookback_sensitivity"]["results"]] == [7, 30, 60, 90]
+    # The windows, then the whole history, which what to buy was sized on.
+    results = document["lookback_sensitivity"]["results"]
+    assert [r["days"] for r in results] == [7, 30, 60, 90, None]
+    assert [r["is_recommendation"] for r in results] == [False] * 4 + [True]
     assert document["backtest"]["strategies"][0]["name"] == "all_on_demand"
