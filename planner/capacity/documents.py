@@ -20,6 +20,12 @@ from planner.capacity.core.jobs import PoolJobs, pool_jobs_from_frame
 from planner.capacity.core.points import GridPoint, PointFigures
 from planner.capacity.core.pool import BACKFILL_DEPTH
 from planner.capacity.core.prices import CapacityPrices
+from planner.capacity.references import (
+    WHAT_TO_BUY,
+    no_wait_purchases,
+    reference_note,
+    references,
+)
 from planner.core import formatting as fmt
 from planner.core.purchase_options import ON_DEMAND, SPOT
 
@@ -73,9 +79,19 @@ def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hou
                     "as_of": row.get("as_of"), "source_url": row.get("source_url"),
                     "basis": "derived" if row.get("is_derived") else "listed",
                     "instance_type": row.get("instance_type"),
+                    "payment_words": ", ".join(filter(None, (row.get("payment_words"),
+                                                             row.get("offering_class")))),
                     "usd_per_gpu_hour": row.get("usd_per_gpu_hour")}
+    # Not in the analysis's price list: say so rather than call it listed.
     return {"purchase_option": option, "source": "purchase-mix analysis", "as_of": None,
-            "basis": "listed", "usd_per_gpu_hour": None}
+            "basis": None, "usd_per_gpu_hour": None}
+
+
+def _payment_words(commitment: Mapping[str, Any]) -> str:
+    """"All upfront, standard": an offer's commitment's payment option and offering class."""
+    payment = commitment.get("payment_option")
+    return ", ".join(filter(None, (fmt.label(payment) if payment else "",
+                                   commitment.get("offering_class") or "")))
 
 
 def _commitment(offer: dict[str, Any], inputs: CapacityInputs) -> dict[str, Any]:
@@ -110,7 +126,7 @@ def pool_purchase(document: Mapping[str, Any], gpu_type: str, inputs: CapacityIn
         "upfront_usd": instances * float(best.get("upfront_usd") or 0.0),
         "words": f"{instances:,} x {offer['instance_type']} ({per} GPUs each) in "
                  f"{offer['provider']} {offer['region']}, {fmt.label(best['term'])}, "
-                 f"{fmt.label(best.get('payment_option'))}",
+                 f"{_payment_words(best)}",
     }
 
 
@@ -127,7 +143,7 @@ def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping
                   "basis": "estimated", "usd_per_gpu_hour": owned.usd_per_gpu_hour}
         return owned.usd_per_gpu_hour, words, source
     best = _commitment(offer, inputs)
-    words = (f"{fmt.label(best['term'])}, {fmt.label(best.get('payment_option'))} "
+    words = (f"{fmt.label(best['term'])}, {_payment_words(best)} "
              f"({offer['provider']} {offer['region']} {offer['instance_type']})")
     source = _source(document, offer["gpu_type"], best["term"], float(best["usd_per_hour"]))
     return float(best["usd_per_hour"]) / per, words, source
@@ -157,13 +173,7 @@ def no_wait_pool_gpus(document: Mapping[str, Any], gpu_type: str) -> dict[str, i
     """GPUs the purchase mix commits for the type without waiting: what it says to buy now
     (its one recommendation, risk-sized) and its hindsight optimum on this history."""
     _offer(document, gpu_type)
-    found = {"what to buy now": int(sum(
-        int(line.get("gpus") or 0) for line in _type_buy(document, gpu_type).get("lines") or []))}
-    for plan in (document.get("hindsight_reference") or {}).get("plans") or []:
-        if (plan.get("offer") or {}).get("gpu_type") == gpu_type:
-            found["no-wait hindsight optimum"] = int(sum(
-                float(c.get("gpus") or 0) for c in plan.get("commitments") or []))
-    return found
+    return {p["name"]: int(p["gpus"]) for p in no_wait_purchases(document, gpu_type)}
 
 
 def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str, Any]
@@ -176,13 +186,52 @@ def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str,
     return sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
 
 
+def _pool_source_words(source: Mapping[str, Any]) -> str:
+    """"listed, ec2instances.info ..., as of 2025-11-30"."""
+    return ", ".join(filter(None, (source.get("basis"), source.get("source"),
+                                   f"as of {source['as_of']}" if source.get("as_of") else "")))
+
+
+def pool_statement(inputs: CapacityInputs, prices: CapacityPrices, pool_source: Mapping[str, Any],
+                   plan: CapacityPlan, purchases: Sequence[Mapping[str, Any]]) -> str:
+    """What the swept pools' price assumes (term, payment, $/GPU-hour, source, as-of date)
+    and why "what to buy now" is priced otherwise in the comparison."""
+    rate = fmt.usd_per(prices.pool_usd_per_gpu_hour, "GPU-hour")
+    if inputs.pool_price == "owned":
+        text = (f"Every swept pool, the recommended one included, is owned hardware at {rate} "
+                f"({prices.pool_words}; your inputs, estimated).")
+    else:
+        which = ("the cheapest commitment sold" if inputs.pool_price == "cheapest"
+                 else "the term chosen")
+        text = (f"Every swept pool, the recommended one included, has all its GPUs on one "
+                f"commitment, {which}: {prices.pool_words} at {rate} "
+                f"({_pool_source_words(pool_source)}).")
+    buy = next((p for p in purchases if p["name"] == WHAT_TO_BUY and p["gpus"]), None)
+    if buy is None:
+        return text
+    buy_rate = float(buy["usd_per_hour"]) / int(buy["gpus"])
+    if abs(buy_rate - prices.pool_usd_per_gpu_hour) <= 0.005 * prices.pool_usd_per_gpu_hour:
+        return text
+    text += (f" The purchase mix buys “{WHAT_TO_BUY}” otherwise: {buy['bought_as']}, "
+             f"{fmt.usd_per(buy_rate, 'GPU-hour')} on average (risk-sized: each term only as "
+             f"much as demand is likely to use over it), and the comparison prices it that way")
+    ref = next((a for a in plan.against if a.name == WHAT_TO_BUY), None)
+    same = next((p for p in plan.points if ref and p.pool_gpus == ref.reference.pool_gpus
+                 and p.policy == "none" and p.discipline == ref.reference.discipline), None)
+    if ref is None or same is None:
+        return text + "."
+    return text + (f": a swept pool of {same.pool_gpus:,} GPUs costs {fmt.usd(same.total_usd)} "
+                   f"over the history, “{WHAT_TO_BUY}” with the same GPUs "
+                   f"{fmt.usd(ref.reference.total_usd)}.")
+
+
 def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
     return [
         "Each job's start in the history is its submit time and end - start its duration "
         "(the purchase mix's reading: every job started when asked for).",
-        f"The pool costs {fmt.usd_per(prices.pool_usd_per_gpu_hour, 'GPU-hour')} "
+        f"A swept pool costs {fmt.usd_per(prices.pool_usd_per_gpu_hour, 'GPU-hour')} "
         f"({prices.pool_words}) for every hour from the first submit to the last end, busy "
-        "or idle.",
+        "or idle; the no-wait commitments cost what the purchase mix pays for them.",
         f"A burst job runs in the cloud for its whole duration at "
         f"{fmt.usd_per(prices.on_demand_usd_per_gpu_hour, 'GPU-hour')} on demand"
         + (f", or {fmt.usd_per(prices.spot_usd_per_gpu_hour, 'GPU-hour')} on spot (with the "
@@ -197,29 +246,63 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
     ]
 
 
+def _against(plan: CapacityPlan, purchases: Sequence[Mapping[str, Any]],
+             inputs: CapacityInputs) -> list[dict[str, Any]]:
+    """The comparisons, each no-wait commitment with how it is bought and its note."""
+    by_name = {p["name"]: p for p in purchases}
+    rows = []
+    for item in plan.against:
+        row = item.to_dict()
+        bought = by_name.get(item.name)
+        if bought is not None:
+            row.update(bought_as=bought["bought_as"], pool_usd_per_hour=bought["usd_per_hour"],
+                       purchase_mix_total_usd=bought["purchase_mix_total_usd"],
+                       note=reference_note(bought, row["reference"],
+                                           is_spot_allowed=inputs.is_spot_allowed))
+        rows.append(row)
+    return rows
+
+
 def plan_document(
     plan: CapacityPlan, *, inputs: CapacityInputs, prices: CapacityPrices,
-    sources: Sequence[dict[str, Any]], no_wait_gpus: Mapping[str, int], jobs: PoolJobs,
+    sources: Sequence[dict[str, Any]], purchases: Sequence[Mapping[str, Any]], jobs: PoolJobs,
     purchase: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
-    data = plan.to_dict()
+    no_wait_gpus = {p["name"]: int(p["gpus"]) for p in purchases}
+    statement = pool_statement(inputs, prices, sources[0], plan, purchases)
     return {
-        **data,
+        **plan.to_dict(),
+        "against": _against(plan, purchases, inputs),
         "inputs": inputs.to_dict(),
         "jobs": jobs.n_jobs,
         "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
-        "no_wait_pool_gpus": no_wait_gpus.get("what to buy now"),
-        "no_wait_references": dict(no_wait_gpus),
+        "no_wait_pool_gpus": no_wait_gpus.get(WHAT_TO_BUY),
+        "no_wait_references": no_wait_gpus,
+        "no_wait_purchases": [dict(p) for p in purchases],
         "purchase": purchase,
         "prices": {
             "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
             "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
             "spot_usd_per_gpu_hour": prices.spot_usd_per_gpu_hour,
-            "pool_words": prices.pool_words, "sources": list(sources),
+            "pool_words": prices.pool_words, "pool_statement": statement,
+            "sources": list(sources),
         },
         "assumptions": assumptions(inputs, prices),
     }
+
+
+def document_from_points(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str, Any],
+                         points: Sequence[PointFigures]) -> dict[str, Any]:
+    """Recommend among the swept points, compare with the purchase mix's no-wait commitments
+    (each priced as it buys them) and build the document."""
+    prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
+    purchases = no_wait_purchases(analysis, jobs.gpu_type)
+    plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
+                            inputs.target_p95_wait_hours, no_wait_references=references(purchases))
+    return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
+                         purchases=purchases, jobs=jobs, purchase=pool_purchase(
+                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
 
 
 def capacity_document(
@@ -228,12 +311,6 @@ def capacity_document(
 ) -> dict[str, Any]:
     """Sweep in one go (the command line and small histories) and build the document."""
     jobs = capacity_jobs(frame, inputs)
-    prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
-    no_wait = no_wait_pool_gpus(analysis, jobs.gpu_type)
+    prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
     points = sweep(jobs, capacity_grid(jobs, inputs, analysis), prices)
-    plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
-                            inputs.target_p95_wait_hours, no_wait_references=no_wait)
-    return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         no_wait_gpus=no_wait, jobs=jobs, purchase=pool_purchase(
-                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
-
+    return document_from_points(jobs, inputs, analysis, points)

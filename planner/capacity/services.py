@@ -16,7 +16,7 @@ import pandas as pd
 from django.conf import settings
 from django.db import transaction
 
-from planner.capacity.core.frontier import figures_from_dict, plan_from_points, sweep_points
+from planner.capacity.core.frontier import figures_from_dict, sweep_points
 from planner.capacity.core.inputs import CapacityInputs, capacity_inputs
 from planner.capacity.core.jobs import PoolJobs
 from planner.capacity.documents import (
@@ -24,9 +24,7 @@ from planner.capacity.documents import (
     capacity_grid,
     capacity_jobs,
     capacity_prices,
-    no_wait_pool_gpus,
-    plan_document,
-    pool_purchase,
+    document_from_points,
 )
 from planner.capacity.models import CapacityPart, CapacityRun
 from planner.core.serialize import json_safe
@@ -132,13 +130,7 @@ def _compute(run: CapacityRun) -> dict[str, Any] | None:
 
 def _document(jobs: PoolJobs, inputs: CapacityInputs, analysis: dict[str, Any],
               points: list[Any]) -> dict[str, Any]:
-    prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
-    no_wait = no_wait_pool_gpus(analysis, jobs.gpu_type)
-    plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
-                            inputs.target_p95_wait_hours, no_wait_references=no_wait)
-    return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         no_wait_gpus=no_wait, jobs=jobs, purchase=pool_purchase(
-                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
+    return document_from_points(jobs, inputs, analysis, points)
 
 
 def capacity_execute(*, run_id: int, attempt: Attempt) -> None:

@@ -4,9 +4,9 @@ into parts for several workers, swept, and the cheapest point that meets a wait 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -133,10 +133,35 @@ def compare(name: str, chosen: PointFigures, reference: PointFigures) -> Compari
 
 
 @dataclass(frozen=True)
+class NoWaitReference:
+    """A no-wait commitment to compare with (the purchase mix's), priced as it is bought:
+    `pool_usd_per_hour` is what all its GPUs cost per hour (effective: upfront amortised over
+    the term), billed every hour of the span like a swept pool. None: at the sweep's pool
+    price."""
+
+    name: str
+    pool_gpus: int
+    pool_usd_per_hour: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.pool_gpus < 0:
+            raise ValueError(f"pool_gpus: {self.name} has {self.pool_gpus} GPUs (must be >= 0)")
+        if self.pool_usd_per_hour is not None and not self.pool_usd_per_hour >= 0:
+            raise ValueError(f"pool_usd_per_hour: {self.name} must cost >= 0 USD per hour")
+
+    def prices(self, sweep: CapacityPrices) -> CapacityPrices:
+        """The sweep's burst prices with this commitment's own pool price per GPU-hour."""
+        if self.pool_usd_per_hour is None or self.pool_gpus == 0:
+            return sweep
+        return replace(sweep, pool_usd_per_gpu_hour=self.pool_usd_per_hour / self.pool_gpus)
+
+
+@dataclass(frozen=True)
 class CapacityPlan:
     """The swept points, the recommended one, and what it gives up against buying everything
-    on demand (pool 0) and against each no-wait commitment (`no_wait_references`: name -> pool
-    GPUs, replayed with policy none), plus the queue length over time at the recommended point."""
+    on demand (pool 0) and against each no-wait commitment (`no_wait_references`, replayed
+    with policy none at their own pool price and the sweep's burst prices), plus the queue
+    length over time at the recommended point."""
 
     gpu_type: str
     peak_gpus: int
@@ -169,17 +194,19 @@ class CapacityPlan:
 
 def plan_from_points(
     jobs: PoolJobs, points: Sequence[PointFigures], prices: CapacityPrices, *,
-    target_p95_wait_hours: float, no_wait_references: Mapping[str, int],
+    target_p95_wait_hours: float, no_wait_references: Sequence[NoWaitReference],
 ) -> CapacityPlan:
     """Recommend among swept points and compare; replays the references and the recommended
-    point once more (its queue over time)."""
+    point once more (its queue over time). Swept points are priced at `prices`; each
+    reference at its own pool price (bursts at `prices`, so the comparison is like for
+    like on everything but how the pool is bought)."""
     index = recommend_index(points, target_p95_wait_hours)
     chosen = points[index]
     against = [compare("all on demand", chosen, _figures(jobs, GridPoint(0, "fifo", "none", 0.0),
                                                         prices))]
-    for name, gpus in no_wait_references.items():
-        reference = GridPoint(int(gpus), chosen.discipline, "none", 0.0)
-        against.append(compare(name, chosen, _figures(jobs, reference, prices)))
+    for ref in no_wait_references:
+        reference = GridPoint(ref.pool_gpus, chosen.discipline, "none", 0.0)
+        against.append(compare(ref.name, chosen, _figures(jobs, reference, ref.prices(prices))))
     point = GridPoint(chosen.pool_gpus, chosen.discipline, chosen.policy, chosen.max_wait_hours)
     queue = queue_length_series(jobs, replay_point(jobs, point))
     return CapacityPlan(jobs.gpu_type, peak_concurrent_gpus(jobs), tuple(points), index,

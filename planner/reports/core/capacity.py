@@ -63,18 +63,27 @@ def _points_table(payload: dict[str, Any]) -> Table:
 
 def _against_table(payload: dict[str, Any]) -> Table:
     columns = (Column("name", "Against"), Column("pool_gpus", "Its pool", "GPUs"),
+               Column("bought_as", "Bought as"),
+               Column("pool_usd", "Its pool cost", "USD"),
                Column("total_usd", "Its total", "USD"),
                Column("saved_usd", "Recommended saves", "USD"),
                Column("saved_pct", "Recommended saves", "%", digits=1),
                Column("added_p95_wait_hours", "P95 wait added", "h", digits=2),
                Column("added_mean_wait_hours", "Mean wait added", "h", digits=2))
+    pool_words = (payload.get("prices") or {}).get("pool_words")
     rows = tuple((a["name"], as_number(a["reference"]["pool_gpus"]),
+                  a.get("bought_as") or (pool_words if a["reference"]["pool_gpus"]
+                                         else "nothing committed"),
+                  as_number(a["reference"].get("pool_usd")),
                   as_number(a["reference"]["total_usd"]), as_number(a["saved_usd"]),
                   as_number(a["saved_pct"]), as_number(a["added_p95_wait_hours"]),
                   as_number(a["added_mean_wait_hours"]))
                  for a in payload.get("against") or [])
+    # How each pool is priced, and the purchase mix's own figure for its commitments.
+    notes = [a["note"] for a in payload.get("against") or [] if a.get("note")]
+    statement = (payload.get("prices") or {}).get("pool_statement")
     return Table("against", "What the recommended pool gives up and saves", "Comparison",
-                 columns, rows)
+                 columns, rows, note=" ".join(notes + ([statement] if statement else [])))
 
 
 def _queue_table(payload: dict[str, Any]) -> Table:

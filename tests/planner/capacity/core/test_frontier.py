@@ -6,14 +6,18 @@ import numpy as np
 import pytest
 
 from planner.capacity.core.frontier import (
+    NoWaitReference,
     grid_parts,
     parse_hours_list,
+    plan_from_points,
     pool_sizes,
     recommend_index,
     sweep_grid,
+    sweep_points,
 )
 from planner.capacity.core.jobs import PoolJobs
 from planner.capacity.core.points import PointFigures
+from planner.capacity.core.prices import CapacityPrices
 
 
 def _point(pool: int, total: float, p95: float) -> PointFigures:
@@ -61,3 +65,18 @@ def test_hours_lists_take_inf_and_refuse_the_rest():
         parse_hours_list("1,soon")
     with pytest.raises(ValueError, match="max_wait_hours"):
         parse_hours_list("nan")
+
+
+def test_a_no_wait_reference_is_priced_as_it_is_bought_and_bursts_like_the_sweep():
+    # Two 4-GPU jobs one after the other (0-2 h, 2-4 h) and one 8-GPU job (0-1 h).
+    jobs = PoolJobs("x", np.array([0.0, 0.0, 7200.0]), np.array([7200.0, 3600.0, 7200.0]),
+                    np.array([4, 8, 4]), np.zeros(3, dtype=bool))
+    prices = CapacityPrices(pool_usd_per_gpu_hour=1.0, on_demand_usd_per_gpu_hour=3.0)
+    points = sweep_points(jobs, sweep_grid([0, 4], ["fifo"], ["none"], []), prices)
+    plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=2, no_wait_references=(
+        NoWaitReference("bought", 4, pool_usd_per_hour=6.0), NoWaitReference("swept", 4)))
+    bought, swept = plan.against[1].reference, plan.against[2].reference
+    assert swept.pool_usd == pytest.approx(4 * 4 * 1.0)  # 4 GPUs x 4 h at the sweep's price
+    assert bought.pool_usd == pytest.approx(6.0 * 4)  # its own $6/hour for the 4 h span
+    assert bought.burst_usd == swept.burst_usd == pytest.approx(8 * 1 * 3.0)
+    assert bought.total_usd == pytest.approx(24 + 24)
