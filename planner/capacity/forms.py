@@ -20,6 +20,8 @@ POLICY_WORDS = {"none": "No waiting (burst at once)", "constant": "Constant: wai
 POOL_PRICE_WORDS = (("cheapest", "Cheapest commitment sold"),
                     *((code, PURCHASE_OPTION_WORDS[code]) for code in (RESERVED_1Y, RESERVED_3Y)),
                     ("owned", "Owned hardware"))
+# The core's messages name what was wrong in the singular where the form field is a list.
+FIELD_OF_NAME = {"discipline": "disciplines", "policy": "policies"}
 OWNED_LABELS = {"purchase_usd_per_gpu": "Purchase price per GPU (USD)",
                 "lifetime_years": "Lifetime (years)", "power_kw_per_gpu": "Power per GPU (kW)",
                 "pue": "PUE", "usd_per_kwh": "Electricity (USD/kWh)"}
@@ -70,13 +72,16 @@ class CapacityForm(forms.Form):
         return data
 
     def add_field_error(self, message: str) -> None:
-        """"pool_gpus: ..." goes beside pool_gpus; other messages on top."""
-        name = message.split(":", 1)[0]
-        field = name if name in self.fields else (f"owned_{name}" if f"owned_{name}"
-                                                  in self.fields else None)
-        if name in ("discipline", "policy"):
-            field = f"{name}s" if name == "discipline" else "policies"
-        self.add_error(field, message)
+        """"pool_gpus: ..." goes beside pool_gpus, named by its label ("Pool sizes (GPUs):
+        ..."); other messages on top."""
+        name, _, rest = message.partition(":")
+        field = FIELD_OF_NAME.get(name, name)
+        if field not in self.fields and f"owned_{name}" in self.fields:
+            field = f"owned_{name}"
+        if field not in self.fields or not rest:
+            self.add_error(None, message)
+            return
+        self.add_error(field, f"{self.fields[field].label}:{rest}")
 
 
 def initial_from(inputs: dict[str, Any]) -> dict[str, Any]:

@@ -77,11 +77,22 @@ def test_api_post_queues_a_sweep_and_refuses_bad_fields(analysed, user,
     assert bad.status_code == 400 and "policy" in bad.json()["detail"]
 
 
-def test_a_bad_form_is_refused_beside_its_field(analysed, user):
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("pool_gpus", "10,many", "Pool sizes (GPUs): &#x27;many&#x27; is not a whole number"),
+    ("pool_gpus", "abc", "Pool sizes (GPUs): &#x27;abc&#x27; is not a whole number"),
+    ("max_wait_hours", "-1", "Wait limits T (h): &#x27;-1&#x27; must be &gt;= 0 hours"),
+    ("owned_pue", "0.5", "PUE: 0.5 is out of range"),
+])
+def test_a_bad_form_is_refused_beside_its_field_named_by_its_label(analysed, user, field,
+                                                                    value, message):
     client = signed_in(user)
-    response = client.post(_url(analysed), {**FORM, "pool_gpus": "10,many"})
+    response = client.post(_url(analysed), {**FORM, "pool_price": "owned", field: value})
     assert response.status_code == 400
-    assert "pool_gpus: &#x27;many&#x27;" in response.content.decode()
+    html = response.content.decode()
+    beside = html.split(f'id="field-{field}"', 1)[1].split("</div>", 1)[0]
+    assert message in beside  # beside its field, and in the summary at the top
+    assert message in html.split('id="error-summary"', 1)[1].split("</ul>", 1)[0]
+    assert f"{field}:" not in html
     assert not CapacityRun.objects.exists()
 
 
