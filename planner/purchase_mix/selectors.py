@@ -139,6 +139,8 @@ def price_row(gpu_type: str, price: Price, on_demand_usd_per_hour: float) -> dic
         "source": price.source.name,
         "source_url": price.source.url,
         "is_derived": price.is_derived,
+        "basis": price.basis,  # listed, derived or estimated
+        "derivation_basis": price.derivation_basis,  # how a derived price was computed
     }
 
 

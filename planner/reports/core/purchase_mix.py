@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from planner.core import formatting as fmt
+from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 from planner.reports.core.plan_report import as_number
 
@@ -204,6 +205,17 @@ def _demand_table(document: dict[str, Any]) -> Table:
                  note=str(demand.get("unit", "average concurrent GPUs per UTC hour")))
 
 
+def _purchase_words(price: dict[str, Any]) -> str:
+    """"1-year reservation, all upfront, standard": a reservation's payment option and offering
+    class tell apart rows that would otherwise read the same."""
+    option = str(price.get("purchase_option") or "")
+    by_code = OPTIONS_BY_CODE.get(option)
+    words = [str(price.get("purchase_words") or fmt.label(option))]
+    if by_code is not None and by_code.is_commitment:
+        words += [str(price.get("payment_words") or ""), str(price.get("offering_class") or "")]
+    return ", ".join(word for word in words if word)
+
+
 def _sources_table(document: dict[str, Any]) -> Table:
     columns = (Column("gpu_type", "GPU type"), Column("provider", "Provider"),
                Column("region", "Region"), Column("instance_type", "Instance type"),
@@ -211,7 +223,7 @@ def _sources_table(document: dict[str, Any]) -> Table:
                Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
                Column("basis", "Basis"), Column("as_of", "As of"), Column("source", "Source"))
     rows = tuple((p.get("gpu_type"), fmt.label(p.get("provider")), p.get("region"),
-                  p.get("instance_type"), fmt.label(p.get("purchase_option")),
+                  p.get("instance_type"), _purchase_words(p),
                   as_number(p.get("usd_per_gpu_hour")),
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
                   p.get("as_of"), p.get("source"))

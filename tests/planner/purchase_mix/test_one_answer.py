@@ -185,3 +185,54 @@ def test_one_split_of_gpu_hours_on_page_carbon_api_and_reports(
     committed = {row[0]: row[types[0].index("Committed (%)")] for row in types[1:]}
     coverage = {row[0]: row[mix[0].index("Coverage (%)")] for row in mix[1:]}
     assert committed == pytest.approx(coverage)
+
+
+def _rows(page: str, table_id: str) -> list[str]:
+    table = page.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r"<tr[ >].*?</tr>", table.split("<tbody>", 1)[1], flags=re.S)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+def test_prices_used_flag_stale_prices_and_tell_reservations_apart(
+        user_client: Client, analysed: History, settings: Any) -> None:
+    document = user_client.get(f"/api/histories/{analysed.pk}").json()["document"]
+    prices = document["prices"]
+    settings.PRICE_STALE_DAYS = 100_000
+    rows = _rows(user_client.get(f"/history/{analysed.pk}").content.decode(), "prices-used")
+    assert len(rows) == len(prices) and not any('class="stale"' in row for row in rows)
+    for row, price in zip(rows, prices, strict=True):
+        assert f'<span class="tag {price["basis"]}"' in row
+    # Two reservations of one instance, term and payment differ by their offering class.
+    options = [(p["gpu_type"], _text(row.split('class="c-option">', 1)[1].split("</td>")[0]))
+               for p, row in zip(prices, rows, strict=True)]
+    assert len(set(options)) == len(options), "every price row reads differently"
+    assert any(text.endswith(", convertible") for _, text in options)
+    settings.PRICE_STALE_DAYS = 1  # a day old is stale: every row is flagged
+    rows = _rows(user_client.get(f"/history/{analysed.pk}").content.decode(), "prices-used")
+    assert all('<span class="stale" title="older than 1 days">stale</span>' in r for r in rows)
+
+
+def test_summary_backtest_and_lookback_say_what_they_measure(
+        user_client: Client, analysed: History) -> None:
+    document = user_client.get(f"/api/histories/{analysed.pk}").json()["document"]
+    buy, page = document["what_to_buy"], user_client.get(f"/history/{analysed.pk}").content.decode()
+    replay = buy["replay"]
+    worst = _text(page.split('id="worst-case">', 1)[1].split("</dd>")[0])
+    assert worst.startswith(f"{fmt.usd(buy['first_year_worst_case_usd'])} saved in the first year")
+    quiet = _text(page.split('id="p10-week">', 1)[1].split("</dd>")[0])
+    assert f"over the same {replay['n_hours']:,} replayed hours" in quiet
+    # The look-back row of the window what to buy was sized on is what to buy.
+    mine = _text(page.split('id="lookback-recommended"', 1)[1].split("</tr>")[0])
+    assert f"{fmt.usd(buy['usd_per_hour'])}/h" in mine
+    assert fmt.usd(replay["total"]["savings_usd"]) in mine
+    # Backtest: both hindsight optima, each with its own purchase, and the spans named.
+    strategies = {s["name"]: s for s in document["backtest"]["strategies"]}
+    assert min(s["whole_term_cost_usd"] for s in strategies.values()) == pytest.approx(
+        strategies["hindsight_whole_term"]["whole_term_cost_usd"])
+    test_hours = f"{document['backtest']['test_hours']:,}"
+    assert f"Test cost ({test_hours} h)" in page
+    assert "Whole-term cost (test + rest of each term)" in page
+    assert 'id="backtest-hindsight_whole_term"' in page

@@ -60,3 +60,19 @@ def test_without_purchases_the_mix_is_the_main_table(buy: dict | None) -> None:
 def test_a_history_without_a_finished_analysis_has_no_report() -> None:
     with pytest.raises(ValueError, match="result: the history has no finished analysis"):
         report_from_history({"document": None}, subject_id=1, generated_at="x")
+
+
+def test_sources_tell_two_reservations_of_one_term_and_payment_apart() -> None:
+    row = {"gpu_type": "A100", "provider": "aws", "region": "us-east-1",
+           "instance_type": "p4de.24xlarge", "purchase_option": "reserved_1y",
+           "purchase_words": "1-year reservation", "payment_words": "all upfront",
+           "usd_per_gpu_hour": 2.03, "basis": "listed", "as_of": "2025-11-30"}
+    prices = [{**row, "offering_class": "standard"},
+              {**row, "offering_class": "convertible", "usd_per_gpu_hour": 2.44},
+              {**row, "purchase_option": "on_demand", "purchase_words": "on-demand",
+               "payment_words": "no upfront", "offering_class": ""}]
+    sources = _report({**DOCUMENT, "prices": prices}).table("sources")
+    assert sources.column("purchase_option") == (
+        "1-year reservation, all upfront, standard", "1-year reservation, all upfront, convertible",
+        "on-demand")
+    assert sources.column("basis") == ("listed",) * 3
