@@ -5,6 +5,7 @@ line show). No ORM here: services pass the analysis document in."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from typing import Any
 
 import pandas as pd
@@ -79,8 +80,8 @@ def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hou
                     "as_of": row.get("as_of"), "source_url": row.get("source_url"),
                     "basis": "derived" if row.get("is_derived") else "listed",
                     "instance_type": row.get("instance_type"),
-                    "payment_words": ", ".join(filter(None, (row.get("payment_words"),
-                                                             row.get("offering_class")))),
+                    "payment_words": "" if option in (ON_DEMAND, SPOT) else ", ".join(
+                        filter(None, (row.get("payment_words"), row.get("offering_class")))),
                     "usd_per_gpu_hour": row.get("usd_per_gpu_hour")}
     # Not in the analysis's price list: say so rather than call it listed.
     return {"purchase_option": option, "source": "purchase-mix analysis", "as_of": None,
@@ -169,6 +170,28 @@ def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: Capacity
     return prices, sources
 
 
+BASIS_WORDS = {
+    "listed": "the provider's listed price",
+    "derived": "not listed: derived from a published discount level for the term",
+    "estimated": "estimated from your owned-hardware inputs",
+}
+
+
+def dated_sources(sources: Sequence[Mapping[str, Any]], *, today: date, stale_days: int
+                  ) -> list[dict[str, Any]]:
+    """The prices used, each with `age_days` (None without an as-of date), `is_stale` (older
+    than `stale_days` on `today`) and `basis_words` (what listed, derived or estimated
+    means)."""
+    rows = []
+    for source in sources:
+        as_of = source.get("as_of")
+        age = (today - date.fromisoformat(str(as_of)[:10])).days if as_of else None
+        rows.append({**source, "age_days": age,
+                     "is_stale": age is not None and age > stale_days,
+                     "basis_words": BASIS_WORDS.get(str(source.get("basis")), "not known")})
+    return rows
+
+
 def no_wait_pool_gpus(document: Mapping[str, Any], gpu_type: str) -> dict[str, int]:
     """GPUs the purchase mix commits for the type without waiting: what it says to buy now
     (its one recommendation, risk-sized) and its hindsight optimum on this history."""
@@ -212,7 +235,7 @@ def pool_statement(inputs: CapacityInputs, prices: CapacityPrices, pool_source: 
     buy_rate = float(buy["usd_per_hour"]) / int(buy["gpus"])
     if abs(buy_rate - prices.pool_usd_per_gpu_hour) <= 0.005 * prices.pool_usd_per_gpu_hour:
         return text
-    text += (f" The purchase mix buys “{WHAT_TO_BUY}” otherwise: {buy['bought_as']}, "
+    text += (f" The purchase mix buys “{WHAT_TO_BUY}” on its own terms, "
              f"{fmt.usd_per(buy_rate, 'GPU-hour')} on average (risk-sized: each term only as "
              f"much as demand is likely to use over it), and the comparison prices it that way")
     ref = next((a for a in plan.against if a.name == WHAT_TO_BUY), None)

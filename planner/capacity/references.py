@@ -138,7 +138,7 @@ def reference_note(purchase: Mapping[str, Any], reference: Mapping[str, Any], *,
     if not purchase["gpus"]:
         head = f"“{name}” commits nothing for this type: every job runs in the cloud"
     else:
-        head = (f"“{name}” is priced as the purchase mix buys it: {purchase['bought_as']} "
+        head = (f"“{name}” is priced as the purchase mix buys it "
                 f"({fmt.usd(purchase['usd_per_hour'])}/hour, "
                 f"{fmt.usd(float(reference['pool_usd']))} over the history)")
     mix = purchase.get("purchase_mix_total_usd")

@@ -3,16 +3,19 @@ the queue at the recommended point and the table; its status JSON and its export
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.html import json_script
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from plotly.utils import PlotlyJSONEncoder
 
 from planner.capacity import charts, services
 from planner.capacity import reports as capacity_reports
+from planner.capacity.documents import dated_sources
 from planner.capacity.forms import CapacityForm, initial_from
 from planner.capacity.models import CapacityRun
 from planner.purchase_mix import selectors
@@ -48,7 +51,10 @@ def _context(history: History, form: CapacityForm) -> dict[str, Any]:
                                "is_analysed": analysis is not None
                                and analysis.status == analysis.Status.DONE}
     if run is not None and run.status == CapacityRun.Status.DONE:
-        context.update(doc=run.result, figures=_figures(run))
+        sources = ((run.result or {}).get("prices") or {}).get("sources") or []
+        context.update(doc=run.result, figures=_figures(run), stale_days=settings.PRICE_STALE_DAYS,
+                       price_rows=dated_sources(sources, today=timezone.now().date(),
+                                                stale_days=settings.PRICE_STALE_DAYS))
     return context
 
 

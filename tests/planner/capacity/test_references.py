@@ -1,8 +1,11 @@
 """Why the purchase mix's own replay of a no-wait commitment differs from the sweep's, each
-reason only when it applies."""
+reason only when it applies; the prices used with their age, staleness and basis."""
+
+from datetime import date
 
 import pytest
 
+from planner.capacity.documents import dated_sources
 from planner.capacity.references import reference_note
 
 PURCHASE = {"name": "what to buy now", "gpus": 24, "usd_per_hour": 36.64,
@@ -38,3 +41,17 @@ def test_a_purchase_of_nothing_says_every_job_runs_in_the_cloud():
                           {**POINT, "pool_usd": 0.0, "total_usd": 269_714.0},
                           is_spot_allowed=True)
     assert note.startswith("“what to buy now” commits nothing for this type")
+
+
+@pytest.mark.parametrize(("as_of", "basis", "age", "is_stale", "words"), [
+    ("2026-06-05", "listed", 180, False, "listed price"),
+    ("2026-06-04", "derived", 181, True, "published discount level"),
+    ("2026-06-04T00:00:00", "listed", 181, True, "listed price"),
+    (None, "estimated", None, False, "owned-hardware inputs"),
+    (None, None, None, False, "not known"),
+])
+def test_prices_used_carry_their_age_staleness_and_basis(as_of, basis, age, is_stale, words):
+    row = dated_sources([{"as_of": as_of, "basis": basis}], today=date(2026, 12, 2),
+                        stale_days=180)[0]
+    assert (row["age_days"], row["is_stale"]) == (age, is_stale)
+    assert words in row["basis_words"]

@@ -3,8 +3,10 @@ the history's owner, bad input refused naming the field."""
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from openpyxl import load_workbook
 
 from planner.capacity.models import CapacityRun
@@ -109,3 +111,21 @@ def test_status_json_reports_progress(swept):
     client, history = swept
     status = client.get(_url(history, "/status")).json()
     assert status["status"] == "done" and status["is_finished"]
+
+
+def test_prices_used_say_their_basis_and_flag_stale_ones(swept, settings):
+    client, history = swept
+    run = CapacityRun.objects.get()
+    today = timezone.now().date()
+    sources = run.result["prices"]["sources"]
+    assert {s["basis"] for s in sources} == {"listed"}
+    sources[0]["as_of"] = (today - timedelta(days=181)).isoformat()
+    sources[1]["as_of"] = (today - timedelta(days=180)).isoformat()
+    run.save(update_fields=["result"])
+    html = client.get(_url(history)).content.decode()
+    table = html.split('id="capacity-prices"', 1)[1].split("</table>", 1)[0]
+    rows = table.split("<tr")[2:]
+    assert '<span class="stale"' in rows[0] and "181 days" in rows[0]
+    assert '<span class="stale"' not in rows[1] and "180 days" in rows[1]
+    assert '<span class="tag listed"' in rows[0]
+    assert f"more than {settings.PRICE_STALE_DAYS} days old is marked stale" in html
