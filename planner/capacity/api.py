@@ -82,7 +82,10 @@ def create_capacity(request: HttpRequest, history_id: int, body: CapacityIn) -> 
 def get_capacity(request: HttpRequest, history_id: int) -> dict[str, Any]:
     """`points`: every pool size x discipline x policy x T with its GPU-hours, waits (hours),
     utilisation and dollars; `recommended`: the cheapest point meeting the P95 wait target;
-    `against`: what it saves and adds against all on demand and the no-wait commitment."""
+    `against`: what it saves and adds against all on demand and the purchase mix's no-wait
+    commitments, each priced as the purchase mix buys it (`bought_as`, `pool_usd_per_hour`)
+    with `purchase_mix_total_usd` (its own replay) and a `note` on any difference;
+    `prices.pool_statement`: what the swept pools' price assumes."""
     history = get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
     return services.capacity_payload(history, services.latest_capacity(history.pk))
 
