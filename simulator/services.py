@@ -74,21 +74,39 @@ class Simulator:
 
     inputs: SimulationInputs
     calibration: Calibration
+    # Which calibration, in words: results say it, since one user's own calibration and the
+    # shipped one give the same inputs different numbers (calibration_used).
+    calibration_used: str = ""
 
 
 def simulator_for(*, request: dict[str, Any], owner_id: int | None) -> Simulator:
     """The simulator of a request (JSON, see simulator.requests) under the owner's
     calibration; ValueError names a bad field."""
-    return Simulator(inputs_from_request(request), calibration_for(owner_id))
+    calibration, used = _calibration_and_words(owner_id)
+    return Simulator(inputs_from_request(request), calibration, used)
+
+
+def _calibration_and_words(owner_id: int | None) -> tuple[Calibration, str]:
+    if owner_id is not None:
+        own = UserCalibration.objects.filter(owner_id=owner_id, is_active=True).first()
+        if own is not None:
+            return Calibration.from_dict(own.params), (
+                f"your own calibration, fitted {own.fitted_at:%Y-%m-%d} on {own.n_runs} runs "
+                "(the published reference runs and your measured runs)")
+    shipped = shipped_calibration()
+    return shipped, (f"the shipped calibration, fitted on {shipped.n_rows} published "
+                     "training runs")
 
 
 def calibration_for(owner_id: int | None) -> Calibration:
     """The owner's own active calibration, else the shipped one."""
-    if owner_id is not None:
-        own = UserCalibration.objects.filter(owner_id=owner_id, is_active=True).first()
-        if own is not None:
-            return Calibration.from_dict(own.params)
-    return shipped_calibration()
+    return _calibration_and_words(owner_id)[0]
+
+
+def calibration_used(owner_id: int | None) -> str:
+    """Which calibration predictions for `owner_id` use, in words ("the shipped calibration,
+    fitted on 409 published training runs" or "your own calibration, fitted ...")."""
+    return _calibration_and_words(owner_id)[1]
 
 
 def _checked_request(kind: str, request: dict[str, Any]) -> SimulationInputs:
@@ -155,6 +173,7 @@ def _single(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
             "network_gbps": instance.network_gbps,
         },
         "nodes": nodes,
+        "calibration_used": simulator.calibration_used,
         "is_fit": choice.is_fit,
         "n_candidates": choice.n_candidates,
         "simulation": without_time(choice.result.to_dict(), inputs),
@@ -302,6 +321,7 @@ def _sweep(run: SimulationRun, simulator: Simulator) -> dict[str, Any]:
     rows = [without_time(r, inputs) for r in frame.head(200).to_dict("records")]
     note = without_time({}, inputs).get("not_predicted")
     return {"n_feasible": int(len(frame)), "configurations": rows,
+            "calibration_used": simulator.calibration_used,
             **({"not_predicted": note} if note else {})}
 
 

@@ -218,6 +218,11 @@ class PlanView:
         found: dict[str, Any] = self._document.get("carbon", {})
         return found
 
+    @property
+    def calibration_used(self) -> str:
+        """Which calibration predicted the plan, in words ("" for a plan stored before)."""
+        return str(self._document.get("calibration_used") or "")
+
     @cached_property
     def goodput_assumptions(self) -> dict[str, Any]:
         """Whole-run goodput inputs used: name -> {value (plan-field unit), is_default}."""

@@ -293,6 +293,7 @@ def plan_from_configurations(
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
     document.update(simulator_goodput(simulator, given=set(scenario.data)))
+    document["calibration_used"] = simulator.calibration_used
     return document
 
 

@@ -115,6 +115,10 @@ def test_a_stack_without_flash_attention_is_slower_and_says_so(user: User,
     assert speeds[False] < 0.97 * speeds[True]
     page = signed_in(user).get(f"/simulations/{run.id}").content.decode()
     assert "no flash attention" in page
+    n_rows = services.shipped_calibration().n_rows
+    assert run.result["calibration_used"] == (
+        f"the shipped calibration, fitted on {n_rows} published training runs")
+    assert f"Predicted with the shipped calibration, fitted on {n_rows} published" in page
 
 
 @pytest.mark.parametrize(("change", "field"), [

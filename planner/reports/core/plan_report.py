@@ -155,7 +155,9 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
             if as_number(best.get("co2e_kg")) is not None
             else Figure("Expected emissions", str(best.get("carbon_note") or "no carbon data")),
-            Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))),
+            Figure("Simulator calibration", str(best.get("calibration_status", "unknown"))
+                   + (f" (predicted with {document['calibration_used']})"
+                      if document.get("calibration_used") else "")),
             Figure("Price basis", f"{best.get('basis')}, as of {best.get('as_of')} "
                    f"({count(best.get('age_days'))} days old)"),
             *figures,

@@ -1,6 +1,7 @@
 """Plans end to end on the loaded catalog: service, task, pages, API and the plan command."""
 
 import json
+import re
 from datetime import timedelta
 from io import StringIO
 from typing import Any
@@ -328,3 +329,26 @@ def test_row_wise_fp8_plans_a_tp8_run_slower_than_per_tensor_fp8(user: User) -> 
     assert all("fp8 row-wise scaling" in o["envelope_note"] for o in document["options"])
     with pytest.raises(ValueError, match="fp8_rowwise"):
         scenario_from_input({**raw, "fp8_rowwise": "maybe"}, today=TODAY)
+
+
+def test_a_plan_says_which_calibration_predicted_it(user: User, client_ana: Client) -> None:
+    """With a calibration of your own, a shared what-if link shows you other numbers than a
+    visitor: each page says which calibration it used."""
+    from simulator.models import UserCalibration
+    from simulator.services import shipped_calibration
+
+    shipped = shipped_calibration()
+    link = "/plans/whatif?workload=llama2-7b&tokens=1e12&providers=gcp&purchase_options=on_demand"
+    visitor = Client().get(link).content.decode()
+    assert (f"Throughput predicted with the shipped calibration, fitted on {shipped.n_rows} "
+            "published training runs.") in visitor
+    UserCalibration.objects.create(
+        owner=user, params=shipped.to_dict() | {"production_overhead_fraction": 0.3},
+        n_runs=shipped.n_rows + 2, is_active=True)
+    mine = client_ana.get(link).content.decode()
+    assert (f"Throughput predicted with your own calibration, fitted "
+            f"{timezone.now():%Y-%m-%d} on {shipped.n_rows + 2} runs") in mine
+    # ...and the numbers differ for that reason (a lower production overhead: fewer GPU-hours)
+    totals = [int(re.search(r"\$([\d,]+) total", page).group(1).replace(",", ""))  # type: ignore[union-attr]
+              for page in (mine, visitor)]
+    assert totals[0] < totals[1]
