@@ -13,6 +13,7 @@ from plotly.utils import PlotlyJSONEncoder
 
 from planner.core.cloud import HOURS_PER_MONTH
 from planner.plans import charts
+from planner.plans.core.fields import FIELDS_BY_NAME
 from planner.plans.core.ranking import collapse_regions
 from planner.reports.core.plan_report import has_deadline
 
@@ -228,6 +229,16 @@ class PlanView:
         """Whole-run goodput inputs used: name -> {value (plan-field unit), is_default}."""
         found: dict[str, Any] = self._document.get("goodput_assumptions", {})
         return found
+
+    @cached_property
+    def goodput_rows(self) -> list[dict[str, Any]]:
+        """The goodput assumptions in words: the plan form's label and unit for each."""
+        rows = []
+        for name, item in self.goodput_assumptions.items():
+            field = FIELDS_BY_NAME.get(name)
+            rows.append({"label": field.label if field else name.replace("_", " "),
+                         "unit": field.unit if field else "", **item})
+        return rows
 
     @cached_property
     def run_defaults(self) -> list[str]:

@@ -44,3 +44,10 @@ def is_on_demand(purchase_option: str) -> bool:
 def band_to(low_hours: float | None, high_hours: float | None) -> str:
     """{{ p10|band_to:p90 }}: a duration range in one unit ('108.1–152.5 days')."""
     return formatting.duration_band(low_hours, high_hours)
+
+
+@register.filter
+def per_million(value: float | None) -> float | None:
+    """{{ rate|per_million }}: a per-unit rate per million units (failures per GPU-hour to
+    failures per million GPU-hours)."""
+    return None if value is None else float(value) * 1e6

@@ -228,6 +228,11 @@ def test_result_page_shows_the_assumptions(client_ana: Client, eager_celery: Non
     content = client_ana.get(f"/plans/{stored.id}").content.decode()
     assert "Spot interruptions (% of instances per month)" in content
     assert "Data set 500 GB" in content  # a count, not "500.0"
+    # goodput assumptions in the form's words and units, not "Eval overhead pct 1"
+    goodput = content.split('id="goodput-assumptions">', 1)[1].split("</p>", 1)[0]
+    assert "Job-stopping failures 19.73 per million GPU-hours" in goodput
+    assert "Evaluation 1 % of training time" in goodput and "_pct" not in goodput
+    assert "Other production overhead" in goodput and "Eval overhead pct" not in goodput
 
 
 def test_an_unnamed_scenario_is_named_with_a_readable_token_count(user: User) -> None:
