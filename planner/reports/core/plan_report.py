@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from planner.core.formatting import count, goodput_line, label, large_count, layout_label, usd
+from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
 HOURS_PER_DAY = 24.0
@@ -246,10 +247,15 @@ def _significant(value: float | None, digits: int = 4) -> float | None:
     return float(f"{value:.{digits}g}")
 
 
+# Inputs whose values are codes with words (on_demand: On-demand); the others (GPU, model
+# preset and region codes) print as typed, the way the form and the CLI take them.
+WORDED_INPUTS = ("providers", "purchase_options", "payment_options", "carbon_accounting")
+
+
 def _input_text(name: str, value: Any, unit: str) -> str:
     """An input's value in words with its unit: "1.0 T tokens", "30 days from today"."""
     if isinstance(value, list | tuple):
-        return ", ".join(label(str(v)) for v in value)
+        return ", ".join(label(str(v)) if name in WORDED_INPUTS else str(v) for v in value)
     if isinstance(value, dict):
         return ", ".join(f"{label(str(k))} {v:g}" if isinstance(v, int | float) else
                          f"{label(str(k))} {v}" for k, v in sorted(value.items()))
@@ -257,7 +263,7 @@ def _input_text(name: str, value: Any, unit: str) -> str:
         return "yes" if value else "no"
     number = as_number(value)
     if number is None:
-        return label(str(value)) if "_" in str(value) and " " not in str(value) else str(value)
+        return label(str(value)) if name in WORDED_INPUTS else str(value)
     if unit == "USD":
         return usd(number)
     text = large_count(number) if abs(number) >= 1e6 else f"{_significant(number):,g}"
@@ -267,6 +273,9 @@ def _input_text(name: str, value: Any, unit: str) -> str:
 def _inputs_table(inputs: dict[str, Any], labels: dict[str, str], units: dict[str, str]
                   ) -> Table:
     flat = {k: v for k, v in inputs.items() if k != "layout" and v not in (None, "", [])}
+    if not any(OPTIONS_BY_CODE[o].is_commitment for o in inputs.get("purchase_options") or []
+               if o in OPTIONS_BY_CODE):
+        flat.pop("payment_options", None)  # no commitment chosen: no payment to state
     flat.update(inputs.get("layout") or {})
     rows = tuple((_words(name, labels), _input_text(name, value, units.get(name, "")))
                  for name, value in sorted(flat.items(), key=lambda kv: _words(kv[0], labels)))
