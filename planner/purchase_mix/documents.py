@@ -223,3 +223,81 @@ def recommendation_document(
         "carbon": history_carbon_document(history, analysis, buy, offer_set.accelerators,
                                           history_replay(buy, demand, offer_set.offers)),
     }
+
+
+def document_current(document: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored document as this code writes it. Documents written before each type's split
+    of GPU-hours came from the replay carry the sizing's first-year forecast there (and a
+    carbon burst scaled from it): their split is taken from their own replay, and, when the
+    purchase was replayed on the whole history, the burst rows scaled to its on-demand
+    GPU-hours (CO2e saved and cost change are linear in the burst)."""
+    if document is None:
+        return None
+    document = _old_tables_said_so(document)
+    buy = document.get("what_to_buy") or {}
+    types = buy.get("types") or []
+    if not types or all("demand_gpu_hours" in t for t in types):
+        return document
+    expected = {plan["offer"]["gpu_type"]: plan["expected"]
+                for plan in (buy.get("replay") or {}).get("plans") or []}
+    new_types = [_split_from(t, expected.get(t.get("gpu_type"))) for t in types]
+    result = {**document, "what_to_buy": {**buy, "types": new_types}}
+    if document.get("carbon") and not (document.get("settings") or {}).get("lookback_days"):
+        result["carbon"] = _carbon_rescaled(document["carbon"], expected)
+    return result
+
+
+RECOMPUTE = "Stored before {what}: recompute the analysis to see {fix}."
+
+
+def _old_tables_said_so(document: dict[str, Any]) -> dict[str, Any]:
+    """Older look-back rows were the exact hindsight optimum per window, and the older backtest
+    priced its hindsight row's whole-term cost on another purchase: said so, not shown as
+    if they were today's tables."""
+    result = document
+    lookback = document.get("lookback_sensitivity") or {}
+    rows = lookback.get("results") or []
+    if rows and not any("words" in row for row in rows):
+        result = {**result, "lookback_sensitivity": {**lookback, "note": RECOMPUTE.format(
+            what="look-back windows were sized like what to buy (these rows are the exact "
+                 "hindsight optimum on each window, not the recommendation's rule)",
+            fix="them sized like what to buy")}}
+    backtest = document.get("backtest") or {}
+    strategies = backtest.get("strategies") or []
+    if strategies and not any(s.get("name") == "hindsight_whole_term" for s in strategies):
+        # The hindsight row's whole-term figures belong to another purchase than its own.
+        fixed = [{**s, "whole_term_cost_usd": None, "whole_term_regret_usd": None}
+                 if s.get("name") == "hindsight" else s for s in strategies]
+        result = {**result, "backtest": {**backtest, "strategies": fixed, "note": RECOMPUTE.format(
+            what="the whole-term optimum had its own row (whole-term regret is against a "
+                 "purchase this table does not list)", fix="it")}}
+    return result
+
+
+def _split_from(item: dict[str, Any], outcome: dict[str, Any] | None) -> dict[str, Any]:
+    if not outcome or not outcome.get("demand_gpu_hours"):
+        return item
+    total = float(outcome["demand_gpu_hours"])
+    hours = {"committed": float(outcome["committed_gpu_hours_used"]),
+             "on_demand": float(outcome["on_demand_gpu_hours"]),
+             "spot": float(outcome["spot_gpu_hours"])}
+    return {**item, "demand_gpu_hours": total,
+            **{f"{k}_gpu_hours": v for k, v in hours.items()},
+            **{f"{k}_share_pct": 100.0 * v / total for k, v in hours.items()}}
+
+
+def _carbon_rescaled(carbon: dict[str, Any], expected: Mapping[str, Any]) -> dict[str, Any]:
+    moves = []
+    for move in carbon.get("burst") or []:
+        outcome, old = expected.get(move.get("gpu_type")), move.get("burst_gpu_hours") or 0.0
+        if not outcome or old <= 0:
+            moves.append(move)
+            continue
+        ratio = float(outcome["on_demand_gpu_hours"]) / float(old)
+        moves.append({**move, "burst_gpu_hours": float(outcome["on_demand_gpu_hours"]), **{
+            key: move[key] * ratio for key in ("co2e_saved_kg", "cost_change_usd")
+            if move.get(key) is not None}})
+    totals = {**(carbon.get("totals") or {}),
+              "co2e_saved_kg": sum(m.get("co2e_saved_kg") or 0.0 for m in moves),
+              "cost_change_usd": sum(m.get("cost_change_usd") or 0.0 for m in moves)}
+    return {**carbon, "burst": moves, "totals": totals}

@@ -37,6 +37,7 @@ from planner.purchase_mix.core.upload.parsing import parse_job_history
 from planner.purchase_mix.documents import (
     TREND_HORIZON_DAYS,
     RunOptions,
+    document_current,
     fit_window,
     recommendation_document,
 )
@@ -370,7 +371,8 @@ def history_payload(history: History | None, run: AnalysisRun | None) -> dict[st
         "status": run.status if run else None,
         "progress_pct": run.progress_pct if run else 0,
         "message": run.error if run else "",
-        "document": run.result if run and run.status == AnalysisRun.Status.DONE else None,
+        "document": document_current(run.result)
+        if run and run.status == AnalysisRun.Status.DONE else None,
     }
 
 
@@ -466,7 +468,7 @@ def run_report(
 ) -> HistoryReport:
     """Re-plays a finished run's what-to-buy on the stored hourly demand (fast) and refits
     the trend with the chosen growth rate; the rest comes from the stored document."""
-    document = run.result or {}
+    document = document_current(run.result) or {}
     demand = history_demand(history)
     purchase = replay_mix(decisions_from_document(document),
                           fit_window(demand, run.lookback_days), offers_from_document(document))

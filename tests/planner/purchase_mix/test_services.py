@@ -7,6 +7,7 @@ import pytest
 from planner.models import AnalysisRun, History
 from planner.purchase_mix import offers, selectors, services
 from planner.purchase_mix.core.offers import GpuOffer
+from planner.purchase_mix.documents import document_current
 from tests.planner.conftest import BAD_CSV, GENERIC_CSV, HELIOS
 
 
@@ -136,3 +137,45 @@ def test_recommendation_document_has_demand_prices_and_metrics(loaded_catalog, d
     assert [r["days"] for r in results] == [7, 30, 60, 90, None]
     assert [r["is_recommendation"] for r in results] == [False] * 4 + [True]
     assert document["backtest"]["strategies"][0]["name"] == "all_on_demand"
+
+
+def test_a_document_stored_before_the_one_split_reads_its_replay_split():
+    """An analysis stored before the fix (history 4) showed the sizing's forecast share
+    (committed 71.5 %) and a burst scaled from it (30,870 GPU-hours); read back, it gives
+    its own replay's split (88,704 of 133,542 committed, 37,592 on demand) everywhere."""
+    expected = {"demand_gpu_hours": 133_542.0, "committed_gpu_hours_used": 88_704.0,
+                "on_demand_gpu_hours": 37_592.0, "spot_gpu_hours": 7_246.0}
+    old = {"settings": {"lookback_days": None},
+           "what_to_buy": {"types": [{"gpu_type": "A100", "committed_share_pct": 71.5,
+                                      "on_demand_share_pct": 23.1, "spot_share_pct": 5.4}],
+                           "replay": {"plans": [{"offer": {"gpu_type": "A100"},
+                                                 "expected": expected}]}},
+           "carbon": {"burst": [{"gpu_type": "A100", "burst_gpu_hours": 30_870.0,
+                                 "co2e_saved_kg": 5_230.0, "cost_change_usd": 52_150.0}],
+                      "totals": {"energy_kwh": 1.0}}}
+    new = document_current(old)
+    (item,) = new["what_to_buy"]["types"]
+    assert item["committed_share_pct"] == pytest.approx(100 * 88_704 / 133_542)  # 66.4 %
+    assert item["on_demand_share_pct"] == pytest.approx(100 * 37_592 / 133_542)
+    assert item["committed_gpu_hours"] == 88_704.0
+    (move,) = new["carbon"]["burst"]
+    assert move["burst_gpu_hours"] == 37_592.0
+    assert move["co2e_saved_kg"] == pytest.approx(5_230.0 * 37_592 / 30_870)
+    assert new["carbon"]["totals"] == {"energy_kwh": 1.0, "co2e_saved_kg": move["co2e_saved_kg"],
+                                       "cost_change_usd": move["cost_change_usd"]}
+    assert document_current(new) is new  # a current document is left as it is
+
+
+def test_a_document_stored_before_the_fixes_says_which_tables_are_old():
+    old = {"lookback_sensitivity": {"results": [{"days": 7, "hourly_commitment_usd": 40.8}]},
+           "backtest": {"strategies": [
+               {"name": "p50", "whole_term_cost_usd": 1_094_662.0},
+               {"name": "hindsight", "instances_by_term": {"3-year reservation": 4},
+                "whole_term_cost_usd": 157_821.0, "whole_term_regret_usd": 0.0}]}}
+    new = document_current(old)
+    assert new["lookback_sensitivity"]["note"].startswith("Stored before look-back windows")
+    assert new["backtest"]["note"].startswith("Stored before the whole-term optimum")
+    hindsight = new["backtest"]["strategies"][1]
+    # Its whole-term cost was another purchase's ($157,821 beside '4 x 3-year'): not shown.
+    assert hindsight["whole_term_cost_usd"] is None and hindsight["whole_term_regret_usd"] is None
+    assert new["backtest"]["strategies"][0]["whole_term_cost_usd"] == 1_094_662.0
