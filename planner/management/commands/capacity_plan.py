@@ -119,6 +119,7 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         f"GPU-hours, no-wait peak {payload['peak_gpus']:,} GPUs",
         f"Pool at ${prices['pool_usd_per_gpu_hour']:.3f}/GPU-hour ({prices['pool_words']}); "
         f"burst on demand at ${prices['on_demand_usd_per_gpu_hour']:.3f}/GPU-hour",
+        *([f"  {prices['pool_statement']}"] if prices.get("pool_statement") else []),
         f"{'pool':>7} {'queue':<8} {'policy':<10} {'T (h)':>5} {'total (USD)':>14} "
         f"{'P95 (h)':>8} {'mean (h)':>8} {'burst':>9} {'util %':>6}",
         *(point_line(p) for p in payload["points"]),
@@ -139,6 +140,8 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
             f"  against {item['name']} ({ref['pool_gpus']} GPUs, ${ref['total_usd']:,.0f}): "
             f"saves ${item['saved_usd']:,.0f}{pct}, P95 wait +{item['added_p95_wait_hours']:.2f}"
             f" h, mean wait +{item['added_mean_wait_hours']:.2f} h")
+        if item.get("note"):
+            lines.append(f"    {item['note']}")
     return lines
 
 

@@ -39,6 +39,8 @@ def test_text_summary_and_report(loaded_catalog, db, tmp_path):
                 "--discipline", "fifo,backfill", "--report", str(out))
     assert "Recommended (cheapest with P95 wait <= 2 h)" in text
     assert "against all on demand (0 GPUs" in text and "against no-wait hindsight optimum" in text
+    # what the swept pools' price assumes, as on the page
+    assert "  Every swept pool, the recommended one included, " in text
     assert out.stat().st_size > 0
 
 
