@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.db.models import OuterRef, Subquery
 
 from planner.core.formatting import count, label, number, usd, usd_per
-from pricing.models import InstanceType, Price, PurchaseOption
+from pricing.models import InstanceType, Price, Provider, PurchaseOption
 from pricing.selectors import catalog_version, is_stale
 
 
@@ -34,6 +34,7 @@ class InstanceChoice:
     source: str
     basis: str  # listed, derived or estimated
     is_stale: bool
+    is_marketplace: bool = False  # a marketplace's single machine, not a cloud instance type
 
     @property
     def provider_label(self) -> str:
@@ -73,15 +74,22 @@ class GpuChoice:
     slug: str
     name: str
     n_types: int
-    from_usd_per_gpu_hour: float | None
+    from_usd_per_gpu_hour: float | None  # cloud instance types (the catalog's "cheapest")
+    marketplace_from_usd_per_gpu_hour: float | None = None  # marketplace machines, apart
 
     @property
     def label(self) -> str:
-        """'H100 SXM5-80GB · 16 instance types, from $2.49/GPU-hour'."""
+        """'H100 SXM5-80GB · 16 instance types, from $2.49/GPU-hour (marketplace machines
+        from $1.87)': cloud and marketplace prices apart, as the GPU catalog shows them."""
         kinds = f"{count(self.n_types)} instance type{'s' if self.n_types != 1 else ''}"
-        if self.from_usd_per_gpu_hour is None:
-            return f"{self.name} · {kinds}"
-        return f"{self.name} · {kinds}, from {usd_per(self.from_usd_per_gpu_hour, 'GPU-hour')}"
+        parts = []
+        if self.from_usd_per_gpu_hour is not None:
+            parts.append(f"from {usd_per(self.from_usd_per_gpu_hour, 'GPU-hour')}")
+        if self.marketplace_from_usd_per_gpu_hour is not None:
+            market = usd_per(self.marketplace_from_usd_per_gpu_hour, "GPU-hour")
+            parts.append(f"(marketplace machines from {market})" if parts
+                         else f"marketplace machines from {market}")
+        return f"{self.name} · {kinds}" + (f", {' '.join(parts)}" if parts else "")
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ class InstanceMenu:
     gpus: tuple[GpuChoice, ...]
 
 
+# Raise when InstanceChoice or GpuChoice change shape: pickled menus in the cache are keyed by it.
+MENU_SHAPE = 2
 # The menu of the current version in this process (a new day or catalog version replaces it).
 _LAST_MENU: dict[str, "InstanceMenu"] = {}
 
@@ -109,7 +119,7 @@ def instance_menu(*, today: date) -> InstanceMenu:
 
     if version in _LAST_MENU:  # this process read it already: no unpickling 142 choices
         return _LAST_MENU[version]
-    menu: InstanceMenu = cache.get_or_set(f"instance-menu:{version}", read, 3600)
+    menu: InstanceMenu = cache.get_or_set(f"instance-menu:{MENU_SHAPE}:{version}", read, 3600)
     _LAST_MENU.clear()
     _LAST_MENU[version] = menu
     return menu
@@ -127,11 +137,12 @@ def _read_choices(today: date) -> list[InstanceChoice]:
         instance_type=OuterRef("pk")).order_by("usd_per_hour", "id").values("id")[:1]
     types = list(InstanceType.objects.annotate(price_id=Subquery(cheapest)).values_list(
         "id", "provider__slug", "name", "accelerator__slug", "accelerator__model",
-        "accelerator__variant", "gpu_count", "vcpus", "memory_gib", "price_id"))
+        "accelerator__variant", "gpu_count", "vcpus", "memory_gib", "provider__kind",
+        "price_id"))
     prices = Price.objects.select_related("region", "source").in_bulk(
         [row[-1] for row in types if row[-1] is not None])
     choices = []
-    for (type_id, provider, name, gpu, model, variant, gpus, vcpus, memory,
+    for (type_id, provider, name, gpu, model, variant, gpus, vcpus, memory, kind,
          price_id) in types:
         price = prices.get(price_id)
         choices.append(InstanceChoice(
@@ -140,7 +151,8 @@ def _read_choices(today: date) -> list[InstanceChoice]:
             usd_per_hour=None if price is None else float(price.usd_per_hour),
             region=price.region.code if price else "", as_of=price.as_of if price else None,
             source=price.source.name if price else "", basis=price.basis if price else "",
-            is_stale=bool(price and is_stale(price.as_of, today))))
+            is_stale=bool(price and is_stale(price.as_of, today)),
+            is_marketplace=kind == Provider.Kind.MARKETPLACE))
     for choice in choices:  # worded once here, then cached with them
         _ = choice.label, choice.note
     return sorted(choices, key=lambda c: (
@@ -154,6 +166,10 @@ def gpu_choices(choices: list[InstanceChoice]) -> list[GpuChoice]:
         by_gpu.setdefault(choice.gpu, []).append(choice)
     gpus = []
     for slug, mine in by_gpu.items():
-        rates = [c.usd_per_hour / c.gpu_count for c in mine if c.usd_per_hour is not None]
-        gpus.append(GpuChoice(slug, mine[0].gpu_name, len(mine), min(rates) if rates else None))
+        rates = {market: [c.usd_per_hour / c.gpu_count for c in mine
+                          if c.usd_per_hour is not None and c.is_marketplace == market]
+                 for market in (False, True)}
+        gpus.append(GpuChoice(slug, mine[0].gpu_name, len(mine),
+                              min(rates[False]) if rates[False] else None,
+                              min(rates[True]) if rates[True] else None))
     return sorted(gpus, key=lambda g: g.name)

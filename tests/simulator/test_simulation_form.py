@@ -52,6 +52,17 @@ def test_every_instance_type_has_a_readable_label_with_its_cheapest_on_demand_pr
     h100 = next(g for g in gpu_choices(list(choices.values())) if g.slug == "h100-sxm5-80gb")
     n_h100 = InstanceType.objects.filter(accelerator__slug="h100-sxm5-80gb").count()
     assert h100.label.startswith(f"H100 SXM5-80GB · {n_h100} instance types, from $")
+    # "from" is the cheapest cloud instance, as the GPU catalog's; marketplace machines apart
+    a100 = next(g for g in gpu_choices(list(choices.values())) if g.slug == "a100-sxm4-80gb")
+    cloud = min(c.usd_per_hour / c.gpu_count for c in choices.values()
+                if c.gpu == "a100-sxm4-80gb" and c.usd_per_hour and c.provider != "vast")
+    market = min(c.usd_per_hour / c.gpu_count for c in choices.values()
+                 if c.gpu == "a100-sxm4-80gb" and c.usd_per_hour and c.provider == "vast")
+    assert market < cloud
+    from planner.core.formatting import usd_per
+
+    assert a100.label.endswith(f", from {usd_per(cloud, 'GPU-hour')} (marketplace machines "
+                               f"from {usd_per(market, 'GPU-hour')})")
 
 
 def test_the_form_asks_for_a_gpu_first_and_lists_no_instance_codes(user: User) -> None:
