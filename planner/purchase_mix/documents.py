@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from planner.core.cloud import GPU_SERVICE_YEARS_LEFT
+from planner.core.purchase_options import ON_DEMAND, SPOT
 from planner.core.serialize import frame_to_dict, json_safe
 from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors
@@ -279,8 +280,8 @@ def _split_from(item: dict[str, Any], outcome: dict[str, Any] | None) -> dict[st
         return item
     total = float(outcome["demand_gpu_hours"])
     hours = {"committed": float(outcome["committed_gpu_hours_used"]),
-             "on_demand": float(outcome["on_demand_gpu_hours"]),
-             "spot": float(outcome["spot_gpu_hours"])}
+             ON_DEMAND: float(outcome["on_demand_gpu_hours"]),
+             SPOT: float(outcome["spot_gpu_hours"])}
     return {**item, "demand_gpu_hours": total,
             **{f"{k}_gpu_hours": v for k, v in hours.items()},
             **{f"{k}_share_pct": 100.0 * v / total for k, v in hours.items()}}

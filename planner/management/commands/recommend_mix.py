@@ -126,7 +126,7 @@ def _type_lines(item: dict[str, Any]) -> list[str]:
         f"; baseline without commitment ${alt['usd_per_hour']:,.3f}"
         f"/hour per instance ({alt['words']}); spot {item['spot_share_pct']:.0f}%, committed "
         f"{item['committed_share_pct']:.0f}%, on-demand {item['on_demand_share_pct']:.0f}% of "
-        f"GPU-hours; worst case (mean of the worst 10%, first year) "
+        f"GPU-hours in the replay; first-year savings, worst case (mean of the worst 10%) "
         f"${sizing['first_year_worst_case_usd']:,.0f}"
     ]
     if item.get("elsewhere"):
