@@ -357,3 +357,10 @@ def zero_as_run(layout: Mapping[str, Any]) -> int | None:
     zero = int(float(layout["zero_stage"]))
     as_run = int(zero_stage_as_run(float(layout["pp"]), zero))
     return as_run if as_run != zero else None
+
+
+def data_year(text: object) -> str:
+    """A source's data year as a reader wants it: '2023' as given, 'year not stated' for a
+    source that states none (the carbon table says 'unstated ...')."""
+    words = str(text or "").strip()
+    return "year not stated" if not words or words.lower().startswith("unstated") else words

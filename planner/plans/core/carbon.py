@@ -65,7 +65,7 @@ NO_FACTORS = CarbonFactors(pd.DataFrame(columns=list(FACTOR_COLUMNS)))
 
 def _basis(row: dict[str, Any]) -> dict[str, Any]:
     return {"accounting": row["accounting"], "g_co2e_per_kwh": float(row["g_co2e_per_kwh"]),
-            "year": row["year"], "source": row["source"], "as_of": row["as_of"],
+            "year": fmt.data_year(row["year"]), "source": row["source"], "as_of": row["as_of"],
             "pue": float(row["pue"]), "pue_source": row["pue_source"],
             "pue_scope": f"region {row['region']}" if row["pue_region"] else "fleet average"}
 

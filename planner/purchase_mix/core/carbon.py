@@ -80,7 +80,8 @@ def _factors(table: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, s
         raise ValueError(f"carbon factors: missing columns {missing}")
     return {(str(r["provider"]), str(r["region"])): (
         float(r["g_co2e_per_kwh"]), float(r["pue"]),
-        f"{r['source']} {r['year']}, PUE {float(r['pue']):g}") for r in _records(table)}
+        f"{r['source']}, {fmt.data_year(r['year'])}, PUE {float(r['pue']):g}")
+        for r in _records(table)}
 
 
 def _kw(tdp_watts: Mapping[str, float], gpu_type: str) -> float | None:

@@ -169,3 +169,12 @@ def test_time_scale_picks_hours_or_days_like_durations(hours, unit, texts) -> No
 
 def test_series_styles_never_repeat_within_a_hundred_and_twenty() -> None:
     assert len({f.series_style(i) for i in range(120)}) == 120
+
+
+def test_a_data_year_a_source_does_not_state_reads_year_not_stated():
+    from planner.core.formatting import data_year
+
+    assert data_year("2023") == "2023" and data_year("2020 (eGRID2020)") == "2020 (eGRID2020)"
+    assert data_year("unstated (Google-published; CCF does not state the year)") == (
+        "year not stated")
+    assert data_year("") == data_year(None) == "year not stated"
