@@ -134,6 +134,7 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
     ]
     if best is not None:
         miss = as_number(best.get("deadline_miss_probability"))
+        goodput = as_number(best.get("goodput"))
         figures = [
             Figure("Recommended", f"{best.get('instance_type')} × {count(best.get('nodes'))} "
                    f"({count(best.get('gpus'))} × {best.get('gpu')}), "
@@ -149,8 +150,7 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Expected failures, restarts and overhead",
                    goodput_line(best.get("overhead_gpu_hours_pct"), best.get("overhead_usd"))
                    .removeprefix("expected failures, restarts and overhead: ")
-                   + (f" (goodput {as_number(best.get('goodput')) * 100:.1f} %)"
-                      if as_number(best.get("goodput")) is not None else "")),
+                   + ("" if goodput is None else f" (goodput {goodput * 100:.1f} %)")),
             Figure("Calibration envelope", str(best.get("envelope_note")
                                                or "inside the calibration envelope")),
             Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
