@@ -105,6 +105,17 @@ def test_sign_up_and_log_in_keep_next_and_refuse_other_sites(loaded_catalog: Non
     assert elsewhere["Location"] == "/"
 
 
+def test_an_empty_sign_up_names_each_missing_field(loaded_catalog: None) -> None:
+    """The summary said "3 problems to fix" over three bare "This field is required."."""
+    page = Client().post("/accounts/signup/", {"username": ""})
+    assert page.status_code == 400
+    summary = page.content.decode().split('id="error-summary"', 1)[1].split("</ul>", 1)[0]
+    assert "3 problems to fix" in summary
+    for label in ("Username: This field is required.", "Password: This field is required.",
+                  "Password confirmation: This field is required."):
+        assert label in summary
+
+
 def test_tokens_page_has_no_second_sign_out_in_its_content(ada: User) -> None:
     page = _signed_in(ada).get("/accounts/tokens/").content.decode()
     main = page[page.index("<main"):page.index("</main>")]
