@@ -128,8 +128,11 @@ def elsewhere_for(offer: GpuOffer) -> Elsewhere | None:
     rate = offer.elsewhere_usd_per_hour
     if not rate or rate >= offer.on_demand_usd_per_hour:
         return None
-    return Elsewhere(rate, f"the same {offer.gpus_per_instance} GPUs cost ${rate:,.2f}/h "
-                           f"on-demand at {offer.elsewhere}")
+    # "the same number", not "the same GPUs": the machine elsewhere may hold another variant
+    # (PCIe for SXM) or fewer GPUs a machine, which its words say.
+    return Elsewhere(rate, f"the same number of {offer.gpu_type} GPUs "
+                           f"({offer.gpus_per_instance}) cost ${rate:,.2f}/h on-demand at "
+                           f"{offer.elsewhere}")
 
 
 def alternative_for(offer: GpuOffer, spot: SpotPlan | None, *, is_spot_allowed: bool,

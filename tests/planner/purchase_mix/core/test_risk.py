@@ -152,7 +152,7 @@ def test_like_with_like_baseline_and_a_cheaper_equivalent_elsewhere_only_as_a_li
     (item,) = buy.types
     assert item.alternative.usd_per_hour == ON_DEMAND  # the same place and instance
     assert item.elsewhere is not None and item.elsewhere.words.startswith(
-        "the same 8 GPUs cost $12.00/h on-demand at lambda us-south-1")
+        "the same number of V100 GPUs (8) cost $12.00/h on-demand at lambda us-south-1")
     assert buy.lines and all(0 < line.break_even_utilization_pct <= 100 for line in buy.lines)
     line = buy.lines[0]
     assert line.words == f"{line.count} x p3.16xlarge (8 GPUs each, {line.count * 8} GPUs)"
