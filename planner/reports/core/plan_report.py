@@ -164,7 +164,10 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             *figures,
         ]
     if prices.get("oldest"):
-        figures.append(Figure("Prices dated", f"{prices['oldest']} to {prices.get('newest')}"))
+        stale = (f"; {prices['n_stale']} of the feasible options priced older than "
+                 f"{prices['stale_days']} days (stale)" if prices.get("n_stale") else "")
+        figures.append(Figure("Prices dated",
+                              f"{prices['oldest']} to {prices.get('newest')}{stale}"))
     return tuple(figures)
 
 
@@ -181,17 +184,30 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
     return tuple(findings)
 
 
-def _sources_table(options: list[dict[str, Any]]) -> Table:
+def _sources_table(options: list[dict[str, Any]], stale_days: int | None) -> Table:
+    """Each price source with its basis, date, age when planned and whether that age made it
+    stale (older than the site's PRICE_STALE_DAYS, as the plan page flags it)."""
     counts = Counter((str(o.get("source", "")), str(o.get("basis", "")), str(o.get("as_of", "")),
                       as_number(o.get("age_days"))) for o in options)
     columns = (Column("source", "Price source"), Column("basis", "Basis"),
-               Column("as_of", "As of"), Column("age_days", "Age", "days"),
-               Column("n_options", "Options priced", "count"))
-    rows = tuple((s, b, a, age, n) for (s, b, a, age), n in
+               Column("as_of", "As of"), Column("age_days", "Age when planned", "days"),
+               Column("stale", "Stale"), Column("n_options", "Options priced", "count"))
+
+    def stale(age: float | None) -> str:
+        return "" if stale_days is None or age is None else ("stale" if age > stale_days else "")
+
+    rows = tuple((s, b, a, age, stale(age), n) for (s, b, a, age), n in
                  sorted(counts.items(), key=lambda item: (item[0][2], item[0][0])))
-    return Table("sources", "Price sources", "Sources", columns, rows,
-                 note="listed: the provider's price list; derived: computed from a listed price "
-                      "and a published discount; estimated: left out unless allowed")
+    note = ("listed: the provider's price list; derived: computed from a listed price "
+            "and a published discount; estimated: left out unless allowed")
+    if stale_days is not None:
+        note += f"; stale: older than {stale_days} days when the plan was made"
+    return Table("sources", "Price sources", "Sources", columns, rows, note=note)
+
+
+def _stale_days(document: dict[str, Any]) -> int | None:
+    days = as_number((document.get("prices") or {}).get("stale_days"))
+    return None if days is None else int(days)
 
 
 ASSUMPTION_UNITS = {
@@ -400,7 +416,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
         subtitle=_subtitle(inputs), generated_at=generated_at,
         summary=_summary(document, best), findings=_findings(document),
         tables=(_options_table(options, document),
-                _sources_table(options), _assumptions_table(document, labels),
+                _sources_table(options, _stale_days(document)),
+                _assumptions_table(document, labels),
                 _inputs_table(inputs, labels, units)),
         charts=(_pareto_chart(options), _cost_chart(options), _carbon_chart(options),
                 _scaling_chart(document)),

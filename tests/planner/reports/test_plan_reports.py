@@ -267,3 +267,22 @@ def test_the_pdf_states_goodput_and_envelope_and_no_deadline_reads_n_a(
     rows = list(csv.DictReader(io.StringIO(
         ana_client.get(f"/plans/{undated.id}/report.csv").content.decode("utf-8-sig"))))
     assert {row["P(miss deadline) (%)"] for row in rows} == {""}
+
+
+def test_exported_sources_flag_prices_that_were_stale_when_planned(
+    ana_client: Client, done_plan: PlanScenario
+) -> None:
+    """The page flags prices older than PRICE_STALE_DAYS; the reports said only their age."""
+    prices = done_plan.result["prices"]
+    assert prices["n_stale"] > 0  # the 2025 spot and reservation snapshots
+    book = load_workbook(io.BytesIO(ana_client.get(f"/plans/{done_plan.id}/report.xlsx").content))
+    sheet = book["Sources"]
+    headers = [c.value for c in sheet[1]]
+    rows = [dict(zip(headers, row, strict=True))
+            for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]]
+    limit = prices["stale_days"]
+    assert {r["Stale"] or "" for r in rows if r["Age when planned (days)"] > limit} == {"stale"}
+    assert {r["Stale"] or "" for r in rows if r["Age when planned (days)"] <= limit} <= {""}
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["Prices dated"].endswith(
+        f"; {prices['n_stale']} of the feasible options priced older than {limit} days (stale)")
