@@ -1,5 +1,6 @@
 """The report of a job history's latest finished analysis (planner.reports renders it)."""
 
+from django.conf import settings
 from django.utils import timezone
 
 from planner.purchase_mix import selectors, services
@@ -18,4 +19,5 @@ def history_report(*, history_id: int, owner_id: int | None) -> ReportDocument:
     if run is None or run.status != run.Status.DONE:
         raise ValueError(f"result: history {history_id} has no finished analysis yet")
     return report_from_history(services.history_payload(history, run), subject_id=history.pk,
-                               generated_at=timezone.now().isoformat(timespec="seconds"))
+                               generated_at=timezone.now().isoformat(timespec="seconds"),
+                               stale_days=settings.PRICE_STALE_DAYS)

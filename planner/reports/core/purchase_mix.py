@@ -5,6 +5,7 @@ document gains fields over time (a "what_to_buy" table, when present, is the mai
 from __future__ import annotations
 
 import math
+from datetime import date
 from typing import Any
 
 from planner.core import formatting as fmt
@@ -216,19 +217,45 @@ def _purchase_words(price: dict[str, Any]) -> str:
     return ", ".join(word for word in words if word)
 
 
-def _sources_table(document: dict[str, Any]) -> Table:
+def _age_today(generated_at: str) -> date | None:
+    try:
+        return date.fromisoformat(generated_at[:10])
+    except ValueError:
+        return None
+
+
+def _age_days(as_of: Any, today: date | None) -> int | None:
+    try:
+        return None if today is None else (today - date.fromisoformat(str(as_of)[:10])).days
+    except ValueError:
+        return None
+
+
+def _sources_table(document: dict[str, Any], *, today: date | None = None,
+                   stale_days: int | None = None) -> Table:
+    """The prices used, each with its basis, date, age on the report's day and a stale flag
+    (older than `stale_days`, the site's PRICE_STALE_DAYS, as the page flags it)."""
     columns = (Column("gpu_type", "GPU type"), Column("provider", "Provider"),
                Column("region", "Region"), Column("instance_type", "Instance type"),
                Column("purchase_option", "Purchase"),
                Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
-               Column("basis", "Basis"), Column("as_of", "As of"), Column("source", "Source"))
+               Column("basis", "Basis"), Column("as_of", "As of"),
+               Column("age_days", "Age", "days"), Column("stale", "Stale"),
+               Column("source", "Source"))
+
+    def stale(age: int | None) -> str:
+        return "stale" if age is not None and stale_days is not None and age > stale_days else ""
+
     rows = tuple((p.get("gpu_type"), fmt.label(p.get("provider")), p.get("region"),
                   p.get("instance_type"), _purchase_words(p),
                   as_number(p.get("usd_per_gpu_hour")),
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
-                  p.get("as_of"), p.get("source"))
-                 for p in document.get("prices") or [])
-    return Table("sources", "Prices and their sources", "Sources", columns, rows)
+                  p.get("as_of"), age, stale(age), p.get("source"))
+                 for p in document.get("prices") or []
+                 for age in (_age_days(p.get("as_of"), today),))
+    note = (f"stale: older than {stale_days} days on the report's date"
+            if stale_days is not None and today is not None else "")
+    return Table("sources", "Prices and their sources", "Sources", columns, rows, note=note)
 
 
 UPLOAD_WORDS = {
@@ -397,8 +424,9 @@ def _caveats(document: dict[str, Any]) -> tuple[str, ...]:
 
 
 def report_from_history(payload: dict[str, Any], *, subject_id: int,
-                        generated_at: str) -> Report:
-    """The report of a history payload (services.history_payload or file_document)."""
+                        generated_at: str, stale_days: int | None = None) -> Report:
+    """The report of a history payload (services.history_payload or file_document); with
+    `stale_days`, Sources flag prices older than that on the report's date."""
     document = payload.get("document")
     if not isinstance(document, dict):
         raise ValueError("result: the history has no finished analysis yet")
@@ -411,7 +439,9 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
         tables: tuple[Table, ...] = (*buy_tables, mix)
     else:
         tables = (mix, *buy_tables)
-    tables = (*tables, _hindsight_table(document), demand, _sources_table(document),
+    today = _age_today(generated_at)
+    sources = _sources_table(document, today=today, stale_days=stale_days)
+    tables = (*tables, _hindsight_table(document), demand, sources,
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
     if document.get("carbon"):
         tables = (*tables, _carbon_table(document), _burst_table(document))

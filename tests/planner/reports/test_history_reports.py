@@ -108,3 +108,26 @@ def test_recommend_mix_writes_the_report(tmp_path: Path, loaded_catalog: None) -
     with pytest.raises(Exception, match="format: '.doc'"):
         call_command("recommend_mix", str(jobs), "--report", str(tmp_path / "x.doc"),
                      stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_exported_sources_flag_stale_prices_as_the_page_does(
+        ana_client: Client, history: History, settings: Any) -> None:
+    """'Prices used' on the page flags prices older than PRICE_STALE_DAYS; the report's
+    Sources sheet says each price's age on the report's day and flags the same ones."""
+    from datetime import date
+
+    book = load_workbook(io.BytesIO(
+        ana_client.get(f"/history/{history.pk}/report.xlsx").content))
+    sheet = book["Sources"]
+    headers = [c.value for c in sheet[1]]
+    rows = [dict(zip(headers, r, strict=True))
+            for r in sheet.iter_rows(min_row=2, values_only=True) if r[0]]
+    assert rows
+    today = date.today()
+    for row in rows:
+        as_of = row["As of"]
+        as_of = as_of.date() if hasattr(as_of, "date") else date.fromisoformat(str(as_of))
+        age = (today - as_of).days
+        assert row["Age (days)"] == age
+        assert (row["Stale"] or "") == ("stale" if age > settings.PRICE_STALE_DAYS else "")
+    assert any(row["Stale"] == "stale" for row in rows)  # the 2025 snapshots
