@@ -1,5 +1,6 @@
 """The report of a history's latest finished capacity sweep (planner.reports renders it)."""
 
+from django.conf import settings
 from django.utils import timezone
 
 from planner.capacity import services
@@ -18,4 +19,5 @@ def capacity_report(*, history_id: int, owner_id: int | None) -> ReportDocument:
     payload = services.capacity_payload(history, services.latest_capacity(history.pk))
     payload["name"] = history.name
     return report_from_capacity(payload, subject_id=history.pk,
-                                generated_at=timezone.now().isoformat(timespec="seconds"))
+                                generated_at=timezone.now().isoformat(timespec="seconds"),
+                                stale_days=settings.PRICE_STALE_DAYS)

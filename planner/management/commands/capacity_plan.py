@@ -7,6 +7,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
@@ -147,7 +148,8 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
 
 def _write_report(command: BaseCommand, payload: dict[str, Any], out: Path) -> None:
     document = report_from_capacity(payload, subject_id=0,
-                                    generated_at=timezone.now().isoformat(timespec="seconds"))
+                                    generated_at=timezone.now().isoformat(timespec="seconds"),
+                                    stale_days=settings.PRICE_STALE_DAYS)
     try:
         report_write(document, out)
     except (ValueError, PdfUnavailableError) as exc:

@@ -5,11 +5,12 @@ gives up, the queue at that point, prices and assumptions."""
 from __future__ import annotations
 
 import math
+from datetime import date
 from typing import Any
 
 from planner.core import formatting as fmt
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan_report import as_number
+from planner.reports.core.plan_report import age_days, as_number, report_day, stale_word
 
 POINT_COLUMNS = (
     Column("pool_gpus", "Pool", "GPUs"), Column("discipline", "Queue"),
@@ -98,16 +99,24 @@ def _queue_table(payload: dict[str, Any]) -> Table:
                  note="The most seen in each time bin")
 
 
-def _sources_table(payload: dict[str, Any]) -> Table:
+def _sources_table(payload: dict[str, Any], *, today: date | None = None,
+                   stale_days: int | None = None) -> Table:
+    """The prices used, with each one's age on the report's day and, with `stale_days`, a
+    stale flag (as the page's "Prices used")."""
     prices = payload.get("prices") or {}
     rows = tuple((fmt.label(s.get("purchase_option")), s.get("instance_type"),
                   as_number(s.get("usd_per_gpu_hour")), s.get("basis"), s.get("as_of"),
-                  s.get("source")) for s in prices.get("sources") or [])
+                  age, stale_word(age, stale_days), s.get("source"))
+                 for s in prices.get("sources") or []
+                 for age in (age_days(s.get("as_of"), today),))
+    note = (f"stale: older than {stale_days} days on the report's date"
+            if stale_days is not None and today is not None else "")
     return Table("sources", "Prices and their sources", "Sources",
                  (Column("purchase_option", "Purchase"), Column("instance_type", "Instance"),
                   Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
                   Column("basis", "Basis"), Column("as_of", "As of"),
-                  Column("source", "Source")), rows)
+                  Column("age_days", "Age", "days"), Column("stale", "Stale"),
+                  Column("source", "Source")), rows, note=note)
 
 
 def _assumptions_table(payload: dict[str, Any]) -> Table:
@@ -187,8 +196,9 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
 
 
 def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
-                         generated_at: str) -> Report:
-    """The report of a finished capacity sweep; ValueError if it has no points yet."""
+                         generated_at: str, stale_days: int | None = None) -> Report:
+    """The report of a finished capacity sweep; ValueError if it has no points yet. With
+    `stale_days`, Sources flag prices older than that on the report's date."""
     if not payload.get("points") or not payload.get("recommended"):
         raise ValueError("result: the history has no finished capacity sweep yet")
     points = _points_table(payload)
@@ -200,7 +210,8 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
         subtitle=f"{fmt.count(payload.get('jobs') or 0)} GPU jobs replayed on "
                  f"{len(payload['points'])} points (pool sizes x queues x waiting policies)",
         summary=_summary(payload), findings=_findings(payload),
-        tables=(points, _against_table(payload), queue, _sources_table(payload),
+        tables=(points, _against_table(payload), queue,
+                _sources_table(payload, today=report_day(generated_at), stale_days=stale_days),
                 _assumptions_table(payload)),
         charts=(frontier_chart(payload), _queue_chart(queue)),
         caveats=("A replay of the past jobs: future demand may differ.",

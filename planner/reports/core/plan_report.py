@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from datetime import date
 from typing import Any
 
 from planner.core.formatting import count, goodput_line, label, large_count, layout_label, usd
@@ -76,6 +77,27 @@ def as_number(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+def report_day(generated_at: str) -> date | None:
+    """The date a report was generated on (its `generated_at`, ISO), None if unreadable."""
+    try:
+        return date.fromisoformat(generated_at[:10])
+    except ValueError:
+        return None
+
+
+def age_days(as_of: Any, today: date | None) -> int | None:
+    """Days from a price's as-of date to `today` (None when either is unknown)."""
+    try:
+        return None if today is None else (today - date.fromisoformat(str(as_of)[:10])).days
+    except ValueError:
+        return None
+
+
+def stale_word(age: float | None, stale_days: int | None) -> str:
+    """"stale" for a price older than `stale_days` (the site's PRICE_STALE_DAYS), else ""."""
+    return "stale" if age is not None and stale_days is not None and age > stale_days else ""
 
 
 def option_cell(option: dict[str, Any], key: str) -> Any:
@@ -193,10 +215,7 @@ def _sources_table(options: list[dict[str, Any]], stale_days: int | None) -> Tab
                Column("as_of", "As of"), Column("age_days", "Age when planned", "days"),
                Column("stale", "Stale"), Column("n_options", "Options priced", "count"))
 
-    def stale(age: float | None) -> str:
-        return "" if stale_days is None or age is None else ("stale" if age > stale_days else "")
-
-    rows = tuple((s, b, a, age, stale(age), n) for (s, b, a, age), n in
+    rows = tuple((s, b, a, age, stale_word(age, stale_days), n) for (s, b, a, age), n in
                  sorted(counts.items(), key=lambda item: (item[0][2], item[0][0])))
     note = ("listed: the provider's price list; derived: computed from a listed price "
             "and a published discount; estimated: left out unless allowed")

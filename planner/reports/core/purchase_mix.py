@@ -11,7 +11,7 @@ from typing import Any
 from planner.core import formatting as fmt
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan_report import as_number
+from planner.reports.core.plan_report import age_days, as_number, report_day, stale_word
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
@@ -217,20 +217,6 @@ def _purchase_words(price: dict[str, Any]) -> str:
     return ", ".join(word for word in words if word)
 
 
-def _age_today(generated_at: str) -> date | None:
-    try:
-        return date.fromisoformat(generated_at[:10])
-    except ValueError:
-        return None
-
-
-def _age_days(as_of: Any, today: date | None) -> int | None:
-    try:
-        return None if today is None else (today - date.fromisoformat(str(as_of)[:10])).days
-    except ValueError:
-        return None
-
-
 def _sources_table(document: dict[str, Any], *, today: date | None = None,
                    stale_days: int | None = None) -> Table:
     """The prices used, each with its basis, date, age on the report's day and a stale flag
@@ -243,16 +229,13 @@ def _sources_table(document: dict[str, Any], *, today: date | None = None,
                Column("age_days", "Age", "days"), Column("stale", "Stale"),
                Column("source", "Source"))
 
-    def stale(age: int | None) -> str:
-        return "stale" if age is not None and stale_days is not None and age > stale_days else ""
-
     rows = tuple((p.get("gpu_type"), fmt.label(p.get("provider")), p.get("region"),
                   p.get("instance_type"), _purchase_words(p),
                   as_number(p.get("usd_per_gpu_hour")),
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
-                  p.get("as_of"), age, stale(age), p.get("source"))
+                  p.get("as_of"), age, stale_word(age, stale_days), p.get("source"))
                  for p in document.get("prices") or []
-                 for age in (_age_days(p.get("as_of"), today),))
+                 for age in (age_days(p.get("as_of"), today),))
     note = (f"stale: older than {stale_days} days on the report's date"
             if stale_days is not None and today is not None else "")
     return Table("sources", "Prices and their sources", "Sources", columns, rows, note=note)
@@ -439,7 +422,7 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
         tables: tuple[Table, ...] = (*buy_tables, mix)
     else:
         tables = (mix, *buy_tables)
-    today = _age_today(generated_at)
+    today = report_day(generated_at)
     sources = _sources_table(document, today=today, stale_days=stale_days)
     tables = (*tables, _hindsight_table(document), demand, sources,
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))

@@ -60,6 +60,18 @@ def test_api_reports_and_page_agree_on_the_recommended_point(swept):
     assert float(chosen[0]["Total (USD)"]) == pytest.approx(best["total_usd"])
     book = load_workbook(io.BytesIO(client.get(_url(history, "/report.xlsx")).content))
     assert {"Frontier", "Comparison", "Queue", "Sources"} <= set(book.sheetnames)
+    # Sources: each price's age on the report's day, flagged stale as the page flags it
+    sheet = book["Sources"]
+    headers = [c.value for c in sheet[1]]
+    sources = [dict(zip(headers, r, strict=True))
+               for r in sheet.iter_rows(min_row=2, values_only=True) if r[0]]
+    today = timezone.localdate()
+    assert sources
+    for row in sources:
+        as_of = row["As of"]  # a date cell
+        age = (today - (as_of.date() if hasattr(as_of, "date") else as_of)).days
+        assert row["Age (days)"] == age
+        assert (row["Stale"] or "") == ("stale" if age > 180 else "")
     html = client.get(f"/api/histories/{history.pk}/capacity/report.html").content.decode()
     assert "Cost against P95 wait" in html and f"Commit {best['pool_gpus']}" in html
 

@@ -116,6 +116,8 @@ def test_exported_sources_flag_stale_prices_as_the_page_does(
     Sources sheet says each price's age on the report's day and flags the same ones."""
     from datetime import date
 
+    from django.utils import timezone
+
     book = load_workbook(io.BytesIO(
         ana_client.get(f"/history/{history.pk}/report.xlsx").content))
     sheet = book["Sources"]
@@ -123,7 +125,7 @@ def test_exported_sources_flag_stale_prices_as_the_page_does(
     rows = [dict(zip(headers, r, strict=True))
             for r in sheet.iter_rows(min_row=2, values_only=True) if r[0]]
     assert rows
-    today = date.today()
+    today = timezone.now().date()  # the report's day (UTC)
     for row in rows:
         as_of = row["As of"]
         as_of = as_of.date() if hasattr(as_of, "date") else date.fromisoformat(str(as_of))
