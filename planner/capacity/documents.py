@@ -28,6 +28,7 @@ from planner.capacity.references import (
     references,
 )
 from planner.core import formatting as fmt
+from planner.core.cloud import is_stale_age, price_age_days
 from planner.core.purchase_options import ON_DEMAND, SPOT
 
 POINT_KEYS = ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
@@ -184,10 +185,8 @@ def dated_sources(sources: Sequence[Mapping[str, Any]], *, today: date, stale_da
     means)."""
     rows = []
     for source in sources:
-        as_of = source.get("as_of")
-        age = (today - date.fromisoformat(str(as_of)[:10])).days if as_of else None
-        rows.append({**source, "age_days": age,
-                     "is_stale": age is not None and age > stale_days,
+        age = price_age_days(source.get("as_of"), today)
+        rows.append({**source, "age_days": age, "is_stale": is_stale_age(age, stale_days),
                      "basis_words": BASIS_WORDS.get(str(source.get("basis")), "not known")})
     return rows
 

@@ -8,6 +8,8 @@ Units are in the names: hours, bytes, hazard per instance-hour.
 from __future__ import annotations
 
 import math
+from datetime import date
+from typing import Any
 
 HOURS_PER_MONTH = 730.0
 HOURS_PER_YEAR = 8760.0
@@ -82,3 +84,19 @@ SPOT_MAX_JOB_HOURS = 168.0
 # What an energy figure counts, in plans and purchase mixes alike (GPU-side: the host is left out).
 ENERGY_COUNTS = ("GPU board power (TDP) × GPU-hours; host CPUs, memory and network are not "
                  "counted. CO2e = energy × data-centre PUE × the region's grid intensity.")
+
+
+def price_age_days(as_of: Any, today: date | None) -> int | None:
+    """Days from a price's as-of date (a date or ISO text) to `today`; None when either is
+    unknown. With is_stale_age, the one rule behind every "stale" flag of a page or report."""
+    if today is None or not as_of:
+        return None
+    try:
+        return (today - date.fromisoformat(str(as_of)[:10])).days
+    except ValueError:
+        return None
+
+
+def is_stale_age(age_days: float | None, stale_days: int | None) -> bool:
+    """A price is stale when older than `stale_days` (the site's PRICE_STALE_DAYS)."""
+    return age_days is not None and stale_days is not None and age_days > stale_days

@@ -9,8 +9,9 @@ from datetime import date
 from typing import Any
 
 from planner.core import formatting as fmt
+from planner.core.cloud import price_age_days
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan_report import age_days, as_number, report_day, stale_word
+from planner.reports.core.plan_report import as_number, report_day, stale_word
 
 POINT_COLUMNS = (
     Column("pool_gpus", "Pool", "GPUs"), Column("discipline", "Queue"),
@@ -108,7 +109,7 @@ def _sources_table(payload: dict[str, Any], *, today: date | None = None,
                   as_number(s.get("usd_per_gpu_hour")), s.get("basis"), s.get("as_of"),
                   age, stale_word(age, stale_days), s.get("source"))
                  for s in prices.get("sources") or []
-                 for age in (age_days(s.get("as_of"), today),))
+                 for age in (price_age_days(s.get("as_of"), today),))
     note = (f"stale: older than {stale_days} days on the report's date"
             if stale_days is not None and today is not None else "")
     return Table("sources", "Prices and their sources", "Sources",

@@ -11,6 +11,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
+from planner.core.cloud import is_stale_age
 from planner.core.formatting import count, goodput_line, label, large_count, layout_label, usd
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
@@ -87,17 +88,9 @@ def report_day(generated_at: str) -> date | None:
         return None
 
 
-def age_days(as_of: Any, today: date | None) -> int | None:
-    """Days from a price's as-of date to `today` (None when either is unknown)."""
-    try:
-        return None if today is None else (today - date.fromisoformat(str(as_of)[:10])).days
-    except ValueError:
-        return None
-
-
 def stale_word(age: float | None, stale_days: int | None) -> str:
     """"stale" for a price older than `stale_days` (the site's PRICE_STALE_DAYS), else ""."""
-    return "stale" if age is not None and stale_days is not None and age > stale_days else ""
+    return "stale" if is_stale_age(age, stale_days) else ""
 
 
 def option_cell(option: dict[str, Any], key: str) -> Any:

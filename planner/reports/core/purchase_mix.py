@@ -9,9 +9,10 @@ from datetime import date
 from typing import Any
 
 from planner.core import formatting as fmt
+from planner.core.cloud import price_age_days
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan_report import age_days, as_number, report_day, stale_word
+from planner.reports.core.plan_report import as_number, report_day, stale_word
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
@@ -235,7 +236,7 @@ def _sources_table(document: dict[str, Any], *, today: date | None = None,
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
                   p.get("as_of"), age, stale_word(age, stale_days), p.get("source"))
                  for p in document.get("prices") or []
-                 for age in (age_days(p.get("as_of"), today),))
+                 for age in (price_age_days(p.get("as_of"), today),))
     note = (f"stale: older than {stale_days} days on the report's date"
             if stale_days is not None and today is not None else "")
     return Table("sources", "Prices and their sources", "Sources", columns, rows, note=note)
