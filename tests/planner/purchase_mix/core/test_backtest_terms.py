@@ -37,12 +37,16 @@ def test_backtest_on_the_fixture_traces(request, fixture, gpu_type):
         assert p50.whole_term_cost_usd > rows["recommendation"].whole_term_cost_usd
 
 
-def test_a_year_of_steady_demand_the_recommendation_beats_on_demand():
-    hours = np.arange(200 * 24)
+def _steady_weeks(days: int) -> HourlyDemand:
+    """V100 demand around 240 GPUs with a weekly swing, hourly, from 2025-01-01."""
+    hours = np.arange(days * 24)
     values = 8 * (30 + 8 * np.sin(2 * np.pi * hours / 168))
     index = pd.date_range("2025-01-01", periods=len(hours), freq="h", tz="UTC", name="hour")
-    demand = HourlyDemand.from_total(pd.DataFrame({"V100": values}, index=index))
-    result = backtest_terms(demand, [_offer("V100")], settings=RiskSettings())
+    return HourlyDemand.from_total(pd.DataFrame({"V100": values}, index=index))
+
+
+def test_a_year_of_steady_demand_the_recommendation_beats_on_demand():
+    result = backtest_terms(_steady_weeks(200), [_offer("V100")], settings=RiskSettings())
     rows = {row.name: row for row in result.strategies}
     assert sum(rows["recommendation"].instances_by_term.values()) > 0
     assert rows["recommendation"].test_cost_usd < rows["all_on_demand"].test_cost_usd
@@ -69,11 +73,7 @@ def test_each_row_is_one_purchase_costed_over_two_spans():
     hindsight row used to show the test optimum's purchase (4 x 3-year) beside the cost of
     another purchase (nothing) in the whole-term column: $157,821 vs $1,094,662 for the same
     '4 x 3-year reservation' two rows up."""
-    hours = np.arange(150 * 24)
-    values = 8 * (30 + 8 * np.sin(2 * np.pi * hours / 168))
-    index = pd.date_range("2025-01-01", periods=len(hours), freq="h", tz="UTC", name="hour")
-    demand = HourlyDemand.from_total(pd.DataFrame({"V100": values}, index=index))
-    result = backtest_terms(demand, [_offer("V100")], settings=RiskSettings())
+    result = backtest_terms(_steady_weeks(150), [_offer("V100")], settings=RiskSettings())
     rows = {row.name: row for row in result.strategies}
     test_hours = result.test_hours
     assert rows["hindsight"].instances_by_term == {"p3.16xlarge, 3-year reservation": 33}
