@@ -75,6 +75,13 @@ def test_catalog_shows_cheapest_on_demand_with_provider_source_and_as_of(
     assert offer.instance_type.name in cell
     assert offer.source.name in cell
     assert offer.as_of.isoformat() in cell
+    # listed, derived or estimated, as every price on the prices page says
+    assert f'<span class="tag {offer.basis}"' in cell
+
+
+def test_catalog_watts_have_thousands_separators(client: Client, catalog: date) -> None:
+    html = _html(client.get(reverse("pricing:catalog")))
+    assert "1,000 W" in _row(html, "gpu-b200-hgx-180gb")
 
 
 @pytest.mark.parametrize(
@@ -251,11 +258,17 @@ def test_no_banner_when_nothing_is_stale(client: Client, catalog: date, settings
 
 
 def test_prices_list_every_source_with_date_and_licence(client: Client, catalog: date) -> None:
-    html = _html(client.get(reverse("pricing:prices")))
+    response = client.get(reverse("pricing:prices"))
+    html = _html(response)
     for source in PriceSource.objects.all():
         row = _row(html, f"source-{source.slug}")
         assert source.snapshot_date.isoformat() in row
         assert (source.licence or "not recorded") in row
+    # counts of a thousand or more read with a separator, in the table and the stale banner
+    big = next(s for s in response.context["sources"] if s.price_count >= 1000 and s.is_stale)
+    shown = f"{big.price_count:,}"
+    assert f'<td class="num">{shown}</td>' in _row(html, f"source-{big.source.slug}")
+    assert f"{shown} prices</li>" in html
 
 
 def test_derived_prices_are_marked_with_their_basis(client: Client, catalog: date) -> None:
