@@ -37,15 +37,15 @@ NOT_IN_FILE = ("", "(not in the file / its usual name)")
 
 def setting_field(name: str) -> forms.Field:
     """The form field of an upload setting (core.upload.settings): its label, help, choices
-    and default; a choice with a default must be made, other settings may be left blank."""
+    and default; any setting may be left blank, and a blank choice means its default."""
     setting = SETTINGS_BY_NAME[name]
     common: dict[str, Any] = {"label": setting.label, "help_text": setting.help,
                               "initial": setting.default}
     if setting.kind == "flag":
         return forms.BooleanField(required=False, **common)
     if setting.kind == "choice":
-        return forms.ChoiceField(choices=setting.choices, required=bool(setting.default),
-                                 **common)
+        return forms.TypedChoiceField(choices=setting.choices, required=False,
+                                      empty_value=setting.default, **common)
     return forms.CharField(required=False, **common)
 
 

@@ -53,6 +53,13 @@ def test_upload_page_documents_columns_and_example(user_client):
     assert "planner/example-generic.csv" in body
 
 
+def test_time_unit_menu_offers_each_unit_once_seconds_first(user_client):
+    form = user_client.get(UPLOAD).context["form"]
+    field = form["time_unit"]
+    assert [label for _, label in field.field.choices] == ["seconds", "minutes", "hours"]
+    assert field.value() == "s"
+
+
 def test_bad_file_shows_line_numbered_errors_and_stores_nothing(user_client, settings):
     response = _post(user_client, csv_upload(BAD_CSV))
     assert response.status_code == 400

@@ -64,8 +64,7 @@ UPLOAD_SETTINGS: tuple[UploadSetting, ...] = (
     UploadSetting("map", "text", "Column mapping", "FIELD=COLUMN,... (implies mapped)",
                   is_on_forms=False),
     UploadSetting("time_unit", "choice", "Time unit", "Unit of numeric offsets and durations.",
-                  choices=(("", "seconds (default)"), ("s", "seconds"), ("min", "minutes"),
-                           ("h", "hours"))),
+                  "s", (("s", "seconds"), ("min", "minutes"), ("h", "hours"))),
     UploadSetting("origin", "text", "Origin",
                   "Needed when start/end are numbers: the timestamp they count from (numbers "
                   "without an origin are refused)."),
