@@ -154,6 +154,19 @@ def test_compare_shows_two_to_four_gpus(client: Client, catalog: date, count: in
     assert len(chart["data"]) == count
 
 
+def test_compare_says_as_the_catalog_does_each_cheapest_price_basis_and_size(
+    client: Client, catalog: date
+) -> None:
+    response = client.get(reverse("pricing:compare"), {"gpu": ["b200-hgx-180gb", "h100-sxm5-80gb"]})
+    html = _html(response)
+    assert "1,000 W" in html
+    for row in response.context["rows"]:
+        offer = row.cheapest
+        assert f'<span class="tag {offer.basis}"' in html
+        gpus = f"({offer.instance_type.gpu_count} GPUs)"
+        assert f"{offer.instance_type.name}</a>\n          {gpus}" in html
+
+
 @pytest.mark.parametrize(
     "slugs",
     [
