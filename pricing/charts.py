@@ -15,7 +15,7 @@ _LAYOUT = {
     "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12},
     "title": {"font": {"size": 14}, "x": 0.01},
 }
-USD_PER_GPU_HOUR = "$/GPU-hour (USD)"
+USD_PER_GPU_HOUR = "$/GPU-hour"
 
 
 def _style(figure: go.Figure, title: str, **layout: object) -> go.Figure:
@@ -24,12 +24,11 @@ def _style(figure: go.Figure, title: str, **layout: object) -> go.Figure:
     return figure
 
 
-def peak_title(points: Sequence[GpuPoint]) -> str:
-    """'Peak dense BF16 (TFLOPS)', or 'Peak dense BF16 or FP16 (TFLOPS)' when some fall back."""
+def peak_title(points: Sequence[GpuPoint], note: str = "") -> str:
+    """'Peak dense BF16 (TFLOPS)', or 'Peak dense BF16 or FP16 (TFLOPS)' when some fall back;
+    a note joins the unit: 'Peak dense BF16 (TFLOPS, log scale)'."""
     precisions = list(dict.fromkeys(p.precision for p in points)) or ["bf16"]
-    unit = precision_unit(precisions[0])
-    if len(precisions) == 1:
-        return f"Peak dense {precisions[0].upper()} ({unit})"
+    unit = precision_unit(precisions[0]) + (f", {note}" if note else "")
     return f"Peak dense {' or '.join(p.upper() for p in precisions)} ({unit})"
 
 
@@ -56,9 +55,9 @@ def price_performance_scatter(points: Sequence[GpuPoint]) -> go.Figure:
         "Peak throughput vs cheapest on-demand price",
         # Log axes: prices span 0.1-10 $/GPU-hour and peaks 60-2,500 TFLOPS.
         xaxis={**log_axis([p.usd_per_gpu_hour for p in points],
-                          f"Cheapest on-demand price, {USD_PER_GPU_HOUR} (log scale)"),
+                          f"Cheapest on-demand price ({USD_PER_GPU_HOUR}, log scale)"),
                "automargin": True},
-        yaxis={**log_axis([p.peak_tflops for p in points], f"{peak_title(points)} (log scale)"),
+        yaxis={**log_axis([p.peak_tflops for p in points], peak_title(points, "log scale")),
                "automargin": True},
         showlegend=False,
     )
@@ -137,7 +136,7 @@ def instance_prices_bar(prices: Sequence[RegionPrice]) -> go.Figure:
         barmode="group",
         height=560,
         xaxis={"title": {"text": "Region"}, "tickangle": -40, "automargin": True},
-        yaxis={"title": {"text": "Price, $/instance-hour (USD)"}, "automargin": True,
+        yaxis={"title": {"text": "Price ($/instance-hour)"}, "automargin": True,
                "rangemode": "tozero"},
         # Below the plot: a dozen payment options as a legend above it ran into the title.
         legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},

@@ -35,20 +35,21 @@ def test_scatter_log_axes_have_readable_ticks() -> None:
 
 def test_scatter_axis_titles_carry_units_and_the_fp16_fallback() -> None:
     figure = charts.price_performance_scatter(POINTS)
-    assert "$/GPU-hour (USD)" in figure.layout.xaxis.title.text
-    assert "(TFLOPS)" in figure.layout.yaxis.title.text
+    # one unit, said once: not "$/GPU-hour (USD) (log scale)"
+    assert figure.layout.xaxis.title.text == "Cheapest on-demand price ($/GPU-hour, log scale)"
+    assert "(TFLOPS, log scale)" in figure.layout.yaxis.title.text
     assert "BF16 or FP16" in figure.layout.yaxis.title.text
 
 
 def test_scatter_labels_a_single_precision_plainly() -> None:
     figure = charts.price_performance_scatter(POINTS[:2])
-    assert figure.layout.yaxis.title.text.startswith("Peak dense BF16 (TFLOPS)")
+    assert figure.layout.yaxis.title.text == "Peak dense BF16 (TFLOPS, log scale)"
 
 
 def test_int8_is_labelled_in_tops() -> None:
     points = [GpuPoint("H100 SXM5-80GB", "int8", 1979.0, 2.0, "x")]
     figure = charts.price_performance_scatter(points)
-    assert "(TOPS)" in figure.layout.yaxis.title.text
+    assert "(TOPS, log scale)" in figure.layout.yaxis.title.text
 
 
 def test_tflops_per_dollar_bars_are_ranked_best_first() -> None:
@@ -57,7 +58,7 @@ def test_tflops_per_dollar_bars_are_ranked_best_first() -> None:
     assert trace.type == "bar" and trace.orientation == "h"
     assert list(trace.y) == ["H100 SXM5-80GB", "A100 SXM4-80GB", "V100 SXM2-16GB"]
     assert list(trace.x) == pytest.approx([494.75, 260.0, 250.0])
-    assert figure.layout.xaxis.title.text == "TFLOPS per $/GPU-hour (USD)"
+    assert figure.layout.xaxis.title.text == "TFLOPS per $/GPU-hour"
     assert figure.layout.yaxis.title.text == "GPU"
 
 
@@ -89,7 +90,7 @@ def test_instance_chart_groups_regions_by_purchase_option() -> None:
     assert list(figure.data[0].x) == ["us-east-1", "us-west-2"]
     assert list(figure.data[1].y) == [12.0]
     assert figure.layout.barmode == "group"
-    assert figure.layout.yaxis.title.text == "Price, $/instance-hour (USD)"
+    assert figure.layout.yaxis.title.text == "Price ($/instance-hour)"
     assert figure.layout.xaxis.title.text == "Region"
 
 

@@ -125,7 +125,7 @@ def test_catalog_charts_are_serialized_for_plotly(client: Client, catalog: date)
     scatter = _figure(html, "chart-scatter")
     assert scatter["data"][0]["type"] == "scatter"
     assert "H100 SXM5-80GB" in scatter["data"][0]["text"]
-    assert "FP8 (TFLOPS)" in scatter["layout"]["yaxis"]["title"]["text"]
+    assert "FP8 (TFLOPS, log scale)" in scatter["layout"]["yaxis"]["title"]["text"]
     per_dollar = _figure(html, "chart-per-dollar")
     assert per_dollar["data"][0]["type"] == "bar"
     assert "$/GPU-hour" in per_dollar["layout"]["xaxis"]["title"]["text"]
