@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.utils import timezone
 
+from planner.core.formatting import typed_number
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.widgets import LongSelect
@@ -19,7 +20,7 @@ FORM_KNOBS: tuple[LayoutKnob, ...] = tuple(k for k in LAYOUT_KNOBS if k.is_on_fo
 
 
 def _bound(value: float) -> str:
-    return f"{value:,.0f}" if value < 1e7 else f"{value:.0e}".replace("e+", "e")
+    return typed_number(value)
 
 
 def _number(label: str, unit: str, low: float, high: float, example: str, *,

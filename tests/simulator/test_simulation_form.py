@@ -130,3 +130,11 @@ def test_the_chosen_instance_is_said_with_its_price_source_and_date(
     assert done.status_code == 302
     run = SimulationRun.objects.get()
     assert run.request["instance_type_id"] == p4de.id and "gpu" not in run.request
+
+
+def test_the_form_shows_no_template_comment_and_writes_bounds_as_people_do(user: User) -> None:
+    html = signed_in(user).get("/simulations/new").content.decode()
+    # a multi-line {# #} is not a Django comment: it printed on every form page
+    assert "{#" not in html and "The form's problems at the top" not in html
+    assert "Allowed: 1 to 1e7 samples." in html and "1e07" not in html
+    assert "Allowed: 1 to 1,048,576 tokens." in html
