@@ -131,6 +131,14 @@
     var figure = JSON.parse(source.textContent);
     var layout = figure.layout || {};
     if (template && !layout.template) layout.template = template;
+    // Tick labels read like the page's numbers: 1,000 and 2,000, not 1000 and 2000.
+    ["xaxis", "yaxis"].forEach(function (key) { layout[key] = layout[key] || {}; });
+    Object.keys(layout).forEach(function (key) {
+      var axis = layout[key];
+      if (/^[xy]axis\d*$/.test(key) && axis.separatethousands === undefined) {
+        axis.separatethousands = true;
+      }
+    });
     // A chart in a closed section has no width yet: the window says which layout it needs.
     var narrow = (div.clientWidth || window.innerWidth) < NARROW_PX;
     if (narrow) narrowLayout(div, figure, layout, div.clientWidth || window.innerWidth);

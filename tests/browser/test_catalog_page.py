@@ -67,4 +67,7 @@ def test_compare_two_gpus_from_the_catalog(chromium_page: Page, live_server: Any
     page.wait_for_url("**/compare/?gpu=*")
     page.wait_for_function("document.querySelectorAll('.barlayer .trace').length === 2")
     assert "H100 SXM5-80GB" in page.inner_text("#compare-table thead")
+    # Axis ticks have thousands separators, as the table beside them does
+    ticks = page.locator(".ytick text").all_text_contents()
+    assert "1,000" in ticks and "1000" not in ticks
     assert _external(urls) == []

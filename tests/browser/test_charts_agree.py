@@ -39,7 +39,7 @@ def test_instance_page_draws_payment_options_side_by_side(chromium_page: Page,
             for region, usd in zip(trace["x"], trace["y"], strict=True):
                 if region in on_demand:
                     assert usd < on_demand[region], (trace["name"], region)
-    assert len(chart["yticks"]) >= 2 and "(USD)" in chart["ytitle"]
+    assert len(chart["yticks"]) >= 2 and "$/instance-hour" in chart["ytitle"]
     screenshot(page, "instance-p4d-payment-options-side-by-side", is_full_page=False)
 
 
