@@ -138,7 +138,15 @@ def percent(fraction: float | int | None, decimals: int = 1) -> str:
     """A fraction as a percentage: 0.012 -> '1.2%'."""
     if _missing(fraction):
         return MISSING
-    return f"{float(fraction) * 100:.{decimals}f}%"  # type: ignore[arg-type]
+    return f"{float(fraction) * 100:,.{decimals}f}%"  # type: ignore[arg-type]
+
+
+def percent_points(value: float | int | None, decimals: int = 1) -> str:
+    """A value already in percent, written as `percent` writes fractions: 7.46 -> '7.5%',
+    2339.4 -> '2,339.4%'."""
+    if _missing(value):
+        return MISSING
+    return percent(float(value) / 100, decimals)  # type: ignore[arg-type]
 
 
 def duration(hours: float | int | None) -> str:

@@ -65,6 +65,11 @@ def test_number_and_percent() -> None:
     assert f.number(1979.0) == "1,979"
     assert f.number(989.5) == "989.5"
     assert f.percent(0.012) == "1.2%"
+    assert f.percent(23.394) == "2,339.4%"
+    # already in percent, written the same way (one table mixed '7.5 %' and '79.7%')
+    assert f.percent_points(7.46) == "7.5%"
+    assert f.percent_points(-0.84) == "-0.8%"
+    assert f.percent_points(None) == "—"
 
 
 @pytest.mark.parametrize(("code", "text"), [
