@@ -107,7 +107,7 @@ def _cheapest(table: pd.DataFrame, feasible: np.ndarray, c: PlanConstraints,
     within = ("" if c.deadline_hours is None else
               f" (at most {c.miss_threshold:.0%} chance of missing the deadline allowed)")
     why = (f"{_option_label(row)}: lowest expected total {fmt.usd(row['total_usd'])} of "
-           f"{n_feasible} feasible options{within}; expected "
+           f"{fmt.count(n_feasible)} feasible options{within}; expected "
            f"{fmt.duration(row['time_to_train_hours'])} "
            f"(P90 {fmt.duration(row['time_p90_hours'])}){_deadline_text(row, c)}.")
     why += caveats(row) + _calibrated_alternative(table, on_time, keys, index)

@@ -124,3 +124,15 @@ def test_a_whatif_from_a_saved_plan_shows_its_delta(
     theirs = _stored(other, documents["feasible"], "bob's plan")
     assert "whatif-delta" not in client_ana.get(
         f"/plans/whatif?{query}&from={theirs.id}").content.decode()
+
+
+def test_the_plan_page_counts_with_thousands_separators(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    document = documents["feasible"]
+    plan = _stored(user, document, "counts")
+    # a plan with a thousand-odd stale options, as the worked example has (it read '1038')
+    plan.result = {**plan.result, "prices": {**plan.result["prices"], "n_stale": 1038}}
+    plan.save(update_fields=["result"])
+    page = client_ana.get(f"/plans/{plan.id}").content.decode()
+    assert "1,038 options older than" in page and "option(s)" not in page
+    assert f"of {fmt.count(document['result']['n_feasible'])} feasible options" in page
