@@ -361,6 +361,26 @@ def _scaling_chart(document: dict[str, Any]) -> Chart:
                  "Throughput (tokens/s)", series, is_x_log=True)
 
 
+MEMORY_PARTS = (("weights_gib", "Weights"), ("gradients_gib", "Gradients"),
+                ("optimizer_gib", "Optimizer states"), ("activations_gib", "Activations"),
+                ("overhead_gib", "Framework overhead"))
+
+
+def _memory_chart(document: dict[str, Any]) -> Chart | None:
+    """Memory per GPU of the cheapest option by part, beside the GPU's capacity (the page's
+    memory chart); None when the plan has no chosen option."""
+    memory = document.get("chosen_memory")
+    capacity = as_number((memory or {}).get("capacity_gib"))
+    if not isinstance(memory, dict) or capacity is None:
+        return None
+    series = tuple(Series(words, (0.0, 1.0), (as_number(memory.get(key)) or 0.0, 0.0))
+                   for key, words in MEMORY_PARTS)
+    return Chart("memory", "Memory per GPU of the cheapest option", "bar", "Per GPU",
+                 "Memory per GPU (GiB)",
+                 (*series, Series("Capacity", (0.0, 1.0), (0.0, capacity))),
+                 categories=("Needed", "Capacity"))
+
+
 def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str, ...]:
     caveats = []
     prices = document.get("prices") or {}
@@ -431,8 +451,9 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
                 _sources_table(options, _stale_days(document)),
                 _assumptions_table(document, labels),
                 _inputs_table(inputs, labels, units)),
-        charts=(_pareto_chart(options), _cost_chart(options), _carbon_chart(options),
-                _scaling_chart(document)),
+        charts=tuple(chart for chart in (
+            _pareto_chart(options), _cost_chart(options), _carbon_chart(options),
+            _scaling_chart(document), _memory_chart(document)) if chart is not None),
         caveats=_caveats(document, best),
     )
 

@@ -365,6 +365,52 @@ def _cost_chart(table: Table) -> Chart:
                  names)
 
 
+def _bought_chart(table: Table) -> Chart:
+    """GPU-hours per GPU type by how they are bought (the page's mix over time, summed)."""
+    names = tuple(str(v) for v in table.column("gpu_type"))
+    index = tuple(float(i) for i in range(len(names)))
+    parts = (("committed_gpu_hours", "Committed"), ("on_demand_gpu_hours", "On demand"),
+             ("spot_gpu_hours", "Spot"))
+    series = tuple(Series(words, index, tuple(float(v) if isinstance(v, int | float) else 0.0
+                                              for v in table.column(key)))
+                   for key, words in parts)
+    return Chart("bought", "GPU-hours by how they are bought, per GPU type", "bar", "GPU type",
+                 "Demand served over the history (GPU-hours)", series, names)
+
+
+def _durations_chart(document: dict[str, Any]) -> Chart | None:
+    """Jobs per log-spaced duration bin and the fitted log-normal (the page's histogram)."""
+    analysis = document.get("analysis") or {}
+    histogram = analysis.get("duration_histogram") or {}
+    edges = [as_number(e) or 0.0 for e in histogram.get("edges_hours") or []]
+    counts = [as_number(c) or 0.0 for c in histogram.get("counts") or []]
+    fitted = [as_number(f) or 0.0 for f in histogram.get("fitted_counts") or []]
+    if len(edges) < 2 or not len(counts) == len(fitted) == len(edges) - 1 or min(edges) <= 0:
+        return None
+    centres = tuple(math.sqrt(a * b) for a, b in zip(edges[:-1], edges[1:], strict=True))
+    ks = as_number((analysis.get("durations") or {}).get("ks_statistic"))
+    title = "Job durations and the fitted log-normal" + (f" (KS D = {ks:.3f})"
+                                                         if ks is not None else "")
+    return Chart("durations", title, "line", "Job duration (hours, log scale)",
+                 "Jobs per bin (count)",
+                 (Series("Jobs", centres, tuple(counts)),
+                  Series("Fitted log-normal", centres, tuple(fitted))), is_x_log=True)
+
+
+def _teams_chart(table: Table, limit: int = 20) -> Chart | None:
+    """GPU-hours of the `limit` biggest teams (the page's team bars)."""
+    rows = table.rows[:limit]
+    if not rows:
+        return None
+    names = tuple(str(row[0]) for row in rows)
+    index = tuple(float(i) for i in range(len(names)))
+    title = "GPU-hours by team" + (f" (top {limit} of {len(table.rows)})"
+                                   if len(table.rows) > limit else "")
+    return Chart("teams", title, "bar", "Team", "GPU-hours over the history (GPU-hours)",
+                 (Series("GPU-hours", index, tuple(as_number(row[1]) or 0.0 for row in rows)),),
+                 names)
+
+
 def _carbon_table(document: dict[str, Any]) -> Table:
     places = (document.get("carbon") or {}).get("by_place") or []
     columns = (Column("gpu_type", "GPU type"), Column("provider", "Provider"),
@@ -429,10 +475,13 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
     if document.get("carbon"):
         tables = (*tables, _carbon_table(document), _burst_table(document))
+    optional = (_durations_chart(document), _teams_chart(_teams_table(document)))
+    charts = (_demand_chart(demand), _cost_chart(mix), _bought_chart(mix),
+              *(chart for chart in optional if chart is not None))
     return Report(
         kind="history", subject_id=subject_id, generated_at=generated_at,
         title=f"Purchase mix for {payload.get('name') or f'history {subject_id}'}",
         subtitle=f"{as_number(_replay(buy).get('n_hours')) or 0:.0f} hours of demand replayed",
         summary=_summary(document), findings=_findings(document), tables=tables,
-        charts=(_demand_chart(demand), _cost_chart(mix)), caveats=_caveats(document),
+        charts=charts, caveats=_caveats(document),
     )

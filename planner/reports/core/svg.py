@@ -14,6 +14,7 @@ from planner.reports.core.model import Chart
 
 WIDTH, HEIGHT = 720.0, 330.0
 LEFT, RIGHT, TOP, BOTTOM = 78.0, 170.0, 34.0, 58.0
+UPRIGHT_LABELS, SLANTED_CHARACTERS = 8, 9
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
 
@@ -57,16 +58,21 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+MAX_LOG_TICKS = 12
+
+
 def log_ticks(low: float, high: float) -> list[float]:
-    """Powers of two from below `low` to above `high` (GPU counts)."""
+    """Powers of two (GPU counts) from at or below `low` to at or above `high`; powers of ten
+    when powers of two would be more than MAX_LOG_TICKS (durations over many decades)."""
     if low <= 0:
         raise ValueError("ticks: a log axis needs positive values")
-    k = math.floor(math.log2(low))
-    ticks: list[float] = []
-    while 2.0**k <= high * 1.0001 or len(ticks) < 2:
-        ticks.append(2.0**k)
-        k += 1
-    return ticks
+    high = max(high, low)
+    for base in (2.0, 10.0):
+        first = math.floor(math.log(low, base) + 1e-9)
+        last = max(math.ceil(math.log(high, base) - 1e-9), first + 1)
+        if last - first + 1 <= MAX_LOG_TICKS or base == 10.0:
+            break
+    return [base**k for k in range(first, last + 1)]
 
 
 def label(value: float) -> str:
@@ -95,13 +101,22 @@ def _axes(chart: Chart, x: Axis, y: Axis, x_ticks: list[tuple[float, str]],
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{py:.1f}" y2="{py:.1f}" '
                      'stroke="#ddd"/>')
         parts.append(_text(LEFT - 6, py + 4, label(value), size=10, anchor="end"))
+    # Many category labels would run into each other: slanted, cut at SLANTED_CHARACTERS.
+    is_slanted = len(x_ticks) > UPRIGHT_LABELS
     for value, text in x_ticks:
         px = x.at(value)
         parts.append(f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{HEIGHT - BOTTOM}" '
                      f'y2="{HEIGHT - BOTTOM + 4}" stroke="#555"/>')
-        parts.append(_text(px, HEIGHT - BOTTOM + 16, text, size=10))
+        if is_slanted:
+            short = text if len(text) <= SLANTED_CHARACTERS else text[:SLANTED_CHARACTERS - 1] + "…"
+            ty = HEIGHT - BOTTOM + 12
+            parts.append(_text(px + 3, ty, short, size=9, anchor="end",
+                               extra=f' transform="rotate(-30 {px + 3:.1f} {ty:.1f})"'))
+        else:
+            parts.append(_text(px, HEIGHT - BOTTOM + 16, text, size=10))
     middle_y = (TOP + HEIGHT - BOTTOM) / 2
-    parts.append(_text((LEFT + WIDTH - RIGHT) / 2, HEIGHT - 14, chart.x_title, size=12))
+    parts.append(_text((LEFT + WIDTH - RIGHT) / 2, HEIGHT - (6 if is_slanted else 14),
+                       chart.x_title, size=12))
     parts.append(_text(16, middle_y, chart.y_title, size=12,
                        extra=f' transform="rotate(-90 16 {middle_y:.1f})"'))
     parts.append(_text(LEFT, 20, chart.title, size=14, anchor="start",
@@ -138,7 +153,9 @@ def _points_svg(chart: Chart) -> list[str]:
         x_tick_values = nice_ticks(min(x_low, 0.0) if x_low > 0 and x_low < x_high / 4 else x_low,
                                    x_high)
     y_tick_values = nice_ticks(min(0.0, y_low), y_high)
-    x = Axis(x_tick_values[0], x_tick_values[-1], LEFT, WIDTH - RIGHT, chart.is_x_log)
+    # The axis spans its ticks and every point (none drawn outside the frame).
+    x = Axis(min(x_tick_values[0], x_low), max(x_tick_values[-1], x_high), LEFT, WIDTH - RIGHT,
+             chart.is_x_log)
     y = Axis(y_tick_values[0], y_tick_values[-1], HEIGHT - BOTTOM, TOP)
     parts = _axes(chart, x, y, [(v, label(v)) for v in x_tick_values], y_tick_values)
     for i, series in enumerate(chart.series):

@@ -2,10 +2,12 @@
 
 import csv
 import io
+import re
 
 import pytest
 
 from planner.core.spreadsheet import inert
+from planner.reports.core import svg as svg_module
 from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Chart, Column, Report, Series, Table, report_from_dict
 from planner.reports.core.svg import chart_svg, nice_ticks
@@ -60,3 +62,25 @@ def test_report_survives_its_json_round_trip() -> None:
                     charts=(Chart("c", "c", "bar", "x", "y (USD)", (Series("a", (0.0,), (1.0,)),),
                                   ("#1",)),))
     assert report_from_dict(report.to_dict()) == report
+
+
+def test_a_log_axis_keeps_every_point_inside_the_frame() -> None:
+    chart = Chart("d", "durations", "line", "Job duration (hours, log scale)", "Jobs (count)",
+                  (Series("Jobs", (1.0, 4.0, 15.5), (3.0, 1.0, 4.0)),), is_x_log=True)
+    svg = chart_svg(chart)
+    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    assert xs and max(xs) <= svg_module.WIDTH - svg_module.RIGHT + 0.05
+    assert min(xs) >= svg_module.LEFT - 0.05
+    assert ">16<" in svg  # a tick at or above the largest value
+    assert svg_module.log_ticks(0.01, 5000.0) == [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+    assert svg_module.log_ticks(1.0, 1024.0)[-1] == 1024.0
+
+
+def test_many_category_labels_are_slanted_and_cut() -> None:
+    names = tuple(f"team-with-a-long-name-{i}" for i in range(12))
+    chart = Chart("t", "teams", "bar", "Team", "GPU-hours (GPU-hours)",
+                  (Series("GPU-hours", tuple(float(i) for i in range(12)),
+                          tuple(1.0 for _ in range(12))),), names)
+    svg = chart_svg(chart)
+    assert svg.count('transform="rotate(-30') == 12
+    assert "team-wit…" in svg and "team-with-a-long-name-0" not in svg

@@ -76,3 +76,25 @@ def test_sources_tell_two_reservations_of_one_term_and_payment_apart() -> None:
         "1-year reservation, all upfront, standard", "1-year reservation, all upfront, convertible",
         "on-demand")
     assert sources.column("basis") == ("listed",) * 3
+
+
+def test_the_report_has_the_pages_duration_team_and_bought_charts() -> None:
+    analysis = {"duration_histogram": {"edges_hours": [0.5, 2.0, 8.0],
+                                       "counts": [3, 1], "fitted_counts": [2.5, 1.5]},
+                "durations": {"ks_statistic": 0.125},
+                "gpu_hours_by_team": {f"team-{i:02d}": float(i) for i in range(25)}}
+    report = _report({**DOCUMENT, "analysis": analysis})
+    charts = {chart.key: chart for chart in report.charts}
+    assert list(charts) == ["demand", "costs", "bought", "durations", "teams"]
+    durations = charts["durations"]
+    assert durations.is_x_log and durations.series[0].x == (1.0, 4.0)  # bin centres (h)
+    assert durations.title == "Job durations and the fitted log-normal (KS D = 0.125)"
+    teams = charts["teams"]
+    assert teams.title == "GPU-hours by team (top 20 of 25)"
+    assert teams.categories[0] == "team-24" and teams.series[0].y[0] == 24.0
+    assert [s.name for s in charts["bought"].series] == ["Committed", "On demand", "Spot"]
+
+
+def test_a_usage_history_report_has_no_duration_or_team_chart() -> None:
+    report = _report({**DOCUMENT, "analysis": {"duration_histogram": None}})
+    assert [chart.key for chart in report.charts] == ["demand", "costs", "bought"]

@@ -14,6 +14,7 @@ from django.test import Client
 from openpyxl import load_workbook
 
 from planner.models import PlanScenario, Report
+from planner.plans.presenters import figures_json
 from tests.planner.reports.conftest import pdf_text
 
 pytestmark = pytest.mark.django_db
@@ -82,7 +83,9 @@ def test_html_report_needs_nothing_from_outside(ana_client: Client,
     # document itself links nowhere.
     assert 'href="http' not in html.replace(library.group(1), "")
     assert "displaylogo: false" in html
-    assert html.count('type="application/json"') == 4  # one figure per chart
+    # One figure per chart, the plan page's own: Pareto, cost, carbon, scaling and memory.
+    assert html.count('type="application/json"') == len(figures_json(done_plan.result)) == 5
+    assert "Memory per GPU of the cheapest option" in html
 
 
 def test_reports_are_private_and_a_bad_format_names_the_field(
