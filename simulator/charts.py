@@ -56,7 +56,7 @@ def time_figure(time: dict[str, Any]) -> go.Figure:
     return _layout(
         figure,
         f"Step time breakdown ({time['step_seconds']:.3f} s per step)",
-        xaxis_title="Seconds per optimizer step (s)",
+        xaxis_title="Time per optimizer step (s)",
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
+from planner.core import formatting as fmt
 from planner.runs import Attempt
 from pricing.models import InstanceType
 from simulator import services
@@ -150,6 +151,11 @@ def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: Non
     assert page.status_code == 200
     assert b"Time to train" in page.content and b"GiB" in page.content
     assert b"figure-2" in page.content
+    # goodput in percent, as the accuracy page and the plan cards say it; counts separated
+    sim = page.context["run"].result["simulation"]
+    html = page.content.decode()
+    assert f"<td>{fmt.percent(sim['goodput_fraction'])} of whole-run time" in html
+    assert f"accumulation {fmt.count(sim['layout']['grad_accum'])}" in html
     other = signed_in(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(response["Location"]).status_code == 404
 
