@@ -50,7 +50,9 @@ def _hover(row: dict[str, Any]) -> str:
 def _position(value: float) -> float:
     # A marker's position to 5 significant digits (sub-pixel on a log axis): the hover text
     # gives the exact figures, and 17-digit floats were a third of the page's chart data.
-    return float(f"{value:.5g}")
+    # From 1,000 up, whole units, as the cards print dollars and kg: the chart's caption and
+    # data table read these, and 5 digits made $223,569 on a card $223,570 under the chart.
+    return float(round(value)) if abs(value) >= 1000 else float(f"{value:.5g}")
 
 
 def _markers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

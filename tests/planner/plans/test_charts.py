@@ -1,5 +1,7 @@
 """Plan charts: distinct colours for many lines, readable log ticks, names in words."""
 
+from planner.core.chart_text import chart_data, chart_finding
+from planner.core.formatting import usd
 from planner.plans import charts
 
 
@@ -101,3 +103,13 @@ def test_throughput_series_differ_in_colour_and_shape_and_stay_inside_the_plot()
     assert figure.layout.height >= 110 + 21 * 30  # the whole legend, no scrolling
     assert "Highest throughput 55.3 M tokens/s on 2,048 × GPU 27" in figure.layout.meta[
         "finding"]
+
+
+def test_the_caption_and_data_table_give_the_cards_dollars() -> None:
+    # The worked example's card said $223,569 and the chart under it "lowest 223,570".
+    figure = charts.pareto_figure([_option(1, "on_demand", 240.0, 223_569.4),
+                                   {**_option(2, "on_demand", 120.0, 519_041.2), "nodes": 4.0}])
+    document = figure.to_plotly_json()
+    finding = chart_finding(document)
+    assert "223,569" in finding and "519,041" in finding
+    assert any(row[2] == usd(223_569.4).lstrip("$") for row in chart_data(document).rows)
