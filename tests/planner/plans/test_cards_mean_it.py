@@ -131,8 +131,10 @@ def test_the_plan_page_counts_with_thousands_separators(
     document = documents["feasible"]
     plan = _stored(user, document, "counts")
     # a plan with a thousand-odd stale options, as the worked example has (it read '1038')
-    plan.result = {**plan.result, "prices": {**plan.result["prices"], "n_stale": 1038}}
+    plan.result = {**plan.result, "prices": {**plan.result["prices"], "n_stale": 1038},
+                   "infeasible": {"misses deadline": 20539}}
     plan.save(update_fields=["result"])
     page = client_ana.get(f"/plans/{plan.id}").content.decode()
     assert "1,038 options older than" in page and "option(s)" not in page
+    assert "Left out: 20,539 misses deadline." in page
     assert f"of {fmt.count(document['result']['n_feasible'])} feasible options" in page
