@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, log_axis
 from simulator.core.goodput import goodput_fraction, whole_run_goodput
-from simulator.core.validation import summarize_errors
+from simulator.core.validation import SingleFactorFloor, single_factor_floor, summarize_errors
 
 ACCURACY_FILE = "validation_family.csv"
 ACCURACY_PATH = Path(__file__).resolve().parent / "data" / ACCURACY_FILE
@@ -76,6 +76,10 @@ class AccuracyReport:
         families = [f for f in self.table("family") if f["n_predicted"]]
         return sum(bool(f["beats_rule"]) for f in families), len(families)
 
+    def whole_run_floor(self) -> SingleFactorFloor | None:
+        """How far apart the published whole runs are (validation.single_factor_floor)."""
+        return single_factor_floor(self.rows, "whole-run")
+
     def families_not_beaten(self) -> list[str]:
         """Families with a predicted row where the rule of thumb wins on median or P90."""
         return [str(f["group"]) for f in self.table("family")
@@ -83,7 +87,7 @@ class AccuracyReport:
 
 
 # Raise when the page's figure or tables change shape: cached pages are keyed by it too.
-ACCURACY_PAGE_VERSION = 3
+ACCURACY_PAGE_VERSION = 4
 
 
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:

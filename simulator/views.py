@@ -158,6 +158,10 @@ class AccuracyPage:
         return self.report.families_not_beaten()
 
     @cached_property
+    def whole_run_floor(self) -> Any:
+        return self.report.whole_run_floor()
+
+    @cached_property
     def goodput(self) -> Any:
         return goodput_summary(services.shipped_calibration().production_overhead_fraction)
 

@@ -8,6 +8,7 @@ predicted row carries its calibration status and a P10-P90 band (see domain).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,8 @@ from simulator.core.prediction import (
 from simulator.core.reference_runs import TIME_METRICS
 
 __all__ = ["METRICS", "PREDICTION_COLUMNS", "THROUGHPUT_METRICS", "TIME_METRICS",
-           "predictions_frame", "summarize_errors", "validate"]
+           "SingleFactorFloor", "predictions_frame", "single_factor_floor", "summarize_errors",
+           "validate"]
 
 PREDICTION_COLUMNS = ["run_id", "metric", "reported", "predicted", "predicted_p10",
                       "predicted_p90", "abs_pct_error", "note"]
@@ -152,3 +154,37 @@ def summarize_errors(predictions: pd.DataFrame) -> pd.DataFrame:
         for group, rows in frame.groupby(group_by, sort=True):
             out.append(_summary_row(group_by, str(group), rows))
     return pd.DataFrame(out)
+
+
+@dataclass(frozen=True)
+class SingleFactorFloor:
+    """How far apart a class's published figures are from each other, seen through the
+    simulator: `ratio_low`..`ratio_high` is published ÷ predicted over its `n_rows` rows, and
+    `p90_ape` the P90 % error still left after multiplying every prediction by the one
+    `factor` that minimises it, chosen on those very rows (in-sample, so a floor no fitted
+    goodput or overhead factor can go below, not an accuracy figure)."""
+
+    n_rows: int
+    factor: float
+    p90_ape: float
+    ratio_low: float
+    ratio_high: float
+
+
+def single_factor_floor(predictions: pd.DataFrame, metric_class: str = "whole-run",
+                        steps: int = 4001) -> SingleFactorFloor | None:
+    """The SingleFactorFloor of `metric_class`'s predicted rows (a `validate` or
+    cross-validation frame), or None with fewer than two. Grid search over the rows' own
+    ratios' span, `steps` log-spaced factors; P90 as summarize_errors takes it (linear)."""
+    rows = predictions[(metric_classes(predictions["metric"]) == metric_class)
+                       & predictions["predicted"].notna() & (predictions["reported"] > 0)
+                       & (predictions["predicted"] > 0)]
+    if len(rows) < 2:
+        return None
+    ratio = (rows["reported"] / rows["predicted"]).to_numpy(dtype=np.float64)
+    factors = np.geomspace(ratio.min(), ratio.max(), steps)
+    errors = np.abs(factors[:, None] / ratio[None, :] - 1.0) * 100.0
+    p90 = np.quantile(errors, 0.9, axis=1)
+    best = int(np.argmin(p90))
+    return SingleFactorFloor(len(rows), float(factors[best]), float(p90[best]),
+                             float(ratio.min()), float(ratio.max()))

@@ -53,6 +53,13 @@ def test_the_page_shows_whole_runs_as_their_own_class_with_the_goodput() -> None
     assert 'id="whole-run-goodput"' in body and "Goodput factor:" in body
     for name in ("throughput", "time", "whole-run"):
         assert f'id="class-{name}"' in body
+    # How far apart the published whole runs are: the P90 no single goodput factor beats.
+    report = accuracy_report()
+    floor = report.whole_run_floor()
+    classes = {r["group"]: r for r in report.table("metric_class")}
+    assert floor is not None and floor.n_rows == classes["whole-run"]["n_predicted"]
+    spread = body.split('id="whole-run-spread">', 1)[1].split("</p>", 1)[0]
+    assert f"{floor.p90_ape:.1f}%" in spread and f"{floor.ratio_high:.2f}" in spread
 
 
 def test_csv_download_has_every_run_and_no_formula_cells() -> None:

@@ -226,6 +226,14 @@ def test_validate_simulator_writes_predictions_and_beats_the_rule(tmp_path: Path
     assert "rule median APE %" in text and "tokens_per_sec_per_gpu" in text
 
 
+def test_validate_simulator_states_how_far_apart_the_whole_runs_are() -> None:
+    stdout = StringIO()
+    call_command("validate_simulator", str(RUNS_CSV.with_name("whole_runs.csv")), stdout=stdout)
+    line = next(t for t in stdout.getvalue().splitlines() if t.startswith("whole runs:"))
+    assert "published / predicted GPU-hours runs from" in line
+    assert "a floor for any goodput factor, not an accuracy figure" in line
+
+
 def test_validate_simulator_notes_rows_it_cannot_predict(tmp_path: Path) -> None:
     runs = pd.read_csv(RUNS_CSV).head(3)
     runs.loc[0, "gpu"] = "Imaginary GPU 1TB"

@@ -6,6 +6,7 @@ from typing import Any
 import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
+from simulator.core.validation import single_factor_floor
 from simulator.services import simulator_calibration_refit, simulator_validate_file
 
 OUT_COLUMNS = [
@@ -101,6 +102,14 @@ class Command(BaseCommand):
         for group_by in summary["group_by"].unique():
             self.stdout.write(f"\nby {group_by}:")
             self.stdout.write(_summary_text(summary[summary["group_by"] == group_by]))
+        floor = single_factor_floor(predictions, "whole-run")
+        if floor is not None:
+            self.stdout.write(
+                f"\nwhole runs: published / predicted GPU-hours runs from {floor.ratio_low:.2f} "
+                f"to {floor.ratio_high:.2f} over {floor.n_rows} runs; the one factor fitting them "
+                f"best, chosen on them (x{floor.factor:.3f}), still leaves P90 "
+                f"{floor.p90_ape:.1f}% (a floor for any goodput factor, not an accuracy figure)"
+            )
         skipped = predictions[predictions["predicted"].isna()]
         if len(skipped):
             self.stdout.write(f"\n{len(skipped)} row(s) not predicted:")

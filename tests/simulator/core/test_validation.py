@@ -8,7 +8,7 @@ import pytest
 
 from simulator.core import summarize_errors, validate
 from simulator.core.reference_runs import DEFAULT_GPU_COUNT, row_workload, run_family
-from simulator.core.validation import PREDICTION_COLUMNS, scale_band
+from simulator.core.validation import PREDICTION_COLUMNS, scale_band, single_factor_floor
 
 
 def test_validate_returns_documented_columns(runs, gpu_specs, calibration):
@@ -125,3 +125,25 @@ def test_fp8_throughput_is_banded_by_its_own_class(all_runs, gpu_specs, calibrat
     spread = np.log(frame["predicted_p90"] / frame["predicted_p10"]) / frame["band_scale"]
     assert spread[ids[0]] == pytest.approx(0.02)
     assert spread[ids[1]] == pytest.approx(1.0)
+
+
+def _ratios_frame(ratios: list[float], metric: str = "gpu_hours") -> pd.DataFrame:
+    """Rows whose published ÷ predicted value is each of `ratios`."""
+    return pd.DataFrame({"metric": metric, "reported": [100.0 * r for r in ratios],
+                         "predicted": 100.0})
+
+
+def test_single_factor_floor_finds_the_factor_and_the_p90_it_leaves() -> None:
+    floor = single_factor_floor(_ratios_frame([1.0] * 9 + [2.0]))
+    assert floor is not None and floor.n_rows == 10
+    # x1 leaves nine rows exact and one 50 % off: P90 (linear) = 0.1 x 50 % = 5 %.
+    assert floor.factor == pytest.approx(1.0) and floor.p90_ape == pytest.approx(5.0)
+    assert (floor.ratio_low, floor.ratio_high) == (1.0, 2.0)
+
+
+def test_figures_a_factor_cannot_reconcile_leave_a_floor() -> None:
+    # Half the rows published at half the prediction, half at twice: the best single factor
+    # still leaves every row at least a third off.
+    floor = single_factor_floor(_ratios_frame([0.5, 2.0] * 5))
+    assert floor is not None and floor.p90_ape > 33.0
+    assert single_factor_floor(_ratios_frame([1.0, 2.0], metric="tokens_per_sec_per_gpu")) is None
