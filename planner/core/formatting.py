@@ -320,8 +320,16 @@ def goodput_line(overhead_pct: float | int | None, overhead_usd: float | int | N
     and overhead: +28.0 % GPU-hours, $1,377,117' (MISSING for a plan stored before it)."""
     if _missing(overhead_pct):
         return MISSING
+    return f"expected failures, restarts and overhead: {overhead_text(overhead_pct, overhead_usd)}"
+
+
+def overhead_text(overhead_pct: float | int | None, overhead_usd: float | int | None) -> str:
+    """A whole run's goodput loss, as its cost-breakdown line and the plan table write it:
+    '+50.0 % GPU-hours, $75,619' (one decimal always, so a column of them lines up)."""
+    if _missing(overhead_pct):
+        return MISSING
     pct = float(overhead_pct)  # type: ignore[arg-type]
-    return f"expected failures, restarts and overhead: +{pct:.1f} % GPU-hours, {usd(overhead_usd)}"
+    return f"+{pct:.1f} % GPU-hours, {usd(overhead_usd)}"
 
 
 def pipeline_schedule(pp: float | int | None, virtual_stages: float | int | None) -> str:

@@ -29,6 +29,13 @@ def goodput_line(option: dict) -> str:  # type: ignore[type-arg]
 
 
 @register.filter
+def overhead_text(option: dict) -> str:  # type: ignore[type-arg]
+    """{{ option|overhead_text }}: '+50.0 % GPU-hours, $75,619', the goodput line's figures."""
+    return formatting.overhead_text(option.get("overhead_gpu_hours_pct"),
+                                    option.get("overhead_usd"))
+
+
+@register.filter
 def is_commitment(purchase_option: str) -> bool:
     """{% if p.purchase_option|is_commitment %}: bought ahead for a term (has a payment option)."""
     option = OPTIONS_BY_CODE.get(purchase_option)

@@ -150,6 +150,8 @@ def test_goodput_line_reads_as_a_cost_breakdown_line():
     assert f.goodput_line(28.04, 1377117.4) == (
         "expected failures, restarts and overhead: +28.0 % GPU-hours, $1,377,117")
     assert f.goodput_line(None, None) == f.MISSING
+    # the plan table's cells: one decimal always ('+50 %' beside '+49.5 %' did not line up)
+    assert f.overhead_text(50.0, 75619.2) == "+50.0 % GPU-hours, $75,619"
 
 
 @pytest.mark.parametrize(("high", "ticks"), [

@@ -138,3 +138,11 @@ def test_the_plan_page_counts_with_thousands_separators(
     assert "1,038 options older than" in page and "option(s)" not in page
     assert "Left out: 20,539 misses deadline." in page
     assert f"of {fmt.count(document['result']['n_feasible'])} feasible options" in page
+
+
+def test_the_table_writes_every_overhead_with_one_decimal(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    plan = _stored(user, documents["feasible"], "overheads")
+    page = client_ana.get(f"/plans/{plan.id}").content.decode()
+    cells = re.findall(r'<td class="c-goodput"[^>]*>([^<]*)<', page)
+    assert cells and all(re.match(r"\+\d[\d,]*\.\d % GPU-hours, \$", c) for c in cells), cells
