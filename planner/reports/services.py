@@ -63,8 +63,16 @@ def report_render(document: ReportDocument, fmt: str) -> Rendered:
 def report_write(document: ReportDocument, path: Path) -> Rendered:
     """Write the report to `path` in the format its extension names."""
     rendered = report_render(document, report_format(path.suffix or "(no extension)"))
-    path.write_bytes(rendered.content)
+    report_save(rendered, path)
     return rendered
+
+
+def report_save(rendered: Rendered, path: Path) -> None:
+    """Write a rendered report to `path`; ValueError naming the file when it cannot be."""
+    try:
+        path.write_bytes(rendered.content)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def report_create(*, owner_id: int, document: ReportDocument, fmt: str) -> Report:

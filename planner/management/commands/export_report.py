@@ -43,7 +43,7 @@ class Command(BaseCommand):
             fmt = report_services.report_format(options["fmt"] or out.suffix or "(none)")
             rendered = report_services.report_render(_document(options["kind"], options["id"]),
                                                      fmt)
+            report_services.report_save(rendered, out)
         except (ValueError, report_services.PdfUnavailableError) as exc:
             raise CommandError(str(exc)) from None
-        out.write_bytes(rendered.content)
         self.stdout.write(f"wrote {out} ({len(rendered.content):,} bytes, {fmt})")

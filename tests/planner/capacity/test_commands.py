@@ -59,3 +59,9 @@ def test_a_gpu_type_not_in_the_file_is_refused(loaded_catalog, db, tmp_path):
                     "a,2024-01-01T00:00:00Z,2024-01-01T05:00:00Z,A100,8\n")
     with pytest.raises(CommandError, match="gpu_type: 'H100' is not in the history"):
         _run(str(path), "--gpu-type", "H100")
+
+
+def test_a_report_file_that_cannot_be_written_is_a_one_line_error(loaded_catalog, db, tmp_path):
+    with pytest.raises(CommandError, match="report: cannot write .*: No such file"):
+        _run(*PHILLY_ARGS, "--pool-gpus", "0,200", "--policy", "none",
+             "--report", str(tmp_path / "no-such-folder" / "capacity.xlsx"))

@@ -59,3 +59,9 @@ def test_bad_options_raise_command_error(tmp_path, db, args, message):
 def test_missing_file(db):
     with pytest.raises(CommandError, match="no such file"):
         _run("/nonexistent.csv")
+
+
+def test_a_report_file_that_cannot_be_written_is_a_one_line_error(loaded_catalog, db, tmp_path):
+    with pytest.raises(CommandError, match="report: cannot write .*: No such file"):
+        _run(str(PHILLY), "--map", PHILLY_MAP, "--time-unit", "min", "--origin", "2017-10-01",
+             "--gpu-type", "A100", "--report", str(tmp_path / "no-such-folder" / "mix.xlsx"))

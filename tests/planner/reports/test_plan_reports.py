@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 from openpyxl import load_workbook
 
@@ -176,6 +176,18 @@ def test_export_report_command_and_plan_report_option(done_plan: PlanScenario,
                  stdout=io.StringIO(), stderr=io.StringIO())
     rows = list(csv.DictReader(io.StringIO(csv_out.read_text(encoding="utf-8-sig"))))
     assert rows and {r["Provider"] for r in rows} == {"AWS"}  # in words, not the code
+
+
+def test_a_report_file_that_cannot_be_written_is_a_one_line_error(
+        done_plan: PlanScenario, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "plan.xlsx"
+    with pytest.raises(CommandError, match=f"cannot write {re.escape(str(missing))}: No such"):
+        call_command("export_report", "plan", str(done_plan.id), "--out", str(missing),
+                     stdout=io.StringIO())
+    with pytest.raises(CommandError, match="report: cannot write .*: No such file"):
+        call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers",
+                     "aws", "--purchase-options", "on_demand", "--report", str(missing),
+                     stdout=io.StringIO(), stderr=io.StringIO())
 
 
 def test_without_weasyprint_the_pdf_button_says_what_is_missing(
