@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from pricing.management.commands.import_prices import Command as ImportPrices
 from pricing.models import Price
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("loaded_catalog")]
@@ -102,3 +103,13 @@ def test_bad_as_of_and_missing_file(fixtures_dir: Path, tmp_path: Path) -> None:
         _run("--format", "skypilot", path, "--as-of", "yesterday")
     with pytest.raises(CommandError, match="no such file"):
         _run("--format", "skypilot", str(tmp_path / "absent.csv"), "--as-of", "2026-08-01")
+
+
+def test_a_bad_as_of_on_the_command_line_is_a_usage_error_not_a_traceback(
+        fixtures_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(fixtures_dir / "pricing" / "skypilot_aws_us-east-1.csv")
+    with pytest.raises(SystemExit) as exited:
+        ImportPrices().run_from_argv(["manage.py", "import_prices", "--format", "skypilot",
+                                      path, "--as-of", "2026-13-45", "--dry-run"])
+    assert exited.value.code == 2
+    assert "argument --as-of: '2026-13-45' is not a date (YYYY-MM-DD)" in capsys.readouterr().err

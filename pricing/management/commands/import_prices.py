@@ -1,5 +1,6 @@
 """Import one price file in a provider's format."""
 
+import argparse
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ def _date(text: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise CommandError(f"--as-of {text!r} is not a date (YYYY-MM-DD)") from None
+        # argparse turns this into a usage error; a CommandError here escaped as a traceback.
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
 
 
 class Command(BaseCommand):
