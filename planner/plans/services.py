@@ -40,7 +40,7 @@ from planner.runs import (
     run_progress,
     run_store,
 )
-from pricing.models import Region
+from pricing.models import Accelerator, Provider, Region
 from pricing.selectors import current_prices
 from simulator.services import (
     Simulator,
@@ -228,6 +228,18 @@ class NoConfigurationFitsError(ValueError):
     a plan's answer, stored as its result, not a failure."""
 
 
+def check_catalog_names(scenario: Scenario) -> None:
+    """ValueError naming the field when a provider or GPU is in no catalog (as the form's
+    choices refuse it; else the plan would end "nothing fits" and blame the GPUs)."""
+    for name, model in (("providers", Provider), ("gpus", Accelerator)):
+        wanted = scenario.data.get(name) or []
+        known = list(model.objects.order_by("slug").values_list("slug", flat=True))
+        unknown = [slug for slug in wanted if slug not in known]
+        if unknown:
+            raise ValueError(f"{name}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    check_regions(scenario)
+
+
 def check_regions(scenario: Scenario) -> None:
     """ValueError naming the regions field when a region code is in no catalog, or not a
     region of any allowed provider (else the plan would end "nothing fits" and blame the
@@ -255,7 +267,7 @@ def check_regions(scenario: Scenario) -> None:
 
 def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:
     """Sweep, price and rank: the plan document. NoConfigurationFitsError when nothing fits."""
-    check_regions(scenario)
+    check_catalog_names(scenario)
     simulator = plan_simulator(scenario=scenario, owner_id=owner_id)
     found = plan_configurations(scenario=scenario, simulator=simulator)
     return plan_from_configurations(scenario=scenario, simulator=simulator, found=found)
@@ -347,7 +359,7 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     scenario = scenario_from_input(raw, today=timezone.now().date())
     # What the worker will read, checked now (ValueError names the field): never accepted and
     # then failed in the worker.
-    check_regions(scenario)
+    check_catalog_names(scenario)
     simulator_for(request=simulation_request(scenario), owner_id=owner_id)
     with transaction.atomic():
         stored = PlanScenario.objects.create(

@@ -86,11 +86,25 @@ def test_an_impossible_deadline_is_explained(user: User) -> None:
     ({**LLAMA, "regions": ["mars-1"]}, "regions: unknown region code mars-1"),
     ({**LLAMA, "providers": ["gcp"], "regions": ["us-east-1"]},
      "regions: us-east-1 is not a region of gcp"),
+    ({**LLAMA, "providers": ["aws", "zzz"]}, "providers: unknown zzz "),
+    ({**LLAMA, "gpus": ["h100-zzz"]}, "gpus: unknown h100-zzz "),
 ])
 def test_bad_scenarios_are_refused_and_not_stored(user: User, raw: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         services.scenario_create(owner_id=user.id, raw=raw)
     assert not PlanScenario.objects.exists()
+
+
+def test_an_unknown_provider_is_a_400_naming_it_not_a_plan_that_blames_the_gpus(
+        client_ana: Client) -> None:
+    response = client_ana.post("/api/plans", json.dumps({**LLAMA, "providers": ["zzz"]}),
+                               content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("providers: unknown zzz (known: aws, ")
+    assert not PlanScenario.objects.exists()
+    with pytest.raises(CommandError, match="^gpus: unknown h100-zzz "):
+        call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--gpus",
+                     "h100-zzz", stdout=StringIO())
 
 
 NO_FIT = {"workload": "llama3-405b", "tokens": 1e12, "gpus": ["t4-pcie-16gb"], "max_nodes": 1}
