@@ -168,8 +168,8 @@ def _workload_sizes(scenario: Scenario, simulator: Simulator) -> dict[str, Any]:
     if "checkpoint_gb" not in data:
         sizes["checkpoint_gb"] = round(default_checkpoint_gb(workload.params), 1)
         notes["checkpoint_gb"] = (f"{workload.params / 1e9:,.1f} B parameters × "
-                                  f"{CHECKPOINT_BYTES_PER_PARAM:g} B (bf16 weights, fp32 master "
-                                  "weights, Adam moments)")
+                                  f"{CHECKPOINT_BYTES_PER_PARAM:g} bytes (bf16 weights, fp32 "
+                                  "master weights, Adam moments)")
     if "dataset_gb" not in data:
         is_image = workload.kind not in ("llm", "llm_moe", "llm_lora", "bert")
         samples = data.get("samples") or (data.get("epochs") or 0) * (data.get("dataset_samples")
@@ -178,9 +178,9 @@ def _workload_sizes(scenario: Scenario, simulator: Simulator) -> dict[str, Any]:
         sizes["dataset_gb"] = round(default_dataset_gb(
             tokens=tokens, samples=samples, tokens_per_sample=workload.tokens_per_sample,
             is_image=is_image), 1)
-        notes["dataset_gb"] = ("tokens × 2 B (uint16 token ids)" if tokens else
+        notes["dataset_gb"] = ("tokens × 2 bytes (uint16 token ids)" if tokens else
                                "samples × 110 kB per image" if is_image else
-                               "samples × tokens per sample × 2 B")
+                               "samples × tokens per sample × 2 bytes")
     return {"sizes": sizes, "notes": notes}
 
 

@@ -146,3 +146,16 @@ def test_the_table_writes_every_overhead_with_one_decimal(
     page = client_ana.get(f"/plans/{plan.id}").content.decode()
     cells = re.findall(r'<td class="c-goodput"[^>]*>([^<]*)<', page)
     assert cells and all(re.match(r"\+\d[\d,]*\.\d % GPU-hours, \$", c) for c in cells), cells
+
+
+def test_the_assumptions_read_in_one_format_and_say_bytes(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    plan = _stored(user, documents["feasible"], "assumptions")
+    page = client_ana.get(f"/plans/{plan.id}").content.decode()
+    table = page.split('aria-label="Storage and egress prices"', 1)[1].split("</table>", 1)[0]
+    # every price to four decimals ('0.023' beside '0.0184' and '0.0' before)
+    cells = re.findall(r'<td class="num">([^<]*)</td>', table)
+    assert "0.0230" in cells and "0.0000" in cells
+    assert all(re.fullmatch(r"\d+\.\d{4}|\d+\.\d|—", c) for c in cells), cells
+    assert "× 14 bytes (bf16 weights" in page and "× 2 bytes (uint16 token ids)" in page
+    assert "storage kept 1 month after the run" in page
