@@ -7,6 +7,7 @@ from django import forms
 from django.conf import settings
 
 from planner.core.cloud import SPOT_BAND_MONTHLY_FRACTION
+from planner.core.formatting import label
 from planner.purchase_mix import selectors
 from planner.purchase_mix.core.upload.csv_stream import read_header
 from planner.purchase_mix.core.upload.parsing import (
@@ -67,10 +68,11 @@ def _place_choices(provider: str = "") -> tuple[list[Any], list[Any]]:
     grouped by provider when none is chosen, so no list mixes every provider's regions)."""
     regions = selectors.region_choices()
     slugs = sorted({slug for slug, _ in regions})
-    providers: list[Any] = [("", "cheapest that sells commitments")] + [(s, s) for s in slugs]
+    providers: list[Any] = [("", "cheapest that sells commitments")] + [
+        (s, label(s)) for s in slugs]
     if provider in slugs:
         return providers, [("", "any region")] + [(c, c) for s, c in regions if s == provider]
-    groups = [(slug, [(c, c) for s, c in regions if s == slug]) for slug in slugs]
+    groups = [(label(slug), [(c, c) for s, c in regions if s == slug]) for slug in slugs]
     return providers, [("", "any region"), *groups]
 
 

@@ -53,6 +53,14 @@ def test_upload_page_documents_columns_and_example(user_client):
     assert "planner/example-generic.csv" in body
 
 
+def test_providers_are_named_in_words_as_on_every_other_page(user_client, loaded_catalog):
+    form = user_client.get(UPLOAD).context["form"]
+    providers = dict(form.fields["provider"].choices)
+    assert providers["aws"] == "AWS" and providers["gcp"] == "Google Cloud"  # not "aws", "gcp"
+    groups = [label for label, _ in form.fields["region"].choices[1:]]
+    assert "Azure" in groups and "azure" not in groups
+
+
 def test_time_unit_menu_offers_each_unit_once_seconds_first(user_client):
     form = user_client.get(UPLOAD).context["form"]
     field = form["time_unit"]
