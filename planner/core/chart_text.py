@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.core.formatting import large_count, number
+from planner.core.formatting import count, large_count, number
 
 MAX_ROWS = 500
 
@@ -137,7 +137,7 @@ def chart_finding(figure: dict[str, Any]) -> str:
         return f"{_amount(value)} ({series}, {where})" if series else f"{_amount(value)} ({where})"
 
     return (f"{what or 'Value'}: highest {said(high)}, lowest {said(low)}, "
-            f"over {len(found)} points.")
+            f"over {count(len(found))} points.")
 
 
 def chart_data(figure: dict[str, Any]) -> ChartData:

@@ -27,7 +27,7 @@ _LAYOUT: dict[str, Any] = {
     "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13},
     "legend": {"orientation": "h", "y": -0.2},
 }
-GPUS = "Average concurrent GPUs (GPUs)"
+GPUS = "Average concurrent GPUs"
 HOUR_UTC = "Hour (UTC)"
 COLORS = PALETTE
 
@@ -115,7 +115,7 @@ def cost_curves(curves: Sequence[CostCurve], bought_gpus: Mapping[str, int]) -> 
         ))
     figure.update_layout(
         **_LAYOUT, title={"text": "Total cost vs commitment level"},
-        xaxis={"title": {"text": "Committed GPUs (GPUs)"}},
+        xaxis={"title": {"text": "Committed GPUs"}},
         yaxis={"title": {"text": "Total cost over the history (USD)"}},
     )
     return figure
@@ -139,7 +139,7 @@ def duration_histogram(histogram: DurationHistogram, ks_statistic: float | None)
     figure.update_layout(
         **_LAYOUT, title={"text": "Job durations"}, bargap=0,
         xaxis=log_axis(list(centres), "Job duration (hours, log scale)"),
-        yaxis={"title": {"text": "Jobs per bin (jobs)"}},
+        yaxis={"title": {"text": "Jobs per bin"}},
     )
     return figure
 
@@ -208,7 +208,7 @@ def team_bar(gpu_hours_by_team: Mapping[str, float], limit: int = 20) -> go.Figu
     ))
     figure.update_layout(
         **_LAYOUT, title={"text": "Demand by team"}, showlegend=False,
-        xaxis={"title": {"text": "Team"}}, yaxis={"title": {"text": "GPU-hours (GPU-h)"}},
+        xaxis={"title": {"text": "Team"}}, yaxis={"title": {"text": "GPU-hours"}},
     )
     return figure
 

@@ -73,3 +73,10 @@ def test_an_hourly_series_given_as_start_and_step_reads_as_dates() -> None:
     assert chart_finding(figure) == (
         "GPUs: highest 9.5 (A100 demand, 2024-01-01 05:00), lowest 1 (A100 demand, "
         "2024-01-01 06:00), over 5 points.")
+
+
+def test_a_finding_counts_its_points_with_a_separator() -> None:
+    # the purchase-mix demand chart said "over 1404 points"
+    figure = go.Figure(go.Scatter(x=list(range(1404)), y=[float(i) for i in range(1404)]),
+                       layout={"yaxis": {"title": {"text": "Average concurrent GPUs"}}})
+    assert chart_finding(_encoded(figure)).endswith("over 1,404 points.")

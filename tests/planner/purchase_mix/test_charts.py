@@ -36,7 +36,7 @@ def test_demand_curve_has_types_total_and_commitment_lines(recommendation):
     assert names[:3] == ["A100 demand", "L4 demand", "Total demand"]
     committed = [trace for trace in figure.data if "committed" in trace.name]
     assert len(committed) == 1 and committed[0].y[0] == committed[0].y[1] > 0
-    assert _titles(figure) == ("Hour (UTC)", "Average concurrent GPUs (GPUs)")
+    assert _titles(figure) == ("Hour (UTC)", "Average concurrent GPUs")
 
 
 def test_charts_draw_what_to_buy_and_label_the_hindsight_optimum_as_reference(recommendation):
@@ -54,7 +54,7 @@ def test_charts_draw_what_to_buy_and_label_the_hindsight_optimum_as_reference(re
     assert reference.name == "A100 lowest cost in hindsight (reference)"
     assert reference.x[0] == sum(hindsight.decision.levels) * 8 != 8
     assert min(curve.y) == reference.y[0]
-    assert _titles(figure) == ("Committed GPUs (GPUs)", "Total cost over the history (USD)")
+    assert _titles(figure) == ("Committed GPUs", "Total cost over the history (USD)")
     assert "chart-durations" not in figures
     committed = [t for t in figures["chart-demand"].data if "committed" in t.name]
     assert [(t.name, list(t.y)) for t in committed] == [
@@ -68,7 +68,7 @@ def test_mix_is_stacked_and_adds_up_to_demand(recommendation):
     stacked = sum(np.asarray(trace.y) for trace in figure.data)
     total = recommendation.demand.total_gpus.sum(axis=1).to_numpy()
     np.testing.assert_allclose(stacked, total)
-    assert figure.layout.yaxis.title.text == "Average concurrent GPUs (GPUs)"
+    assert figure.layout.yaxis.title.text == "Average concurrent GPUs"
 
 
 def test_waterfall_ends_at_the_mix_cost(recommendation):
@@ -86,7 +86,7 @@ def test_duration_histogram_with_fit_and_ks_in_legend():
     assert list(bars.y) == [5, 3] and list(fit.y) == [4.5, 3.2]
     assert "KS D = 0.042" in fit.name
     assert figure.layout.xaxis.type == "log"
-    assert _titles(figure) == ("Job duration (hours, log scale)", "Jobs per bin (jobs)")
+    assert _titles(figure) == ("Job duration (hours, log scale)", "Jobs per bin")
 
 
 def test_trend_and_team_charts_have_units():
@@ -94,7 +94,7 @@ def test_trend_and_team_charts_have_units():
     figure = charts.demand_trend(pd.Series([1.0, 2, 3], index=days),
                                  pd.Series([4.0], index=days[:1]), 0.25)
     assert figure.data[1].name == "Projection (+25%/year)"
-    assert _titles(figure) == ("Day (UTC)", "Average concurrent GPUs (GPUs)")
+    assert _titles(figure) == ("Day (UTC)", "Average concurrent GPUs")
     bar = charts.team_bar({"ml": 10.0, "cv": 5.0})
     assert list(bar.data[0].x) == ["ml", "cv"]
-    assert bar.layout.yaxis.title.text == "GPU-hours (GPU-h)"
+    assert bar.layout.yaxis.title.text == "GPU-hours"
