@@ -23,6 +23,7 @@ from django.db.models import Sum
 from django.template.defaultfilters import filesizeformat
 
 from planner import runs
+from planner.purchase_mix import selectors
 from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
@@ -218,6 +219,7 @@ def history_create(
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
     _check_quota(owner_id, size_bytes)
+    run_options_check(run_options or RunOptions())
     try:
         parsed = history_parse(upload, options=options)
     except UploadSettingError as error:
@@ -289,6 +291,23 @@ def _history_fields(
         "gpu_types": list(history.gpu_types),
         "is_usage": isinstance(history, UsageHistory),
     }
+
+
+def run_options_check(options: RunOptions) -> None:
+    """ValueError naming the field when the provider or region sells nothing here (the
+    form's choices refuse them; the API and the command line would analyse at $0)."""
+    places = selectors.region_choices()
+    providers = sorted({slug for slug, _ in places})
+    if options.provider and options.provider not in providers:
+        raise ValueError(f"provider: {options.provider!r} has no current prices (choose one "
+                         f"of {', '.join(providers)}, or leave it blank)")
+    regions = {code for slug, code in places if options.provider in ("", slug)}
+    if options.region and options.region not in regions:
+        raise ValueError(f"region: {options.region!r} is not a region of "
+                         f"{options.provider or 'any provider'} with prices")
+    if options.lookback_days is not None and options.lookback_days < 1:
+        raise ValueError(f"lookback_days: {options.lookback_days} is not a number of days "
+                         "from 1")
 
 
 def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:
@@ -395,6 +414,7 @@ def file_document(path: Path, *, options: ParseOptions, run_options: RunOptions)
 
     Raises ValueError for file problems, and for row errors with the first lines named.
     """
+    run_options_check(run_options)
     with path.open("rb") as handle:
         parsed = history_parse(handle, options=options)
     if parsed.history is None:

@@ -81,6 +81,19 @@ def test_bad_options_are_400(user_client, fields, message):
     assert response.status_code == 400 and message in response.json()["detail"]
 
 
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"provider": "zzz"}, "provider: 'zzz' has no current prices (choose one of aws, "),
+    ({"region": "mars-1"}, "region: 'mars-1' is not a region of any provider with prices"),
+    ({"provider": "gcp", "region": "us-east-1"}, "region: 'us-east-1' is not a region of gcp"),
+])
+def test_a_place_that_sells_nothing_is_400_not_an_analysis_at_zero_dollars(
+    user_client, loaded_catalog, fields, message
+):
+    response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV), **fields})
+    assert response.status_code == 400 and response.json()["detail"].startswith(message)
+    assert History.objects.count() == 0
+
+
 def test_size_limit_is_413(user_client, settings):
     settings.UPLOAD_MAX_BYTES = 20
     response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV)})

@@ -65,3 +65,13 @@ def test_a_report_file_that_cannot_be_written_is_a_one_line_error(loaded_catalog
     with pytest.raises(CommandError, match="report: cannot write .*: No such file"):
         _run(str(PHILLY), "--map", PHILLY_MAP, "--time-unit", "min", "--origin", "2017-10-01",
              "--gpu-type", "A100", "--report", str(tmp_path / "no-such-folder" / "mix.xlsx"))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--provider", "zzz"], "provider: 'zzz' has no current prices"),
+    (["--lookback-days", "-5"], "lookback_days: -5 is not a number of days from 1"),
+])
+def test_a_place_or_look_back_that_cannot_be_is_refused(loaded_catalog, db, args, message):
+    with pytest.raises(CommandError, match=message):
+        _run(str(PHILLY), "--map", PHILLY_MAP, "--time-unit", "min", "--origin", "2017-10-01",
+             "--gpu-type", "A100", *args)
