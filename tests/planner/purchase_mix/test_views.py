@@ -1,6 +1,7 @@
 import pytest
 from django.urls import reverse
 
+from planner.core import formatting as fmt
 from planner.models import AnalysisRun, History
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from tests.clients import signed_in
@@ -193,6 +194,19 @@ def test_growth_param_recomputes_the_trend(user_client, loaded_catalog, eager_ce
     assert days == 30  # a 4-day history projects 30 days ahead
     assert last == pytest.approx(first * 1.5 ** ((days - 1) / 365), rel=1e-6)
     assert "+50%/year" in response.content.decode()
+    fitted = response.context["report"].trend_fitted_growth_per_year
+    if fitted is not None:  # written by the formatter: '-1,134%', not widthratio's '-1134%'
+        assert f"Fitted trend: {fmt.percent(fitted, 0)} per year." in response.content.decode()
+
+
+def test_the_cheapest_place_is_worded_as_the_form_words_it(
+    user_client, loaded_catalog, eager_celery, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(user_client, file_upload(HELIOS), **HELIOS_FIELDS)
+    history = History.objects.get()
+    body = user_client.get(f"/history/{history.pk}").content.decode()
+    assert "cheapest that sells commitments" in body and "cheapest offered" not in body
 
 
 def test_philly_mapping_with_duration_chart_and_new_run(
