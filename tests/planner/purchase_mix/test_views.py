@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -207,6 +209,10 @@ def test_the_cheapest_place_is_worded_as_the_form_words_it(
     history = History.objects.get()
     body = user_client.get(f"/history/{history.pk}").content.decode()
     assert "cheapest that sells commitments" in body and "cheapest offered" not in body
+    # peak / mean with one decimal in every row (it mixed '9.5×' and '16.49×')
+    stats = body.split('id="demand-stats"', 1)[1].split("</table>", 1)[0]
+    ratios = re.findall(r'<td class="num">([^<]*)×</td>', stats)
+    assert ratios and all(re.fullmatch(r"\d[\d,]*\.\d", r) for r in ratios), ratios
 
 
 def test_philly_mapping_with_duration_chart_and_new_run(
