@@ -127,12 +127,29 @@ def resolve_columns(
                 f"columns are {columns_in_words(header)}).", setting=f"column:{name}")
         found = wanted or by_lower.get(name.lower())
         if found is not None:
+            _refuse_repeated(header, found, name, is_exact=wanted is not None)
             columns[name] = found
     missing = [name for name in _required(fmt, columns, default_gpu_type) if name not in columns]
     if missing:
         raise UploadSettingError(_missing_message(missing, header), missing=tuple(missing),
                                  setting=f"column:{missing[0]}")
     return columns
+
+
+def _refuse_repeated(header: tuple[str, ...], column: str, name: str, *, is_exact: bool) -> None:
+    """UploadSettingError when two header columns could hold `name` (one would be dropped
+    unseen; csv_stream renames a repeated column to `name.1`)."""
+    def key(other: str) -> str:
+        base, dot, suffix = other.rpartition(".")
+        other = base if dot and suffix.isdigit() and base in header else other
+        return other if is_exact else other.lower()
+
+    same = [i + 1 for i, other in enumerate(header) if key(other) == key(column)]
+    if len(same) > 1:
+        places = ", ".join(str(i) for i in same[:-1]) + f" and {same[-1]}"
+        raise UploadSettingError(
+            f"The file has {len(same)} columns named {column} (columns {places}), so which one "
+            f"holds {name} is unclear: rename or remove all but one.", setting=f"column:{name}")
 
 
 def _missing_message(missing: list[str], header: tuple[str, ...]) -> str:

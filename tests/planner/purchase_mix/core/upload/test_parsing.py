@@ -1,4 +1,5 @@
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -152,6 +153,21 @@ def test_several_missing_columns_read_as_a_sentence():
     with pytest.raises(UploadSettingError, match=r"^The file has no start, gpu_count, end \(or "
                        r"duration\) or gpu_type columns \(its columns are a, b\)\.$"):
         parse_job_history(io.BytesIO(b"a,b\n1,2\n"), "generic")
+
+
+@pytest.mark.parametrize(("header", "mapping", "message"), [
+    ("job_id,start,end,gpu_type,gpu_count,gpu_count", None,
+     "The file has 2 columns named gpu_count (columns 5 and 6), so which one holds gpu_count"),
+    ("job_id,Start,end,gpu_type,gpu_count,start", None, "2 columns named start (columns 2 and 6)"),
+    ("job_id,t,t,gpu_type,gpu_count,end", {"start": "t"}, "2 columns named t (columns 2 and 3)"),
+])
+def test_a_field_two_columns_could_hold_is_refused_not_read_from_the_first(header, mapping,
+                                                                           message):
+    data = f"{header}\nj1,2024-01-01T00:00:00,2024-01-01T05:00:00,A100,8,9\n".encode()
+    with pytest.raises(UploadSettingError, match=re.escape(message)) as raised:
+        parse_job_history(io.BytesIO(data), "mapped" if mapping else "generic",
+                          mapping=mapping)
+    assert raised.value.setting.startswith("column:")
 
 
 def test_parse_column_mapping():
