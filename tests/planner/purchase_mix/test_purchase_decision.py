@@ -166,3 +166,11 @@ def test_a_bad_growth_scenario_is_a_form_error(user_client, loaded_catalog, db,
     assert response.status_code == 400
     assert "outside (-100%, +500%]" in response.content.decode()
     assert history.runs.count() == 1
+    many = ",".join(["5"] * 2000)  # each is a full sizing: 2,000 held a worker 140 s
+    response = user_client.post(f"/history/{history.pk}/runs", {"growth": many})
+    assert response.status_code == 400
+    assert "give at most 10 growth scenarios (2000 given)" in response.content.decode()
+    api = user_client.post("/api/histories", {"file": csv_upload(EXAMPLE.read_text()),
+                                              "growth": many})
+    assert api.status_code == 400 and api.json()["detail"].startswith("give at most 10 ")
+    assert history.runs.count() == 1 and History.objects.count() == 1
