@@ -127,7 +127,7 @@ def pool_purchase(document: Mapping[str, Any], gpu_type: str, inputs: CapacityIn
         "usd_per_hour": instances * float(best["usd_per_hour"]),
         "upfront_usd": instances * float(best.get("upfront_usd") or 0.0),
         "words": f"{instances:,} x {offer['instance_type']} ({per} GPUs each) in "
-                 f"{offer['provider']} {offer['region']}, {fmt.label(best['term'])}, "
+                 f"{fmt.label(offer['provider'])} {offer['region']}, {fmt.label(best['term'])}, "
                  f"{_payment_words(best)}",
     }
 
@@ -259,9 +259,9 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
         + (f", or {fmt.usd_per(prices.spot_usd_per_gpu_hour, 'GPU-hour')} on spot (with the "
            "interruption overhead) if interruptible" if prices.spot_usd_per_gpu_hour else "")
         + ".",
-        "size_aware: a job may wait T x its GPU-hours / the mean GPU-hours of the type's jobs "
-        "(Starburst's waiting budget; the mean limit is T, as for constant).",
-        f"backfill is EASY backfilling with exact durations, looking at most "
+        "Size-aware waiting: a job may wait T × its GPU-hours / the mean GPU-hours of the type's "
+        "jobs (Starburst's waiting budget; the mean limit is T, as for constant waiting).",
+        f"Backfill is EASY backfilling with exact durations, looking at most "
         f"{BACKFILL_DEPTH} queued jobs past the head.",
         f"Recommended: the cheapest point with P95 wait <= "
         f"{inputs.target_p95_wait_hours:g} h (nearest-rank, over every GPU job).",

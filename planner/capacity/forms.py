@@ -17,6 +17,9 @@ from planner.core.purchase_options import PURCHASE_OPTION_WORDS, RESERVED_1Y, RE
 
 POLICY_WORDS = {"none": "No waiting (burst at once)", "constant": "Constant: wait up to T",
                 "size_aware": "Size-aware: T × GPU-hours / mean (Starburst)"}
+DISCIPLINE_WORDS = {"fifo": "FIFO: first come, first served",
+                    "backfill": "Backfill (EASY): a later job starts early if it delays no "
+                                "earlier one"}
 POOL_PRICE_WORDS = (("cheapest", "Cheapest commitment sold"),
                     *((code, PURCHASE_OPTION_WORDS[code]) for code in (RESERVED_1Y, RESERVED_3Y)),
                     ("owned", "Owned hardware"))
@@ -26,13 +29,15 @@ OWNED_LABELS = {"purchase_usd_per_gpu": "Purchase price per GPU (USD)",
                 "lifetime_years": "Lifetime (years)", "power_kw_per_gpu": "Power per GPU (kW)",
                 "pue": "PUE", "usd_per_kwh": "Electricity (USD/kWh)"}
 
+OWNED_HELP = {"pue": "Power usage effectiveness: the data centre's power ÷ the IT power."}
+
 
 class CapacityForm(forms.Form):
     gpu_type = forms.ChoiceField(label="GPU type")
     pool_gpus = forms.CharField(label="Pool sizes (GPUs)", required=False,
                                 help_text="N,N,...; blank: about 30 from 0 to the peak")
     disciplines = forms.MultipleChoiceField(
-        label="Queue", choices=[(d, d) for d in DISCIPLINES], initial=["fifo"],
+        label="Queue", choices=[(d, DISCIPLINE_WORDS[d]) for d in DISCIPLINES], initial=["fifo"],
         widget=forms.CheckboxSelectMultiple)
     policies = forms.MultipleChoiceField(
         label="Waiting policies", choices=[(p, POLICY_WORDS[p]) for p in POLICIES],
@@ -52,7 +57,8 @@ class CapacityForm(forms.Form):
         self.fields["gpu_type"].choices = [(name, name) for name in gpu_types]
         for key, default in OWNED_DEFAULTS.items():
             self.fields[f"owned_{key}"] = forms.FloatField(
-                label=OWNED_LABELS[key], initial=default, required=False)
+                label=OWNED_LABELS[key], initial=default, required=False,
+                help_text=OWNED_HELP.get(key, ""))
         self.inputs: CapacityInputs | None = None
 
     def raw(self) -> dict[str, Any]:

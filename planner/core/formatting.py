@@ -41,6 +41,10 @@ LABELS: dict[str, str] = {
     "cnn": "CNN",
     "dataset_gb": "Data set size (GB)",
     "checkpoint_gb": "Checkpoint size (GB)",
+    # capacity queues (planner.capacity.core.jobs DISCIPLINES, POLICIES)
+    "fifo": "FIFO",
+    "backfill": "Backfill",
+    "size_aware": "Size-aware",
 }
 
 

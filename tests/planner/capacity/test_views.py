@@ -44,6 +44,18 @@ def test_the_page_shows_the_recommended_point_charts_and_table(swept):
     assert "/capacity/report.xlsx" in html
 
 
+def test_the_page_names_queues_and_policies_in_words(swept):
+    client, history = swept
+    html = client.get(_url(history)).content.decode()
+    table = html.split('id="capacity-points"', 1)[1].split("</table>", 1)[0]
+    # codes ('fifo', 'none', 'size_aware') in words, as the form offers them
+    assert "<td>FIFO</td>" in table and "<td>No waiting</td>" in table
+    assert "<td>Size-aware</td>" in table and "size_aware" not in table
+    assert "<td>none</td>" not in table and "<td>fifo</td>" not in table
+    assert "FIFO: first come, first served" in html and "size_aware:" not in html
+    assert 'title="Mean job completion time' in table
+
+
 def test_api_reports_and_page_agree_on_the_recommended_point(swept):
     client, history = swept
     payload = client.get(f"/api/histories/{history.pk}/capacity").json()
