@@ -19,6 +19,8 @@ HYPERLINK = '=HYPERLINK("http://example.com","x")'
     (HYPERLINK, "'" + HYPERLINK), ("+1+2", "'+1+2"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"),
     ("\tx", "'\tx"), ("\rx", "'\rx"), ("plain", "plain"), (-5.0, -5.0), (3, 3),
     (float("nan"), None), (None, None),
+    # control characters an XLSX cell cannot hold are dropped (openpyxl refused the file)
+    ("a\x00b\x01c\x0bd\x1f", "abcd"), ("\x01=1+2", "'=1+2"), ("two\nlines\tok", "two\nlines\tok"),
 ])
 def test_text_a_spreadsheet_would_run_is_quoted(value: object, expected: object) -> None:
     assert inert(value) == expected  # type: ignore[arg-type]

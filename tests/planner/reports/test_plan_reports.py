@@ -178,6 +178,15 @@ def test_export_report_command_and_plan_report_option(done_plan: PlanScenario,
     assert rows and {r["Provider"] for r in rows} == {"AWS"}  # in words, not the code
 
 
+def test_a_name_with_control_characters_still_exports_as_xlsx(
+        ana_client: Client, done_plan: PlanScenario) -> None:
+    done_plan.name = "run\x01 \x0bone"  # the API takes any text but NUL as a plan's name
+    done_plan.save(update_fields=["name"])
+    response = ana_client.get(f"/plans/{done_plan.id}/report.xlsx")
+    assert response.status_code == 200
+    assert load_workbook(io.BytesIO(response.content))["Summary"]["B2"].value == "run one"
+
+
 def test_a_report_file_that_cannot_be_written_is_a_one_line_error(
         done_plan: PlanScenario, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-folder" / "plan.xlsx"
