@@ -30,7 +30,8 @@ class SimulationOut(Schema):
     result: dict[str, Any] | None
 
 
-@router.post("", response={201: SimulationCreated})
+@router.post("", response={201: SimulationCreated},
+             summary="Simulate one configuration or sweep the catalog (in the background)")
 def create_simulation(request: HttpRequest, payload: SimulationIn) -> Status[Any]:
     """Validate and enqueue; 422 (the schema) or 400 (the simulator's checks) names the bad
     field. Poll GET /api/simulations/{id}."""
@@ -43,7 +44,8 @@ def create_simulation(request: HttpRequest, payload: SimulationIn) -> Status[Any
     return Status(201, {"id": run.id, "status": run.status})
 
 
-@router.get("/{run_id}", response=SimulationOut)
+@router.get("/{run_id}", response=SimulationOut,
+            summary="Status, progress and (when done) the simulation's breakdown")
 def get_simulation(request: HttpRequest, run_id: int) -> SimulationRun:
     """Status, progress and, when done, the full breakdown (memory GiB, seconds, tokens/s)."""
     return get_object_or_404(SimulationRun, pk=run_id, owner=request.user)

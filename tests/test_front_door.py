@@ -145,6 +145,11 @@ def test_api_index_links_the_docs_and_lists_every_endpoint_group(loaded_catalog:
         assert f"<h3>{group}</h3>" in page
     assert "<code>/api/gpus</code>" in page
     assert Client().get("/api/gpus").status_code == 200  # the API itself is still mounted
+    # every operation says what it does in words, not a name made from its function
+    for generated in ("Create Plan", "Get Plan", "Delete Plan", "Get Plan Report",
+                      "Create Simulation", "Get Simulation"):
+        assert f"<td>{generated}</td>" not in page
+    assert "Plan a training run (in the background)" in page
 
 
 @pytest.mark.parametrize("path", ["/", "/gpus/", "/prices/", "/plans/", "/simulations/",

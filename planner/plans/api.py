@@ -118,7 +118,8 @@ class PlanOut(Schema):
     result: dict[str, Any] | None
 
 
-@router.post("", response={201: PlanCreated})
+@router.post("", response={201: PlanCreated},
+             summary="Plan a training run (in the background)")
 def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: ignore[valid-type]
     """Check the fields and store the scenario, then plan it in the background; 400 names the
     field. Whether any configuration fits is the plan's answer: `result.no_fit` names the
@@ -132,7 +133,8 @@ def create_plan(request: HttpRequest, payload: PlanIn) -> Status[Any]:  # type: 
     return Status(201, {"id": stored.id, "status": stored.status})
 
 
-@router.get("/{scenario_id}", response=PlanOut)
+@router.get("/{scenario_id}", response=PlanOut,
+            summary="Status, progress and (when done) the ranked options")
 def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario | HttpResponse:
     """Status, progress and, when done, the ranked configurations and recommendations."""
     head = get_object_or_404(
@@ -157,7 +159,8 @@ def get_plan(request: HttpRequest, scenario_id: int) -> PlanScenario | HttpRespo
     return gzip_response(request, *bodies, content_type="application/json; charset=utf-8")
 
 
-@router.delete("/{scenario_id}", response={204: None})
+@router.delete("/{scenario_id}", response={204: None},
+               summary="Delete a plan with its sweep parts")
 def delete_plan(request: HttpRequest, scenario_id: int) -> Status[None]:
     """Delete the plan with its sweep parts: 204; 404 for a plan that is not yours. Reports
     made from it stay."""
@@ -166,7 +169,8 @@ def delete_plan(request: HttpRequest, scenario_id: int) -> Status[None]:
     return Status(204, None)
 
 
-@router.get("/{scenario_id}/report.{fmt}", response={200: None})
+@router.get("/{scenario_id}/report.{fmt}", response={200: None},
+            summary="The plan as a pdf, xlsx, csv or html report")
 def get_plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpResponse:
     """The plan's report as pdf, xlsx, csv or html (400 names a bad format; 503 says what
     the PDF needs when WeasyPrint cannot load)."""
