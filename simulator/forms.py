@@ -96,7 +96,8 @@ class SimulationForm(forms.Form):
     params_billion = _number("Custom model parameters", "billion", 0.001, 100_000, "7")
     seq_len = _number("Custom sequence length", "tokens", 1, 1_048_576, "4096", is_integer=True)
     tokens = _number("Training tokens", "tokens", 1, 1e16, "2e12",
-                     help_text="Leave both goals blank for throughput, memory and MFU only.")
+                     help_text="Leave both goals blank for throughput, memory and MFU (model FLOPs "
+                     "utilisation) only.")
     samples = _number("Training samples", "samples", 1, 1e13, "5e8")
     global_batch_samples = _number("Global batch", "samples", 1, 1e7, "1024", is_integer=True)
     gpu = forms.ChoiceField(

@@ -156,6 +156,7 @@ def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: Non
     html = page.content.decode()
     assert f"<td>{fmt.percent(sim['goodput_fraction'])} of whole-run time" in html
     assert f"accumulation {fmt.count(sim['layout']['grad_accum'])}" in html
+    assert '<abbr title="Model FLOPs utilisation' in html  # MFU said in words on hover
     other = signed_in(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(response["Location"]).status_code == 404
 

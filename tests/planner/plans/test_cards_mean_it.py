@@ -137,6 +137,8 @@ def test_the_plan_page_counts_with_thousands_separators(
     page = client_ana.get(f"/plans/{plan.id}").content.decode()
     assert "1,038 options older than" in page and "option(s)" not in page
     assert "Left out: 20,539 misses deadline." in page
+    assert "Emissions are location-based. Whole-run GPU-hours" in page  # two sentences
+    assert 'title="Model FLOPs utilisation' in page
     assert f"of {fmt.count(document['result']['n_feasible'])} feasible options" in page
 
 
