@@ -66,6 +66,8 @@ def token_create(*, owner_id: int, name: str) -> CreatedToken:
         raise ValueError("name: give the token a name (what will use it).")
     if len(name) > NAME_MAX_LENGTH:
         raise ValueError(f"name: at most {NAME_MAX_LENGTH} characters ({len(name)} given).")
+    if "\x00" in name:  # PostgreSQL stores no NUL in text (a 500, not a message)
+        raise ValueError("name: must not contain a NUL character.")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken.objects.create(owner_id=owner_id, name=name, digest=_digest(token),
                                   prefix=token[:len(TOKEN_PREFIX) + 4])

@@ -61,6 +61,14 @@ def test_a_nameless_token_is_refused_naming_the_field(ada_client: Client) -> Non
     assert not ApiToken.objects.exists()
 
 
+def test_a_name_with_nul_is_refused_naming_the_field(ada_client: Client) -> None:
+    # PostgreSQL stores no NUL in text: the insert was a 500 there
+    response = ada_client.post("/accounts/tokens/", {"name": "nightly\x00script"})
+    assert response.status_code == 400
+    assert "name: must not contain a NUL character." in response.content.decode()
+    assert not ApiToken.objects.exists()
+
+
 def test_the_tokens_page_needs_a_sign_in() -> None:
     response = Client().get("/accounts/tokens/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]

@@ -35,6 +35,7 @@ from planner.purchase_mix.core.upload.jobs import (
     UsageHistory,
 )
 from planner.purchase_mix.core.upload.parsing import parse_job_history
+from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME
 from planner.purchase_mix.documents import (
     TREND_HORIZON_DAYS,
     RunOptions,
@@ -113,8 +114,20 @@ class UploadOutcome:
         return [error.to_dict() for error in self.parse.errors] if self.parse else []
 
 
+def _check_setting_texts(options: ParseOptions) -> None:
+    """UploadSettingError when a text setting cannot be stored as the history's column."""
+    for name, form_name, value in (("gpu_type", "default_gpu_type", options.default_gpu_type),
+                                   ("origin", "origin", options.origin)):
+        limit = History._meta.get_field(form_name).max_length or 0
+        if len(value) > limit or "\x00" in value:
+            raise UploadSettingError(
+                f"{SETTINGS_BY_NAME[name].label}: at most {limit} characters, none of them NUL "
+                f"({len(value):,} given)", setting=form_name)
+
+
 def history_parse(source: IO[bytes] | str | Path, *, options: ParseOptions) -> ParseResult:
     """Parse an upload with the core parser and the size limit; raises ValueError."""
+    _check_setting_texts(options)
     return parse_job_history(
         source,
         options.fmt,

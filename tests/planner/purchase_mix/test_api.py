@@ -94,6 +94,26 @@ def test_a_place_that_sells_nothing_is_400_not_an_analysis_at_zero_dollars(
     assert History.objects.count() == 0
 
 
+@pytest.mark.parametrize("gpu_type", ["\x00", "A100\x00", "x" * 65])
+def test_a_default_gpu_type_the_database_cannot_store_is_400(user_client, gpu_type):
+    # a 500 on PostgreSQL (no NUL in text, varchar(64)); SQLite stored it
+    response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV), "gpu_type": gpu_type})
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("Default GPU type: at most 64 characters, none")
+    assert History.objects.count() == 0
+
+
+def test_a_cell_holding_nul_is_a_row_error(user_client):
+    text = GENERIC_CSV.replace("A100-80GB,4", "A100\x0080GB,4").replace(",vision", ",vi\x00sion")
+    response = user_client.post(URL, {"file": csv_upload(text)})
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"line": 3, "field": "gpu_type", "message": "holds a NUL character (\\x00)"},
+        {"line": 4, "field": "team", "message": "holds a NUL character (\\x00)"},
+    ]
+    assert History.objects.count() == 0
+
+
 def test_size_limit_is_413(user_client, settings):
     settings.UPLOAD_MAX_BYTES = 20
     response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV)})

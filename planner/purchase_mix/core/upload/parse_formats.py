@@ -100,9 +100,14 @@ def _getter(table: pa.Table, columns: Mapping[str, str]) -> Getter:
 
 
 def _drop_blank_rows(get: Getter, columns: Mapping[str, str], checks: RowChecks) -> None:
+    """Drop blank rows; flag cells holding NUL, which no database text field (PostgreSQL)
+    stores."""
     blank = np.ones(len(checks.line_numbers), dtype=bool)
     for name in columns:
-        blank &= is_blank(get(name))
+        values = get(name)
+        blank &= is_blank(values)
+        has_nul = pc.fill_null(pc.match_substring(values, "\x00"), False)
+        checks.flag(np.asarray(has_nul), columns[name], "holds a NUL character (\\x00)")
     checks.drop_blank(blank)
 
 
