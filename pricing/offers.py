@@ -18,6 +18,13 @@ class CloudOffer:
     usd_per_gpu_hour: float
     as_of: date
     is_stale: bool
+    source: str  # the price source's name
+    basis: str  # listed, derived or estimated (Price.basis)
+
+
+def _basis(is_derived: bool, is_estimated: bool) -> str:
+    # Price.basis, read from the two flags of a values_list row
+    return "estimated" if is_estimated else "derived" if is_derived else "listed"
 
 
 def cheapest_per_cloud(*, today: date) -> dict[int, list[CloudOffer]]:
@@ -27,13 +34,15 @@ def cheapest_per_cloud(*, today: date) -> dict[int, list[CloudOffer]]:
     rows = prices.order_by("usd_per_gpu_hour_value", "id").values_list(
         "instance_type__accelerator_id", "instance_type__provider__name",
         "instance_type__provider__slug", "instance_type__name", "instance_type__gpu_count",
-        "region__code", "usd_per_gpu_hour_value", "as_of", "is_stale_value")
+        "region__code", "usd_per_gpu_hour_value", "as_of", "is_stale_value", "source__name",
+        "is_derived", "is_estimated")
     offers: dict[int, list[CloudOffer]] = {}
     seen: set[tuple[int, str]] = set()
-    for gpu_id, name, slug, instance, count, region, usd, as_of, is_stale in rows:
+    for gpu_id, name, slug, instance, count, region, usd, as_of, is_stale, source, *kind in rows:
         if (gpu_id, slug) in seen:
             continue
         seen.add((gpu_id, slug))
         offers.setdefault(gpu_id, []).append(
-            CloudOffer(name, slug, instance, count, region, usd, as_of, bool(is_stale)))
+            CloudOffer(name, slug, instance, count, region, usd, as_of, bool(is_stale), source,
+                       _basis(*kind)))
     return offers

@@ -80,7 +80,7 @@ def test_upload_helios_and_see_the_charts(
     _work(queued_runs)
     _wait_for_charts(page, ALL_CHARTS)
 
-    assert "(GPUs)" in (page.text_content("#chart-demand-plot .ytitle") or "")
+    assert (page.text_content("#chart-demand-plot .ytitle") or "") == "Average concurrent GPUs"
     assert "(USD)" in (page.text_content("#chart-cost-plot .ytitle") or "")
     assert "p4" in page.inner_text("#buying-where")
     assert "Hindsight reference (not a recommendation)" in page.inner_text("body")

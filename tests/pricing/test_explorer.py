@@ -142,6 +142,11 @@ def test_catalog_and_compare_show_the_cheapest_offer_per_cloud(
     prices = [float(p.replace(",", "")) for p in
               re.findall(r'per-cloud-provider">[^<]+</span> \$([\d.,]+)/GPU-h', row)]
     assert prices == sorted(prices)
+    # every line says its price's basis, source and as-of date, as the cheapest offer above it
+    lines = re.findall(r'<li><span class="per-cloud-provider">.*?</li>', row, re.S)
+    assert lines and all(re.search(r'per-cloud-source">(listed|derived|estimated), [^<]+, '
+                                   r'as of \d{4}-\d\d-\d\d</span>', line) for line in lines)
+    assert "/GPU-h ·" not in row  # one spelling: $/GPU-hour
     compare = client.get("/compare/", {"gpu": ["h100-sxm5-80gb", "a100-sxm4-80gb"]})
     assert "Cheapest on-demand per cloud" in compare.content.decode()
     assert compare.content.decode().count('class="per-cloud-provider"') >= 6
@@ -152,7 +157,7 @@ def test_history_region_lists_are_scoped_to_the_chosen_provider(catalog: date) -
 
     unbound = RunForm()
     groups = [c for c in unbound.fields["region"].choices if isinstance(c[1], list)]
-    assert {label for label, _ in groups} >= {"aws", "gcp", "azure"}  # grouped, not mixed
+    assert {label for label, _ in groups} >= {"AWS", "Google Cloud", "Azure"}  # grouped
     aws = RunForm({"provider": "aws"})
     codes = [code for code, _ in aws.fields["region"].choices if code]
     assert "us-east-1" in codes and "us-central1" not in codes
