@@ -460,3 +460,15 @@ def test_a_cached_refused_filter_is_still_refused(client: Client, catalog: date)
 
 def _row_html(response: object, price: Price) -> str:
     return _price_row(_html(response), price)
+
+
+def test_a_spot_price_with_one_price_in_every_zone_says_so(client: Client, catalog: date) -> None:
+    # it read "zones $0.068–$0.068/h"
+    response = client.get(reverse("pricing:prices"), {"provider": "azure",
+                                                      "purchase_option": "spot"})
+    html = _html(response)
+    same = [r.price for r in response.context["rows"]
+            if r.price.zone_low_usd_per_hour is not None
+            and r.price.zone_low_usd_per_hour == r.price.zone_high_usd_per_hour]
+    assert same
+    assert "every zone $" in html and not re.search(r"zones (\$[\d.,]+)–\1/h", html)
