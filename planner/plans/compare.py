@@ -18,6 +18,8 @@ from planner.core.formatting import (
     count,
     duration,
     label,
+    large_count,
+    number,
     percent,
     typed_number,
     usd,
@@ -186,8 +188,9 @@ def plan_list_rows(scenarios: Iterable[PlanScenario]) -> list[dict[str, Any]]:
     for scenario in scenarios:
         inputs = scenario.inputs
         model = inputs.get("workload")
-        goal = next((f"{typed_number(inputs[k])} {k}" for k in ("tokens", "samples", "epochs")
-                     if inputs.get(k)), BLANK)
+        # as the plan's name and page say it: '1.0 T tokens', not '1e12 tokens'
+        goal = next((large_count(inputs[k], k) if k != "epochs" else f"{number(inputs[k])} {k}"
+                     for k in ("tokens", "samples", "epochs") if inputs.get(k)), BLANK)
         rows.append({"scenario": scenario, "goal": goal,
                      "model": PRESETS[model].name if model in PRESETS else "custom model",
                      **_list_outcome(scenario)})

@@ -54,6 +54,7 @@ def test_plan_list_shows_cost_time_miss_chance_and_feasibility(
     assert f'<td class="num c-time">{fmt.duration(pick["time_to_train_hours"])}</td>' in row
     assert f'<td class="num c-miss">{fmt.percent(pick["miss_probability"])}</td>' in row
     assert f'yes: {fmt.count(good.result["n_feasible"])} options' in row
+    assert "<td>1.0 T tokens</td>" in row  # the goal as the plan's name says it, not '1e12'
     bad = page.split("thousand dollars", 1)[1].split("</tr>", 1)[0]
     assert "no option meets the limits" in bad and 'c-cost">—<' in bad
 

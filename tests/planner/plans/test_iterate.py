@@ -112,5 +112,5 @@ def test_plan_list_shows_name_model_goal_status_and_compare_boxes(
 ) -> None:
     PlanScenario.objects.create(owner=user, name="Baseline", inputs=SMALL, is_saved=True)
     body = client_ana.get("/plans/").content.decode()
-    assert "Baseline" in body and "Llama 2 7B" in body and "1e11 tokens" in body
+    assert "Baseline" in body and "Llama 2 7B" in body and "100 B tokens" in body
     assert 'type="checkbox" name="id"' in body and "Queued" in body and "saved" in body
