@@ -1,5 +1,6 @@
 """Plan reads for pages and the API: the owner's plans, a plan's stored result and the
-version of what its page shows (the key of its cached fragments)."""
+version of what its page shows (the key of its cached fragments); a scenario's providers, GPUs
+and regions checked against the catalog."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 from django.core.cache import cache
 
 from planner.plans.models import PlanScenario
+from planner.plans.scenario import Scenario
+from pricing.models import Accelerator, Provider, Region
 
 
 def scenario_list(*, owner_id: int, limit: int = 100) -> list[PlanScenario]:
@@ -58,3 +61,40 @@ def scenario_has_feasible(scenario_id: int, version: str) -> bool:
         found = bool(scenario_result(scenario_id).get("n_feasible"))
         cache.set(key, found, 3600)
     return bool(found)
+
+
+def check_catalog_names(scenario: Scenario) -> None:
+    """ValueError naming the field when a provider or GPU is in no catalog (as the form's
+    choices refuse it; else the plan would end "nothing fits" and blame the GPUs)."""
+    for name, model in (("providers", Provider), ("gpus", Accelerator)):
+        wanted = scenario.data.get(name) or []
+        known = list(model.objects.order_by("slug").values_list("slug", flat=True))
+        unknown = [slug for slug in wanted if slug not in known]
+        if unknown:
+            raise ValueError(f"{name}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    check_regions(scenario)
+
+
+def check_regions(scenario: Scenario) -> None:
+    """ValueError naming the regions field when a region code is in no catalog, or not a
+    region of any allowed provider (else the plan would end "nothing fits" and blame the
+    providers)."""
+    wanted = scenario.data.get("regions") or []
+    if not wanted:
+        return
+    providers = scenario.data.get("providers") or []
+    known = Region.objects.filter(code__in=wanted)
+    anywhere = set(known.values_list("code", flat=True))
+    unknown = [code for code in wanted if code not in anywhere]
+    if unknown:
+        raise ValueError(f"regions: unknown region code{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)} (codes as providers write them, e.g. us-east-1, "
+                         "europe-west4, eastus)")
+    if providers:
+        allowed = set(known.filter(provider__slug__in=providers)
+                      .values_list("code", flat=True))
+        elsewhere = [code for code in wanted if code not in allowed]
+        if elsewhere:
+            raise ValueError(f"regions: {', '.join(elsewhere)} "
+                             f"{'is not a region' if len(elsewhere) == 1 else 'are not regions'}"
+                             f" of {', '.join(providers)}")

@@ -28,6 +28,7 @@ from planner.plans.core.plan import PlanResult, plan, price_dates
 from planner.plans.core.sweep_parts import sweep_parts
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
+from planner.plans.selectors import check_catalog_names
 from planner.runs import (
     TRANSIENT_ERRORS,
     TRANSIENT_MESSAGE,
@@ -40,7 +41,6 @@ from planner.runs import (
     run_progress,
     run_store,
 )
-from pricing.models import Accelerator, Provider, Region
 from pricing.selectors import current_prices
 from simulator.services import (
     Simulator,
@@ -226,43 +226,6 @@ def scenario_delete(*, owner_id: int, scenario_id: int) -> PlanScenario | None:
 class NoConfigurationFitsError(ValueError):
     """Nothing the scenario allows can train the model (or none of it has a current price):
     a plan's answer, stored as its result, not a failure."""
-
-
-def check_catalog_names(scenario: Scenario) -> None:
-    """ValueError naming the field when a provider or GPU is in no catalog (as the form's
-    choices refuse it; else the plan would end "nothing fits" and blame the GPUs)."""
-    for name, model in (("providers", Provider), ("gpus", Accelerator)):
-        wanted = scenario.data.get(name) or []
-        known = list(model.objects.order_by("slug").values_list("slug", flat=True))
-        unknown = [slug for slug in wanted if slug not in known]
-        if unknown:
-            raise ValueError(f"{name}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
-    check_regions(scenario)
-
-
-def check_regions(scenario: Scenario) -> None:
-    """ValueError naming the regions field when a region code is in no catalog, or not a
-    region of any allowed provider (else the plan would end "nothing fits" and blame the
-    providers)."""
-    wanted = scenario.data.get("regions") or []
-    if not wanted:
-        return
-    providers = scenario.data.get("providers") or []
-    known = Region.objects.filter(code__in=wanted)
-    anywhere = set(known.values_list("code", flat=True))
-    unknown = [code for code in wanted if code not in anywhere]
-    if unknown:
-        raise ValueError(f"regions: unknown region code{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(unknown)} (codes as providers write them, e.g. us-east-1, "
-                         "europe-west4, eastus)")
-    if providers:
-        allowed = set(known.filter(provider__slug__in=providers)
-                      .values_list("code", flat=True))
-        elsewhere = [code for code in wanted if code not in allowed]
-        if elsewhere:
-            raise ValueError(f"regions: {', '.join(elsewhere)} "
-                             f"{'is not a region' if len(elsewhere) == 1 else 'are not regions'}"
-                             f" of {', '.join(providers)}")
 
 
 def plan_compute(*, scenario: Scenario, owner_id: int | None) -> dict[str, Any]:

@@ -29,7 +29,9 @@ from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import GpuOffer
 from planner.purchase_mix.core.replay import MixReplay, replay_mix
 from planner.purchase_mix.core.risk import DEFAULT_SCENARIOS, RiskSettings
-from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
+from planner.purchase_mix.core.upload.jobs import JobHistory, UploadSettingError, UsageHistory
+from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME
+from planner.purchase_mix.models import History
 
 TREND_HORIZON_DAYS = 365
 
@@ -75,6 +77,35 @@ class RunOptions:
     @property
     def risk_settings(self) -> RiskSettings:
         return RiskSettings(growth_scenarios_per_year=self.growth_scenarios or DEFAULT_SCENARIOS)
+
+
+def run_options_check(options: RunOptions) -> None:
+    """ValueError naming the field when the provider or region sells nothing here (the
+    form's choices refuse them; the API and the command line would analyse at $0)."""
+    places = selectors.region_choices()
+    providers = sorted({slug for slug, _ in places})
+    if options.provider and options.provider not in providers:
+        raise ValueError(f"provider: {options.provider!r} has no current prices (choose one "
+                         f"of {', '.join(providers)}, or leave it blank)")
+    regions = {code for slug, code in places if options.provider in ("", slug)}
+    if options.region and options.region not in regions:
+        raise ValueError(f"region: {options.region!r} is not a region of "
+                         f"{options.provider or 'any provider'} with prices")
+    if options.lookback_days is not None and options.lookback_days < 1:
+        raise ValueError(f"lookback_days: {options.lookback_days} is not a number of days "
+                         "from 1")
+
+
+def upload_texts_check(*, default_gpu_type: str, origin: str) -> None:
+    """UploadSettingError when a text setting cannot be stored as the history's column
+    (PostgreSQL refuses NUL and anything over the column's length: a 500, not a message)."""
+    for name, form_name, value in (("gpu_type", "default_gpu_type", default_gpu_type),
+                                   ("origin", "origin", origin)):
+        limit = History._meta.get_field(form_name).max_length or 0
+        if len(value) > limit or "\x00" in value:
+            raise UploadSettingError(
+                f"{SETTINGS_BY_NAME[name].label}: at most {limit} characters, none of them NUL "
+                f"({len(value):,} given)", setting=form_name)
 
 
 def _sizes(analysis: DemandAnalysis) -> list[offer_service.GpuDemandSize]:

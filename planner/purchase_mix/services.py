@@ -23,7 +23,6 @@ from django.db.models import Sum
 from django.template.defaultfilters import filesizeformat
 
 from planner import runs
-from planner.purchase_mix import selectors
 from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
@@ -35,13 +34,14 @@ from planner.purchase_mix.core.upload.jobs import (
     UsageHistory,
 )
 from planner.purchase_mix.core.upload.parsing import parse_job_history
-from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME
 from planner.purchase_mix.documents import (
     TREND_HORIZON_DAYS,
     RunOptions,
     document_current,
     fit_window,
     recommendation_document,
+    run_options_check,
+    upload_texts_check,
 )
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.runs import Attempt, run_enqueue, run_progress
@@ -114,20 +114,9 @@ class UploadOutcome:
         return [error.to_dict() for error in self.parse.errors] if self.parse else []
 
 
-def _check_setting_texts(options: ParseOptions) -> None:
-    """UploadSettingError when a text setting cannot be stored as the history's column."""
-    for name, form_name, value in (("gpu_type", "default_gpu_type", options.default_gpu_type),
-                                   ("origin", "origin", options.origin)):
-        limit = History._meta.get_field(form_name).max_length or 0
-        if len(value) > limit or "\x00" in value:
-            raise UploadSettingError(
-                f"{SETTINGS_BY_NAME[name].label}: at most {limit} characters, none of them NUL "
-                f"({len(value):,} given)", setting=form_name)
-
-
 def history_parse(source: IO[bytes] | str | Path, *, options: ParseOptions) -> ParseResult:
     """Parse an upload with the core parser and the size limit; raises ValueError."""
-    _check_setting_texts(options)
+    upload_texts_check(default_gpu_type=options.default_gpu_type, origin=options.origin)
     return parse_job_history(
         source,
         options.fmt,
@@ -304,23 +293,6 @@ def _history_fields(
         "gpu_types": list(history.gpu_types),
         "is_usage": isinstance(history, UsageHistory),
     }
-
-
-def run_options_check(options: RunOptions) -> None:
-    """ValueError naming the field when the provider or region sells nothing here (the
-    form's choices refuse them; the API and the command line would analyse at $0)."""
-    places = selectors.region_choices()
-    providers = sorted({slug for slug, _ in places})
-    if options.provider and options.provider not in providers:
-        raise ValueError(f"provider: {options.provider!r} has no current prices (choose one "
-                         f"of {', '.join(providers)}, or leave it blank)")
-    regions = {code for slug, code in places if options.provider in ("", slug)}
-    if options.region and options.region not in regions:
-        raise ValueError(f"region: {options.region!r} is not a region of "
-                         f"{options.provider or 'any provider'} with prices")
-    if options.lookback_days is not None and options.lookback_days < 1:
-        raise ValueError(f"lookback_days: {options.lookback_days} is not a number of days "
-                         "from 1")
 
 
 def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:
