@@ -7,6 +7,7 @@ assumption made for a row is recorded in its note.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -38,6 +39,9 @@ MLPERF_BERT_TOKEN_FILL = 0.5
 MLPERF_ROUND = re.compile(r"MLPerf Training v(\d+)\.")
 # GPU-hours barely depend on the GPU count; without one, plan the best layout at this scale.
 DEFAULT_GPU_COUNT = 256
+# The columns every row is read by (measured_runs.REQUIRED_COLUMNS and the row's source).
+REQUIRED_COLUMNS = ("run_id", "source", "workload_kind", "params_billion", "gpu", "gpu_count",
+                    "metric", "value")
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,13 @@ def load_reference_runs(*paths: str) -> pd.DataFrame:
     frames = []
     for path in paths:
         frame = pd.read_csv(path)
-        frames.append(whole_runs_as_reference(frame) if is_whole_runs_frame(frame) else frame)
+        frame = whole_runs_as_reference(frame) if is_whole_runs_frame(frame) else frame
+        missing = [name for name in REQUIRED_COLUMNS if name not in frame.columns]
+        if missing:
+            raise ValueError(f"{os.path.basename(path)} has no {', '.join(missing)} column"
+                             f"{'s' * (len(missing) > 1)} (reference-runs and whole_runs.csv "
+                             "files have them)")
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
 

@@ -252,6 +252,23 @@ def test_validate_simulator_missing_file_is_a_command_error() -> None:
         call_command("validate_simulator", "/nonexistent.csv")
 
 
+def test_validate_simulator_names_missing_columns_and_unwritable_outputs(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.csv"  # a job history, not reference runs: was a KeyError traceback
+    jobs.write_text("job_id,start,end,gpu_type,gpu_count\nj1,2026-01-01,2026-01-02,A100,8\n")
+    with pytest.raises(CommandError, match=r"jobs\.csv has no run_id, source, workload_kind, "
+                       r"params_billion, gpu, metric, value columns \(reference-runs and"):
+        call_command("validate_simulator", str(jobs), stdout=StringIO())
+    runs = pd.read_csv(RUNS_CSV).head(3).drop(columns=["source"])
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    with pytest.raises(CommandError, match=r"runs\.csv has no source column \("):
+        call_command("validate_simulator", str(tmp_path / "runs.csv"), stdout=StringIO())
+    # checked before the fit (minutes), not a FileNotFoundError traceback after it
+    for option in ("--out", "--write-calibration"):
+        with pytest.raises(CommandError, match=f"^{option}: no folder .*/absent to write x"):
+            call_command("validate_simulator", str(RUNS_CSV), option,
+                         str(tmp_path / "absent" / "x"), stdout=StringIO())
+
+
 @pytest.mark.parametrize(("field", "typed", "message"), [
     ("nodes", "100000", "Nodes must be a whole number from 1 to 512, e.g. 4."),
     ("tokens", "-5", "Training tokens must be a number from 1 to 1e16 tokens, e.g. 2e12."),
@@ -280,3 +297,21 @@ def test_a_sweep_fixed_at_zero_3_keeps_its_pipeline_layouts(loaded_catalog: None
     assert set(grid["zero_stage"]) == {3} and (grid["pp"] > 1).any()
     default = services.constrained_grid(searched.inputs)
     assert not ((default["pp"] > 1) & (default["zero_stage"] > 1)).any()
+
+
+def test_a_sweep_shows_whole_counts_and_the_list_names_its_model(user: User) -> None:
+    # the sweep table read '128.0', '1024.0', '1.0/1.0/1024.0' and the list 'llama2-7b'
+    config = {"instance_type": "p5.48xlarge", "gpu": "H100 SXM5-80GB", "nodes": 128.0,
+              "gpus": 1024.0, "tp": 1.0, "pp": 1.0, "dp": 1024.0, "virtual_stages": 1.0,
+              "zero_stage": 1.0, "time_to_train_hours": 4.4, "gpu_hours": 4525.0,
+              "memory_per_gpu_gib": 45.0, "mfu": 0.439, "calibration_status": "calibrated"}
+    run = SimulationRun.objects.create(
+        owner=user, kind="sweep", status="done", progress_pct=100,
+        request={"workload": {"preset": "llama2-7b"}},
+        result={"n_feasible": 1, "configurations": [config]})
+    client = signed_in(user)
+    html = client.get(f"/simulations/{run.id}").content.decode()
+    assert '<td class="num">128</td>' in html and '<td class="num">1,024</td>' in html
+    assert "<td>1/1/1,024</td><td>1</td>" in html and "1024.0" not in html
+    listed = client.get("/simulations/").content.decode()
+    assert "<td>Llama 2 7B</td>" in listed and "llama2-7b" not in listed

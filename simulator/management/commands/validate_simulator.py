@@ -76,6 +76,10 @@ class Command(BaseCommand):
         for path in paths:
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
+        for option in ("out", "write_calibration"):
+            if options[option] and not options[option].parent.is_dir():
+                raise CommandError(f"--{option.replace('_', '-')}: no folder "
+                                   f"{options[option].parent} to write {options[option].name} in")
         cv = options["cv"] or ("source" if options["loso"] else None)
         try:
             if options["write_calibration"]:
