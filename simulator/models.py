@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from planner.runs import TrackedRun
+from simulator.core import PRESETS
 
 
 class SimulationRun(TrackedRun):
@@ -30,6 +31,13 @@ class SimulationRun(TrackedRun):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+    @property
+    def preset_name(self) -> str:
+        """The requested preset's name ('Llama 2 7B'), '' for a custom model: a sweep's result
+        has no workload name to show."""
+        preset = ((self.request or {}).get("workload") or {}).get("preset") or ""
+        return PRESETS[preset].name if preset in PRESETS else preset
 
 
 class MeasuredRun(models.Model):

@@ -297,3 +297,21 @@ def test_a_sweep_fixed_at_zero_3_keeps_its_pipeline_layouts(loaded_catalog: None
     assert set(grid["zero_stage"]) == {3} and (grid["pp"] > 1).any()
     default = services.constrained_grid(searched.inputs)
     assert not ((default["pp"] > 1) & (default["zero_stage"] > 1)).any()
+
+
+def test_a_sweep_shows_whole_counts_and_the_list_names_its_model(user: User) -> None:
+    # the sweep table read '128.0', '1024.0', '1.0/1.0/1024.0' and the list 'llama2-7b'
+    config = {"instance_type": "p5.48xlarge", "gpu": "H100 SXM5-80GB", "nodes": 128.0,
+              "gpus": 1024.0, "tp": 1.0, "pp": 1.0, "dp": 1024.0, "virtual_stages": 1.0,
+              "zero_stage": 1.0, "time_to_train_hours": 4.4, "gpu_hours": 4525.0,
+              "memory_per_gpu_gib": 45.0, "mfu": 0.439, "calibration_status": "calibrated"}
+    run = SimulationRun.objects.create(
+        owner=user, kind="sweep", status="done", progress_pct=100,
+        request={"workload": {"preset": "llama2-7b"}},
+        result={"n_feasible": 1, "configurations": [config]})
+    client = signed_in(user)
+    html = client.get(f"/simulations/{run.id}").content.decode()
+    assert '<td class="num">128</td>' in html and '<td class="num">1,024</td>' in html
+    assert "<td>1/1/1,024</td><td>1</td>" in html and "1024.0" not in html
+    listed = client.get("/simulations/").content.decode()
+    assert "<td>Llama 2 7B</td>" in listed and "llama2-7b" not in listed
