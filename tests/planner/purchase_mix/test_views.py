@@ -254,6 +254,8 @@ def test_history_list_shows_each_analysis_status(user_client, django_capture_on_
     body = user_client.get("/history/").content.decode()
     history = History.objects.get()
     assert history.name in body and '<span class="tag">queued…</span>' in body
+    # the format in words, as the history's own page says it (not the code 'generic')
+    assert f"<td>{history.get_fmt_display()}</td>" in body and "<td>generic</td>" not in body
 
 
 def test_deleting_a_user_deletes_their_kept_upload(user_client, user,
