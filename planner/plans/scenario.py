@@ -235,12 +235,21 @@ def _check_workload(data: dict[str, Any]) -> None:
         )
 
 
+def plan_name(raw: Any) -> str:
+    """A plan's name as stored: trimmed to 200 characters; ValueError for a NUL, which no
+    database text holds (PostgreSQL: a 500, not a message)."""
+    name = str(raw or "").strip()[:200]
+    if "\x00" in name:
+        raise ValueError("name: must not contain a NUL character")
+    return name
+
+
 def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     """Normalise form/API/CLI input; `today` turns a deadline date into days."""
     _reject_unknown(raw)
     data: dict[str, Any] = dict(DEFAULTS)
     data["workload"] = str(raw.get("workload") or "").strip()
-    data["name"] = str(raw.get("name") or "").strip()[:200]
+    data["name"] = plan_name(raw.get("name"))
     for field in SCENARIO_FIELDS:
         if field.kind in NUMBER_KINDS and not field.is_layout:
             value = _number(field.name, raw.get(field.name))

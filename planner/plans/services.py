@@ -27,7 +27,12 @@ from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import PlanResult, plan, price_dates
 from planner.plans.core.sweep_parts import sweep_parts
 from planner.plans.models import PlanScenario, PlanSweepChunk
-from planner.plans.scenario import Scenario, scenario_from_input, simulation_request
+from planner.plans.scenario import (
+    Scenario,
+    plan_name,
+    scenario_from_input,
+    simulation_request,
+)
 from planner.plans.selectors import check_catalog_names
 from planner.runs import (
     TRANSIENT_ERRORS,
@@ -371,8 +376,9 @@ def scenario_execute(*, scenario_id: int, attempt: Attempt) -> None:
 
 
 def scenario_save(*, scenario_id: int, owner_id: int, name: str) -> str:
-    """Mark the plan kept under `name`; returns the name stored."""
-    name = name.strip()[:200] or "Untitled scenario"
+    """Mark the plan kept under `name`; returns the name stored (ValueError naming the field
+    when it cannot be)."""
+    name = plan_name(name) or "Untitled scenario"
     PlanScenario.objects.filter(pk=scenario_id, owner_id=owner_id).update(
         is_saved=True, name=name
     )

@@ -187,9 +187,13 @@ def plan_status(request: HttpRequest, scenario_id: int) -> JsonResponse:
 @require_POST
 def plan_save(request: HttpRequest, scenario_id: int) -> HttpResponse:
     _owned(request, scenario_id)
-    name = services.scenario_save(
-        scenario_id=scenario_id, owner_id=request.user.pk, name=request.POST.get("name", "")
-    )
+    try:
+        name = services.scenario_save(
+            scenario_id=scenario_id, owner_id=request.user.pk, name=request.POST.get("name", "")
+        )
+    except ValueError as exc:
+        messages.error(request, f"Not saved: {split_field_message(str(exc))[1]}")
+        return redirect("planner:plan_detail", scenario_id=scenario_id)
     messages.success(request, f"Saved “{name}”: it is kept in your plans.")
     return redirect("planner:plan_detail", scenario_id=scenario_id)
 

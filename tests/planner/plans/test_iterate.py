@@ -49,6 +49,21 @@ def test_save_confirms_with_the_name(
     assert plan.is_saved and plan.name == "Baseline"
 
 
+def test_a_name_with_nul_is_not_saved_and_says_why(
+    client_ana: Client, user: User, eager_celery: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    # no database text holds NUL: both saves were a 500 on PostgreSQL
+    plan = _done_plan(user, django_capture_on_commit_callbacks)
+    response = client_ana.post(f"/plans/{plan.id}/save", {"name": "Base\x00line"}, follow=True)
+    assert "Not saved: Must not contain a NUL character" in response.content.decode()
+    plan.refresh_from_db()
+    assert not plan.is_saved and "\x00" not in plan.name
+    query = "workload=llama2-7b&tokens=1e11&providers=aws&purchase_options=on_demand"
+    response = client_ana.post(f"/plans/whatif/save?{query}", {"name": "7B\x00"}, follow=True)
+    assert "Not saved: Must not contain a NUL character" in response.content.decode()
+    assert PlanScenario.objects.count() == 1
+
+
 def test_duplicate_opens_an_editable_copy_and_runs_nothing(
     client_ana: Client, user: User, eager_celery: None, django_capture_on_commit_callbacks: Any
 ) -> None:
