@@ -139,6 +139,11 @@ def test_the_plan_page_counts_with_thousands_separators(
     assert "1,038 options older than" in page and "option(s)" not in page
     assert "Left out: 20,539 misses deadline." in page
     assert "Emissions are location-based. Whole-run GPU-hours" in page  # two sentences
+    # each card names its price's source and date, not only "listed price, 196 days old"
+    first = plan.result["recommendations"][0]["row_index"]
+    pick = next(o for o in plan.result["options"] if o["row_index"] == first)
+    assert (f'<p class="card-price small">{fmt.usd(pick["usd_per_hour"])}/instance-hour, '
+            f'{pick["basis"]}: {pick["source"]}, as of {pick["as_of"]}</p>') in page
     assert 'title="Model FLOPs utilisation' in page
     assert f"of {fmt.count(document['result']['n_feasible'])} feasible options" in page
 
