@@ -4,6 +4,7 @@ Every scenario field (planner.plans.core.fields) is an option: `--tokens`, `--de
 `--dataset-gb`, `--checkpoint-gb`, `--egress-gb`...; lists are comma-separated.
 """
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,13 @@ from planner.reports.services import PdfUnavailableError, report_write
 TERMINAL_COLUMNS = tuple(c for c in OPTION_COLUMNS if c.is_in_terminal)
 # Short spellings kept from earlier releases.
 ALIASES = {"purchase_options": ["--purchase"]}
+
+
+def _rows(text: str) -> int:
+    # argparse makes this a usage error; --top -5 printed all rows but 5, --top 0 none.
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of rows from 1")
+    return int(text)
 
 
 def _option(field: ScenarioField) -> tuple[list[str], dict[str, Any]]:
@@ -47,7 +55,7 @@ class Command(BaseCommand):
                 options = {"dest": field.name, "action": "store_true", "default": None,
                            "help": field.label.replace("%", "%%")}
             parser.add_argument(*flags, **options)
-        parser.add_argument("--top", type=int, default=20, help="rows to print")
+        parser.add_argument("--top", type=_rows, default=20, help="rows to print")
         parser.add_argument("--json", action="store_true",
                             help="print the same document as GET /api/plans/{id}")
         parser.add_argument("--report", metavar="PATH",

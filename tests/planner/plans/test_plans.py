@@ -95,6 +95,13 @@ def test_bad_scenarios_are_refused_and_not_stored(user: User, raw: dict, field: 
     assert not PlanScenario.objects.exists()
 
 
+@pytest.mark.parametrize("top", ["-5", "0", "many"])
+def test_plan_command_refuses_a_row_count_below_one(top: str) -> None:
+    with pytest.raises(CommandError, match=f"argument --top: '{top}' is not a whole number"):
+        call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--top", top,
+                     stdout=StringIO())
+
+
 def test_an_unknown_provider_is_a_400_naming_it_not_a_plan_that_blames_the_gpus(
         client_ana: Client) -> None:
     response = client_ana.post("/api/plans", json.dumps({**LLAMA, "providers": ["zzz"]}),
