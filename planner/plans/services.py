@@ -47,6 +47,7 @@ from planner.runs import (
     run_store,
 )
 from pricing.selectors import current_prices
+from simulator.core import PRESETS
 from simulator.services import (
     Simulator,
     catalog_instances_frame,
@@ -342,13 +343,12 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
 
 def _default_name(scenario: Scenario) -> str:
     data = scenario.data
-    goal = (
-        large_count(data["tokens"], "tokens")
-        if data.get("tokens")
-        else large_count(data["samples"], "samples") if data.get("samples")
-        else f"{number(data.get('epochs'))} epochs"
-    )
-    model = data.get("workload") or (
+    goal = (large_count(data["tokens"], "tokens") if data.get("tokens") else
+            large_count(data["samples"], "samples") if data.get("samples") else
+            f"{number(data.get('epochs'))} epochs")
+    # the preset's name, as the plan list and the workload line say it ('Llama 2 7B')
+    preset = PRESETS.get(data.get("workload") or "")
+    model = preset.name if preset else data.get("workload") or (
         f"{data['params_billion']:g}B model" if data.get("params_billion")
         else f"{data.get('n_layers', 0):.0f}-layer model")
     return f"{model} on {goal}"

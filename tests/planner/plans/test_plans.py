@@ -258,7 +258,7 @@ def test_result_page_shows_the_assumptions(client_ana: Client, eager_celery: Non
 
 def test_an_unnamed_scenario_is_named_with_a_readable_token_count(user: User) -> None:
     stored = services.scenario_create(owner_id=user.id, raw={**LLAMA, "tokens": 2e12})
-    assert stored.name == "llama2-7b on 2.0 T tokens"  # not "2e+12 tokens"
+    assert stored.name == "Llama 2 7B on 2.0 T tokens"  # not "llama2-7b on 2e+12 tokens"
 
 
 def test_a_plan_document_is_sent_compressed_to_clients_that_accept_gzip(
