@@ -241,7 +241,14 @@ class RunForm(forms.Form):
             raise forms.ValidationError(str(error)) from error
 
     def clean_accelerator_map(self) -> dict[str, str]:
-        return _mapping(self.cleaned_data.get("accelerator_map", ""), "GPU names")
+        mapping = _mapping(self.cleaned_data.get("accelerator_map", ""), "GPU names")
+        # An unknown slug was accepted and analysed as "no catalog GPU matches this name".
+        slugs = {gpu.slug for gpu in selectors.catalog_gpus()}
+        unknown = [slug for slug in mapping.values() if slug not in slugs]
+        if unknown:
+            raise forms.ValidationError(f"GPU names: {', '.join(unknown)} is not a catalog GPU "
+                                        f"({', '.join(sorted(slugs))})")
+        return mapping
 
     @property
     def spot_fields(self) -> list[forms.BoundField]:

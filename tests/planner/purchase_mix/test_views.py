@@ -239,6 +239,19 @@ def test_philly_mapping_with_duration_chart_and_new_run(
     assert 'id="unpriced"' not in user_client.get(f"/history/{history.pk}").content.decode()
 
 
+def test_a_gpu_name_mapped_to_no_catalog_gpu_is_a_form_error(
+    user_client, loaded_catalog, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(user_client, csv_upload(GENERIC_CSV))
+    history = History.objects.get()
+    response = user_client.post(f"/history/{history.pk}/runs",
+                                {"accelerator_map": "A100-80GB=a100-zzz"})
+    assert response.status_code == 400
+    assert "GPU names: a100-zzz is not a catalog GPU (a10-pcie-24gb, " in response.content.decode()
+    assert history.runs.count() == 1  # was queued and analysed as "no catalog GPU matches"
+
+
 def test_other_user_gets_404(user_client, other_client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks():
         _post(user_client, csv_upload(GENERIC_CSV))
