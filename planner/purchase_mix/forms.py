@@ -229,7 +229,7 @@ class RunForm(forms.Form):
         bands = [(band, f"{band} per month") for band in SPOT_BAND_MONTHLY_FRACTION]
         for provider in selectors.spot_providers():
             self.fields[f"spot_{provider}"] = forms.ChoiceField(
-                label=f"{provider} spot interruptions", choices=bands, required=False,
+                label=f"{label(provider)} spot interruptions", choices=bands, required=False,
                 initial=selectors.spot_band_for(provider, {}),
             )
 

@@ -209,6 +209,9 @@ def test_the_cheapest_place_is_worded_as_the_form_words_it(
     history = History.objects.get()
     body = user_client.get(f"/history/{history.pk}").content.decode()
     assert "cheapest that sells commitments" in body and "cheapest offered" not in body
+    assert "AWS spot interruptions" in body and "aws spot interruptions" not in body
+    # trends through the formatter: '4,069% per year', not widthratio's '4069%'
+    assert not re.search(r"Trend: -?\d{4,}%|interval -?\d{4,}%|to -?\d{4,}%", body)
     # peak / mean with one decimal in every row (it mixed '9.5×' and '16.49×')
     stats = body.split('id="demand-stats"', 1)[1].split("</table>", 1)[0]
     ratios = re.findall(r'<td class="num">([^<]*)×</td>', stats)
