@@ -16,6 +16,7 @@ from pydantic import Field, StrictBool, StrictInt
 
 from planner.capacity import reports as capacity_reports
 from planner.capacity import services
+from planner.capacity.core.frontier import MAX_HOURS
 from planner.capacity.core.inputs import DEFAULT_TARGET_P95_WAIT_HOURS
 from planner.capacity.core.jobs import POLICIES
 from planner.purchase_mix import selectors
@@ -27,7 +28,7 @@ router = Router(tags=["capacity"])
 
 # Bounded like every API body (simulator/schemas.py): closed, finite, strings short and
 # NUL-free, lists short; the service's checks (capacity_inputs) then name what is wrong.
-Hours = Annotated[float, Field(ge=0, le=100_000, allow_inf_nan=False)]
+Hours = Annotated[float, Field(ge=0, le=MAX_HOURS, allow_inf_nan=False)]
 
 
 class CapacityIn(ClosedSchema):

@@ -217,6 +217,10 @@ def _figures(jobs: PoolJobs, point: GridPoint, prices: CapacityPrices) -> PointF
     return point_figures(jobs, replay_point(jobs, point), point, prices)
 
 
+# The longest finite wait limit or target (about 11 years; beyond it, "inf" says no limit).
+MAX_HOURS = 100_000.0
+
+
 def parse_hours_list(text: str, name: str = "max_wait_hours") -> tuple[float, ...]:
     """"1,4,inf" -> (1.0, 4.0, inf); ValueError naming the field otherwise."""
     values = []
@@ -227,6 +231,8 @@ def parse_hours_list(text: str, name: str = "max_wait_hours") -> tuple[float, ..
             raise ValueError(f"{name}: {item!r} is not a number of hours (or inf)") from None
         if math.isnan(value) or value < 0:
             raise ValueError(f"{name}: {item!r} must be >= 0 hours")
+        if MAX_HOURS < value < math.inf:
+            raise ValueError(f"{name}: {item!r} must be at most {MAX_HOURS:,.0f} hours (or inf)")
         values.append(value)
     return tuple(values)
 

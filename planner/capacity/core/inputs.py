@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.capacity.core.frontier import parse_hours_list, parse_pool_sizes
+from planner.capacity.core.frontier import MAX_HOURS, parse_hours_list, parse_pool_sizes
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
 from planner.capacity.core.prices import OwnedHardware
 from planner.core.purchase_options import RESERVED_1Y, RESERVED_3Y
@@ -116,8 +116,9 @@ def capacity_inputs(raw: Mapping[str, Any]) -> CapacityInputs:
     """Checked inputs from a form, an API body, the command line or a stored dict."""
     target = _number(raw.get("target_p95_wait_hours"), "target_p95_wait_hours",
                      DEFAULT_TARGET_P95_WAIT_HOURS)
-    if target < 0 or math.isinf(target):
-        raise ValueError("target_p95_wait_hours: must be a finite number of hours >= 0")
+    if not 0 <= target <= MAX_HOURS:
+        raise ValueError(f"target_p95_wait_hours: must be a number of hours from 0 to "
+                         f"{MAX_HOURS:,.0f}")
     pool_price = str(raw.get("pool_price") or "cheapest")
     if pool_price not in POOL_PRICES:
         raise ValueError(f"pool_price: {pool_price!r} is not one of {', '.join(POOL_PRICES)}")

@@ -108,6 +108,10 @@ def test_api_post_queues_a_sweep_and_refuses_bad_fields(analysed, user,
     ("pool_gpus", "abc", "Pool sizes (GPUs): &#x27;abc&#x27; is not a whole number"),
     ("max_wait_hours", "-1", "Wait limits T (h): &#x27;-1&#x27; must be &gt;= 0 hours"),
     ("owned_pue", "0.5", "PUE: 0.5 is out of range"),
+    # the API refused these (at most 100,000 h); the form and the command took them
+    ("max_wait_hours", "1e308", "Wait limits T (h): &#x27;1e308&#x27; must be at most 100,000"),
+    ("target_p95_wait_hours", "1e40", "P95 wait target (h): must be a number of hours from 0 "
+     "to 100,000"),
 ])
 def test_a_bad_form_is_refused_beside_its_field_named_by_its_label(analysed, user, field,
                                                                     value, message):
