@@ -4,7 +4,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from planner.core.formatting import PALETTE, number, round_ticks
+from planner.core.formatting import PALETTE, number, round_ticks, usd
 from planner.reports.core.capacity import curve_name
 
 _LAYOUT: dict[str, Any] = {
@@ -46,8 +46,8 @@ def frontier_figure(document: dict[str, Any]) -> go.Figure:
         marker={"symbol": "star", "size": 18, "color": "#111827"}))
     target = float(document["target_p95_wait_hours"])
     finding = (f"The cheapest point with P95 wait at most {target:g} h is {best['pool_gpus']:,} "
-               f"GPUs ({curve_name(best)}) at ${best['total_usd']:,.0f}, P95 wait "
-               f"{best['p95_wait_hours']:.2f} h.")
+               f"GPUs ({curve_name(best)}) at {usd(best['total_usd'])}, P95 wait "
+               f"{number(best['p95_wait_hours'], 2)} h.")
     figure.add_vline(x=target, line={"dash": "dot", "color": "#9ca3af"},
                      annotation_text=f"P95 target {target:g} h")
     layout = {**_LAYOUT, "height": 520, "margin": {**_LAYOUT["margin"], "r": 10},
@@ -73,14 +73,14 @@ def queue_figure(document: dict[str, Any]) -> go.Figure:
     best = document["recommended"]
     jobs = queue.get("jobs") or [0]
     finding = (f"At {best['pool_gpus']:,} GPUs at most {max(jobs):,.0f} jobs wait at once; "
-               f"the mean wait is {best['mean_wait_hours']:.2f} h.")
+               f"the mean wait is {number(best['mean_wait_hours'], 2)} h.")
     figure.update_layout(
         **{**_LAYOUT, "legend": {"orientation": "h", "y": -0.2, "x": 0}},
         meta={"finding": finding},
         title=f"Queue at the recommended point: {best['pool_gpus']} GPUs, {curve_name(best)}",
-        xaxis_title="Hours since the first submit (h)",
+        xaxis_title="Time since the first submit (h)",
         yaxis=_round_axis(jobs, "Jobs waiting (count)"),
-        yaxis2={**_round_axis(queue.get("gpus") or [0], "GPUs waited for (GPUs)"),
+        yaxis2={**_round_axis(queue.get("gpus") or [0], "GPUs waited for"),
                 "overlaying": "y", "side": "right", "showgrid": False})
     return figure
 

@@ -14,5 +14,8 @@ def test_the_queue_axes_tick_round_numbers_never_22_9_or_45_7() -> None:
     assert list(figure.layout.yaxis.ticktext) == ["0", "20", "40", "60", "80"]
     assert list(figure.layout.yaxis2.ticktext) == ["0", "50", "100", "150", "200"]
     assert figure.layout.yaxis.title.text == "Jobs waiting (count)"
-    assert figure.layout.yaxis2.title.text == "GPUs waited for (GPUs)"
+    assert figure.layout.yaxis2.title.text == "GPUs waited for"  # the unit said once
+    assert figure.layout.xaxis.title.text == "Time since the first submit (h)"
+    # the caption's wait as the page's table writes it ('0.3 h', not '0.30 h')
+    assert figure.layout.meta["finding"].endswith("the mean wait is 0.3 h.")
     assert figure.layout.yaxis2.range[1] >= 160 and figure.layout.yaxis.range[1] >= 70
