@@ -1,5 +1,5 @@
-"""Account and HTTP hardening: login throttling, the Content-Security-Policy header, and the
-upload size limit enforced before a request body is read."""
+"""Account and HTTP hardening: login throttling, the Content-Security-Policy header, the
+upload size limit enforced before a request body is read, and addresses holding NUL refused."""
 
 from __future__ import annotations
 
@@ -150,6 +150,23 @@ class QueueUnavailableMiddleware:
             return JsonResponse({"detail": QueueUnavailableError.message}, status=503)
         return HttpResponse(QueueUnavailableError.message, status=503,
                             content_type="text/plain; charset=utf-8")
+
+
+class NulAddressMiddleware:
+    """Refuse an address holding NUL (%00) with 400: no URL of the site has one, and a NUL that
+    reaches a database query is a 500 on PostgreSQL (/instances/aws/p4d%00/, ?provider=%00)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        query = str(request.META.get("QUERY_STRING", ""))
+        if "\x00" in request.path or "%00" in query or "\x00" in query:
+            message = "The address holds a NUL character (%00); remove it."
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": message}, status=400)
+            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
 
 
 class UploadLimitMiddleware:

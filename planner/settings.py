@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "planner.security.UploadLimitMiddleware",
     "planner.security.SecurityHeadersMiddleware",
     "planner.security.QueueUnavailableMiddleware",
+    "planner.security.NulAddressMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

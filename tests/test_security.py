@@ -86,6 +86,16 @@ def test_an_oversized_upload_is_refused_before_its_body_is_read(ada: User, setti
     assert response.status_code == 413 and "the limit is 1000" in response.content.decode()
 
 
+@pytest.mark.parametrize("url", ["/instances/aws/p4d%00/", "/api/gpus/a%00b",
+                                 "/api/instance-types?provider=%00", "/api/prices?region=us%00",
+                                 "/api/prices/cheapest?gpu=a%00"])
+def test_an_address_holding_nul_is_400_not_a_postgres_500(url: str, db: None) -> None:
+    response = Client().get(url)  # each reached a query with the NUL: 500 on PostgreSQL
+    assert response.status_code == 400
+    assert "holds a NUL character (%00)" in response.content.decode()
+    assert Client().get("/api/prices?region=us%2500").status_code == 422  # "%00" as text
+
+
 def test_healthz_reports_database_broker_and_workers() -> None:
     response = Client().get("/healthz")
     body = response.json()
