@@ -116,10 +116,19 @@ def _outcome_texts(scenario: PlanScenario, pick: dict[str, Any] | None) -> list[
         f"{duration(pick['time_to_train_hours'])} ({pick['calibration_status']}"
         + (f"; {pick['rate_note']})" if pick.get("rate_note") else ")"),
         f"{count(pick['gpus'])} × {pick['gpu']}",
-        _miss_text(pick),
+        _miss_text(pick) if _has_limit(scenario) else NO_LIMIT,
         _emissions_text(pick),
         _lowest_carbon_text(scenario),
     ]
+
+
+# A plan with neither deadline nor budget has nothing to miss: the plan page says n/a too.
+NO_LIMIT = "n/a (no deadline or budget)"
+
+
+def _has_limit(scenario: PlanScenario) -> bool:
+    inputs = scenario.inputs or {}
+    return any(inputs.get(k) for k in ("deadline", "deadline_days", "budget_usd"))
 
 
 def _miss_text(pick: dict[str, Any]) -> str:
@@ -212,7 +221,8 @@ def _list_outcome(scenario: PlanScenario) -> dict[str, str]:
     if not isinstance(pick, dict):
         return {"cost": BLANK, "time": BLANK, "miss": BLANK, "feasible": feasible}
     return {"cost": usd(pick.get("total_usd")), "time": duration(pick.get("time_to_train_hours")),
-            "miss": percent(pick.get("miss_probability")), "feasible": feasible}
+            "miss": percent(pick.get("miss_probability")) if _has_limit(scenario) else "n/a",
+            "feasible": feasible}
 
 
 def whatif_delta(base: PlanScenario, document: dict[str, Any]) -> str:

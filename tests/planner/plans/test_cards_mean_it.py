@@ -167,3 +167,17 @@ def test_the_assumptions_read_in_one_format_and_say_bytes(
     assert all(re.fullmatch(r"\d+\.\d{4}|\d+\.\d|—", c) for c in cells), cells
     assert "× 14 bytes (bf16 weights" in page and "× 2 bytes (uint16 token ids)" in page
     assert "storage kept 1 month after the run" in page
+
+
+def test_a_plan_without_deadline_or_budget_has_no_miss_chance_on_the_list_or_compare(
+        client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
+    # the list and compare said '0.0%' where the plan page says n/a
+    document = documents["feasible"]
+    inputs = {k: v for k, v in document["inputs"].items() if k != "deadline_days"}
+    free = _stored(user, {**document, "inputs": inputs}, "no limits")
+    limited = _stored(user, document, "thirty days")
+    row = client_ana.get("/plans/").content.decode().split("no limits", 1)[1].split("</tr>")[0]
+    assert '<td class="num c-miss">n/a</td>' in row
+    page = client_ana.get(f"/plans/compare?id={free.id}&id={limited.id}").content.decode()
+    assert "n/a (no deadline or budget)" in page
+    assert fmt.percent(limited.result["pick"]["miss_probability"]) in page
