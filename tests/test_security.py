@@ -96,6 +96,14 @@ def test_an_address_holding_nul_is_400_not_a_postgres_500(url: str, db: None) ->
     assert Client().get("/api/prices?region=us%2500").status_code == 422  # "%00" as text
 
 
+def test_basic_auth_with_nul_in_the_user_name_is_401(ada: User) -> None:
+    # looked up, the NUL was a 500 on PostgreSQL
+    credentials = base64.b64encode(b"ada\x00:pw-ada-123").decode()
+    response = Client().get("/api/plans/1", HTTP_AUTHORIZATION=f"Basic {credentials}",
+                            secure=True)
+    assert response.status_code == 401
+
+
 def test_healthz_reports_database_broker_and_workers() -> None:
     response = Client().get("/healthz")
     body = response.json()
