@@ -55,6 +55,12 @@ def band_to(low_hours: float | None, high_hours: float | None) -> str:
 
 
 @register.filter
+def in_minutes(seconds: float | None) -> float | None:
+    """{{ restart_seconds|in_minutes }}: seconds as minutes, the unit the plan form asks in."""
+    return None if seconds is None else float(seconds) / 60
+
+
+@register.filter
 def per_million(value: float | None) -> float | None:
     """{{ rate|per_million }}: a per-unit rate per million units (failures per GPU-hour to
     failures per million GPU-hours)."""

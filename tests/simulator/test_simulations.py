@@ -157,6 +157,9 @@ def test_page_flow_and_privacy(user: User, p4de: InstanceType, eager_celery: Non
     assert f"<td>{fmt.percent(sim['goodput_fraction'])} of whole-run time" in html
     assert f"accumulation {fmt.count(sim['layout']['grad_accum'])}" in html
     assert '<abbr title="Model FLOPs utilisation' in html  # MFU said in words on hover
+    # the goodput assumptions in the plan page's words and units ('restart 300 s' before)
+    assert "restart after a failure 5 minutes" in html and "write stall 30 seconds" in html
+    assert "failures 19.73 per million GPU-hours" in html
     other = signed_in(User.objects.create_user("bob", password="pw-bob-123"))
     assert other.get(response["Location"]).status_code == 404
 
