@@ -177,7 +177,8 @@ def duration_band(low_hours: float | None, high_hours: float | None) -> str:
         return f"{low / HOURS_PER_DAY:,.1f}–{high / HOURS_PER_DAY:,.1f} days"
     if high < 1.0:
         return f"{_significant(low * 60.0, 2)}–{_significant(high * 60.0, 2)} min"
-    return f"{_significant(low, 2)}–{_significant(high, 2)} h"
+    # one decimal at both ends: '0.9–5.4 h', not '0.89–5.4 h'
+    return f"{low:,.1f}–{high:,.1f} h"
 
 
 def label(code: str | None) -> str:

@@ -33,6 +33,8 @@ def test_duration_band_uses_one_unit() -> None:
     # The plan page used to read "125.3 days (P10-P90 2594-3660 h)".
     assert f.duration_band(2594, 3660) == "108.1–152.5 days"
     assert f.duration_band(5.2, 9.8) == "5.2–9.8 h"
+    assert f.duration_band(0.89, 5.4) == "0.9–5.4 h"  # both ends alike, not '0.89–5.4 h'
+    assert f.duration_band(12.0, 40.5) == "12.0–40.5 h"
     assert f.duration_band(20, 50) == "0.8–2.1 days"
     assert f.duration_band(0.034, 0.043) == "2.0–2.6 min"
 
