@@ -180,7 +180,7 @@ def _figure(scenarios: list[PlanScenario], picks: list[dict[str, Any] | None]) -
 def plan_comparison(scenarios: list[PlanScenario]) -> Comparison:
     picks = [top_pick(s) for s in scenarios]
     texts = [_outcome_texts(s, p) for s, p in zip(scenarios, picks, strict=True)]
-    labels = ["Pick", "Total cost (USD)", "Time to train", "GPUs",
+    labels = ["Pick", "Total cost", "Time to train", "GPUs",
               "Chance of missing the deadline or budget", "Emissions of the pick",
               "Lowest carbon"]
     outcomes = [CompareRow(label, [t[i] for t in texts]) for i, label in enumerate(labels)]

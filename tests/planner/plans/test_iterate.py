@@ -95,7 +95,8 @@ def test_compare_marks_the_inputs_that_differ_and_charts_each_pick(
     body = response.content.decode()
     assert '<td class="differs">1e11 tokens</td>' in body
     assert 'id="compare-figure"' in body and 'data-figure="compare-figure"' in body
-    costs = next(row for row in table.outcomes if row.label == "Total cost (USD)").values
+    # the cells say "$": the label does not repeat the unit ("Total cost (USD)" before)
+    costs = next(row for row in table.outcomes if row.label == "Total cost").values
     assert all(value.startswith("$") for value in costs)
     rows = {row.label: row.values for row in table.outcomes}
     assert all("kg CO2e" in value or "no carbon data" in value
