@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.core.formatting import label
 from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
@@ -139,14 +140,15 @@ def alternative_for(offer: GpuOffer, spot: SpotPlan | None, *, is_spot_allowed: 
                     is_elsewhere_allowed: bool) -> Alternative:
     """Cheapest allowed no-commitment rate per instance-hour, with where it comes from.
     By default: on-demand of the same provider, region and instance type (like with like)."""
+    where = f"{label(offer.provider)} {offer.region}"
     found = [Alternative(offer.on_demand_usd_per_hour,
-                         f"on-demand {offer.instance_type} in {offer.provider} {offer.region}")]
+                         f"on-demand {offer.instance_type} in {where}")]
     if is_elsewhere_allowed and offer.elsewhere_usd_per_hour:
         found.append(Alternative(offer.elsewhere_usd_per_hour, f"on-demand at {offer.elsewhere}"))
     if is_spot_allowed and spot is not None:
         found.append(Alternative(
             spot.effective_usd_per_hour,
-            f"spot in {offer.provider} {offer.region} with "
+            f"spot in {where} with "
             f"{100 * spot.overhead_fraction:.1f}% interruption overhead",
         ))
     return min(found, key=lambda item: item.usd_per_hour)

@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.core.formatting import label
+
 BIG_DEMAND_GPUS = 8.0
 
 
@@ -66,7 +68,7 @@ def elsewhere_rate(chosen: InstanceCandidate, other: InstanceCandidate | None
     each = "1 GPU" if other.gpus_per_instance == 1 else f"{other.gpus_per_instance} GPUs"
     return ElsewhereRate(
         other.usd_per_gpu_hour * chosen.gpus_per_instance,
-        f"{other.provider} {other.region} ({other.instance_type}: {each} per machine, "
+        f"{label(other.provider)} {other.region} ({other.instance_type}: {each} per machine, "
         f"{other.gpu_words or 'same GPU'}; you buy {chosen.gpu_words or 'the GPU'} with "
         f"{chosen.gpus_per_instance} per machine)",
     )

@@ -8,6 +8,7 @@ import pytest
 from planner.purchase_mix.core.buy import what_to_buy
 from planner.purchase_mix.core.commitment import TermRate, solve_commitment
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.instance_choice import InstanceCandidate, elsewhere_rate
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.risk import RiskSettings, size_type
 
@@ -147,13 +148,15 @@ def _one_type(days: int, offer: GpuOffer, **options: object) -> object:
 
 def test_like_with_like_baseline_and_a_cheaper_equivalent_elsewhere_only_as_a_line():
     offer = GpuOffer("V100", "aws", "us-east-1", "p3.16xlarge", 8, ON_DEMAND, OPTIONS,
-                     elsewhere_usd_per_hour=12.0, elsewhere="lambda us-south-1 (gpu_8x_v100)")
+                     elsewhere_usd_per_hour=12.0, elsewhere="Lambda us-south-1 (gpu_8x_v100)")
     buy = _one_type(120, offer)
     (item,) = buy.types
     assert item.alternative.usd_per_hour == ON_DEMAND  # the same place and instance
     assert item.elsewhere is not None and item.elsewhere.words.startswith(
-        "the same number of V100 GPUs (8) cost $12.00/h on-demand at lambda us-south-1")
+        "the same number of V100 GPUs (8) cost $12.00/h on-demand at Lambda us-south-1")
     assert buy.lines and all(0 < line.break_even_utilization_pct <= 100 for line in buy.lines)
+    # places are named as every page names providers: 'AWS us-east-1', not 'aws us-east-1'
+    assert item.alternative.words == "on-demand p3.16xlarge in AWS us-east-1"
     line = buy.lines[0]
     assert line.words == f"{line.count} x p3.16xlarge (8 GPUs each, {line.count * 8} GPUs)"
     assert line.savings_usd is not None and line.savings_usd.p10 <= line.savings_usd.p90
@@ -166,3 +169,11 @@ def test_like_with_like_baseline_and_a_cheaper_equivalent_elsewhere_only_as_a_li
     assert one_year.break_even_utilization_pct > 100 and one_year.count == 0
     assert one_year.reason.startswith("Never pays off at this price")
     assert all(line.term != "reserved_1y" for line in cheaper.lines)
+
+
+def test_a_cheaper_machine_elsewhere_names_its_provider_in_words():
+    chosen = InstanceCandidate(1, 24.0, 8, "aws", "us-east-1", "p3.16xlarge", "V100 SXM2-16GB")
+    other = InstanceCandidate(2, 12.0, 8, "lambda", "us-south-1", "gpu_8x_v100",
+                              "V100 SXM2-16GB")
+    found = elsewhere_rate(chosen, other)
+    assert found is not None and found.words.startswith("Lambda us-south-1 (gpu_8x_v100: ")
