@@ -120,7 +120,7 @@ def test_a_stack_without_flash_attention_is_slower_and_says_so(user: User,
     assert run.result["calibration_used"] == (
         f"the shipped calibration, fitted on {n_rows} published training runs")
     assert f"Predicted with the shipped calibration, fitted on {n_rows} published" in page
-    assert "job-stopping failures 19.7 per million GPU-hours" in page
+    assert "job-stopping failures 19.73 per million GPU-hours" in page
 
 
 @pytest.mark.parametrize(("change", "field"), [
