@@ -33,12 +33,13 @@ POINT_COLUMNS = (
 
 
 def curve_name(point: dict[str, Any]) -> str:
-    """"fifo, size_aware T=2 h" (one frontier curve)."""
+    """"FIFO, size-aware T=2 h" (one frontier curve, in the capacity page's words)."""
+    queue = fmt.label(point.get("discipline"))
     if point.get("policy") == "none":
-        return f"{point.get('discipline')}, no waiting"
+        return f"{queue}, no waiting"
     hours = float(point.get("max_wait_hours") or 0)
     limit = "∞" if math.isinf(hours) else f"{hours:g}"
-    return f"{point.get('discipline')}, {point.get('policy')} T={limit} h"
+    return f"{queue}, {fmt.label(point.get('policy')).lower()} T={limit} h"
 
 
 def _cell(point: dict[str, Any], key: str, recommended: int, index: int) -> Any:
@@ -156,7 +157,7 @@ def _summary(payload: dict[str, Any]) -> tuple[Figure, ...]:
         Figure("Total cost at the recommended point", as_number(best.get("total_usd")), "USD"),
         Figure("P95 wait", as_number(best.get("p95_wait_hours")), "h", 2),
         Figure("Mean wait", as_number(best.get("mean_wait_hours")), "h", 2),
-        Figure("Pool utilisation", 100.0 * (as_number(best.get("utilization")) or 0), "%", 1),
+        Figure("Pool utilisation", _percent_of(best.get("utilization")), "%", 1),
         Figure("Jobs burst", as_number(best.get("jobs_burst")), "count"),
         Figure("No-wait peak demand", as_number(payload.get("peak_gpus")), "GPUs"),
         *(Figure(f"No-wait commitment: {name}", as_number(gpus), "GPUs")
@@ -167,10 +168,16 @@ def _summary(payload: dict[str, Any]) -> tuple[Figure, ...]:
     )
 
 
+def _percent_of(fraction: Any) -> float | None:
+    """A fraction in percent; None (printed "-", as the page's "—") when unknown."""
+    value = as_number(fraction)
+    return None if value is None else 100.0 * value
+
+
 def recommendation_words(payload: dict[str, Any]) -> str:
     best = payload.get("recommended") or {}
     return (f"Commit {fmt.count(best.get('pool_gpus') or 0)} {payload.get('gpu_type')} GPUs, "
-            f"queue {best.get('discipline')}, {curve_name(best).split(', ', 1)[1]}")
+            f"queue {curve_name(best)}")
 
 
 def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
@@ -188,7 +195,7 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
         findings.append(Finding(
             f"Against {item['name']}",
             f"saves {fmt.usd(as_number(item['saved_usd']) or 0)}"
-            + ("" if pct is None else f" ({pct:.1f} %)"),
+            + ("" if pct is None else f" ({fmt.percent_points(pct)})"),
             f"its pool {item['reference']['pool_gpus']} GPUs costs "
             f"{fmt.usd(item['reference']['total_usd'])}; the recommendation adds "
             f"{item['added_p95_wait_hours']:.2f} h of P95 wait and "
@@ -209,7 +216,8 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
         title=f"Capacity with queues: {payload.get('gpu_type')}"
               + (f" in {payload['name']}" if payload.get("name") else ""),
         subtitle=f"{fmt.count(payload.get('jobs') or 0)} GPU jobs replayed on "
-                 f"{len(payload['points'])} points (pool sizes x queues x waiting policies)",
+                 f"{fmt.count(len(payload['points']))} points (pool sizes x queues x waiting "
+                 "policies)",
         summary=_summary(payload), findings=_findings(payload),
         tables=(points, _against_table(payload), queue,
                 _sources_table(payload, today=report_day(generated_at), stale_days=stale_days),

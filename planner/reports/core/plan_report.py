@@ -12,7 +12,16 @@ from datetime import date
 from typing import Any
 
 from planner.core.cloud import is_stale_age
-from planner.core.formatting import count, goodput_line, label, large_count, layout_label, usd
+from planner.core.formatting import (
+    count,
+    goodput_line,
+    label,
+    large_count,
+    layout_label,
+    overhead_text,
+    percent,
+    usd,
+)
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
@@ -132,8 +141,8 @@ def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> T
     n_feasible = int(as_number(document.get("n_feasible")) or 0)
     n_options = int(as_number(document.get("n_options")) or 0)
     return Table("options", "Ranked configurations", "Options", OPTION_COLUMNS, rows,
-                 note=f"The {len(options)} best of {n_feasible} feasible options "
-                      f"({n_options} considered), cheapest first")
+                 note=f"The {count(len(options))} best of {count(n_feasible)} feasible options "
+                      f"({count(n_options)} considered), cheapest first")
 
 
 def _days(hours: Any) -> float | None:
@@ -163,9 +172,8 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             if has_deadline(document) else Figure("Chance of missing the deadline",
                                                   "no deadline set"),
             Figure("Expected failures, restarts and overhead",
-                   goodput_line(best.get("overhead_gpu_hours_pct"), best.get("overhead_usd"))
-                   .removeprefix("expected failures, restarts and overhead: ")
-                   + ("" if goodput is None else f" (goodput {goodput * 100:.1f} %)")),
+                   overhead_text(best.get("overhead_gpu_hours_pct"), best.get("overhead_usd"))
+                   + ("" if goodput is None else f" (goodput {percent(goodput)})")),
             Figure("Calibration envelope", str(best.get("envelope_note")
                                                or "inside the calibration envelope")),
             Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
@@ -179,7 +187,7 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             *figures,
         ]
     if prices.get("oldest"):
-        stale = (f"; {prices['n_stale']} of the feasible options priced older than "
+        stale = (f"; {count(prices['n_stale'])} of the feasible options priced older than "
                  f"{prices['stale_days']} days (stale)" if prices.get("n_stale") else "")
         figures.append(Figure("Prices dated",
                               f"{prices['oldest']} to {prices.get('newest')}{stale}"))
@@ -388,7 +396,7 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append(f"Prices compare snapshots taken {prices.get('spread_days')} days apart "
                        f"({prices.get('oldest')} to {prices.get('newest')}).")
     if prices.get("n_stale"):
-        caveats.append(f"{prices['n_stale']} option(s) use prices older than "
+        caveats.append(f"{count(prices['n_stale'])} option(s) use prices older than "
                        f"{prices.get('stale_days')} days; check current prices before buying.")
     if best is not None and best.get("calibration_status") != "calibrated":
         caveats.append(f"The recommended option's throughput is {best.get('calibration_status')}: "
@@ -398,7 +406,8 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append(f"The recommended option's GPU is {best['rate_note']}.")
     left_out = {k: v for k, v in (document.get("infeasible") or {}).items() if v}
     if left_out:
-        caveats.append("Left out: " + "; ".join(f"{v} {k}" for k, v in left_out.items()) + ".")
+        caveats.append("Left out: " + "; ".join(f"{count(v)} {k}" for k, v in left_out.items())
+                       + ".")
     if best is None:
         caveats.append(_nothing_works(document.get("what_would_work") or {}))
     carbon = document.get("carbon") or {}

@@ -327,11 +327,11 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
     for item in buy.get("types") or []:
         offer, name = item.get("offer") or {}, str(item.get("gpu_type", ""))
         expected = expected_by_type.get(name, {})
+        saved = fmt.percent_points(as_number(expected.get("savings_pct")) or 0)
         why = (f"{fmt.label(offer.get('provider'))} {offer.get('region')} "
                f"{offer.get('instance_type')}: {fmt.usd(as_number(expected.get('cost_usd')) or 0)}"
                f" against {fmt.usd(as_number(expected.get('all_on_demand_cost_usd')) or 0)} "
-               f"all on demand there ({as_number(expected.get('savings_pct')) or 0:.1f} % saved)."
-               )
+               f"all on demand there ({saved} saved).")
         elsewhere = item.get("elsewhere") or {}
         if elsewhere.get("words"):
             why += f" Elsewhere: {elsewhere['words']}."

@@ -27,9 +27,18 @@ def figure_text(figure: Figure) -> str:
     text = format_value(figure.value, figure.digits)
     if not text:
         return "-"
-    if figure.unit == "USD" and isinstance(figure.value, int | float):
-        return formatting.usd(figure.value)  # as the pages print money
-    return f"{text} {figure.unit}".strip() if isinstance(figure.value, int | float) else text
+    if not isinstance(figure.value, int | float):
+        return text
+    # As the pages print them: money and prices in dollars, "7.8%", a count bare.
+    if figure.unit == "USD":
+        return formatting.usd(figure.value)
+    if figure.unit.startswith("USD/"):
+        return formatting.usd_per(figure.value, figure.unit.removeprefix("USD/"))
+    if figure.unit == "%":
+        return f"{text}%"
+    if figure.unit == "count":
+        return text
+    return f"{text} {figure.unit}".strip()
 
 
 def printed_columns(table: Table) -> list[tuple[int, Column]]:

@@ -86,6 +86,12 @@ def test_api_reports_and_page_agree_on_the_recommended_point(swept):
         assert (row["Stale"] or "") == ("stale" if age > 180 else "")
     html = client.get(f"/api/histories/{history.pk}/capacity/report.html").content.decode()
     assert "Cost against P95 wait" in html and f"Commit {best['pool_gpus']}" in html
+    # The report words the queue as the page does ("queue FIFO, ...", never the code "fifo"),
+    # prices in dollars and percentages without a space.
+    page = client.get(f"/history/{history.pk}/capacity").content.decode()
+    queue = {"fifo": "FIFO", "backfill": "Backfill"}[best["discipline"]]
+    assert f"queue {queue}" in page and f"queue {queue}, " in html and "queue fifo" not in html
+    assert "USD/GPU-hour</td>" not in html and "/GPU-hour" in html and " %<" not in html
 
 
 def test_api_post_queues_a_sweep_and_refuses_bad_fields(analysed, user,

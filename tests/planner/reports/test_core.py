@@ -9,8 +9,17 @@ import pytest
 from planner.core.spreadsheet import inert
 from planner.reports.core import svg as svg_module
 from planner.reports.core.cells import table_csv
-from planner.reports.core.model import Chart, Column, Report, Series, Table, report_from_dict
+from planner.reports.core.model import (
+    Chart,
+    Column,
+    Figure,
+    Report,
+    Series,
+    Table,
+    report_from_dict,
+)
 from planner.reports.core.svg import chart_svg, nice_ticks
+from planner.reports.core.text import figure_text
 
 HYPERLINK = '=HYPERLINK("http://example.com","x")'
 
@@ -86,3 +95,15 @@ def test_many_category_labels_are_slanted_and_cut() -> None:
     svg = chart_svg(chart)
     assert svg.count('transform="rotate(-30') == 12
     assert "team-wit…" in svg and "team-with-a-long-name-0" not in svg
+
+
+@pytest.mark.parametrize(("figure", "text"), [
+    (Figure("Savings", 7.84, "%", 1), "7.8%"),
+    (Figure("Jobs burst", 1107, "count"), "1,107"),
+    (Figure("Pool price", 1.275, "USD/GPU-hour", 3), "$1.27/GPU-hour"),
+    (Figure("Total", 1234567.8, "USD"), "$1,234,568"),
+    (Figure("Pool utilisation", None, "%", 1), "-"),
+    (Figure("Time", 12.25, "days", 1), "12.2 days"),
+])
+def test_key_figures_read_as_the_pages_write_them(figure: Figure, text: str) -> None:
+    assert figure_text(figure) == text
