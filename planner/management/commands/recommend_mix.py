@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from planner.core.formatting import label
 from planner.purchase_mix import services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.core.upload.settings import UPLOAD_SETTINGS, UploadSetting
@@ -85,8 +86,8 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
     for line in buy["lines"]:
         savings = line.get("savings_usd") or {}
         lines.append(
-            f"  {line['words']} in {line['provider']} {line['region']}: {line['term_words']}, "
-            f"{line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
+            f"  {line['words']} in {label(line['provider'])} {line['region']}: "
+            f"{line['term_words']}, {line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
             f"${line['usd_per_hour']:,.2f}/hour; savings over the term P10 "
             f"${savings.get('p10') or 0:,.0f} / P90 ${savings.get('p90') or 0:,.0f}; "
             f"break-even at {line['break_even_utilization_pct']:.0f}% utilisation; "
@@ -122,8 +123,9 @@ def _type_lines(item: dict[str, Any]) -> list[str]:
     alt = item["alternative"]
     offer = item["offer"]
     lines = [
-        f"{item['gpu_type']}: {offer['provider']} {offer['region']} {offer['instance_type']} "
-        f"({offer['gpus_per_instance']} GPUs, on-demand ${offer['on_demand_usd_per_hour']:,.2f}/h)"
+        f"{item['gpu_type']}: {label(offer['provider'])} {offer['region']} "
+        f"{offer['instance_type']} ({offer['gpus_per_instance']} GPUs, on-demand "
+        f"${offer['on_demand_usd_per_hour']:,.2f}/h)"
         f"; baseline without commitment ${alt['usd_per_hour']:,.3f}"
         f"/hour per instance ({alt['words']}); spot {item['spot_share_pct']:.0f}%, committed "
         f"{item['committed_share_pct']:.0f}%, on-demand {item['on_demand_share_pct']:.0f}% of "

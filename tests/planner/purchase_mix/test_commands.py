@@ -16,7 +16,7 @@ def _run(*args: str) -> str:
 def test_philly_through_map_prints_the_recommendation(loaded_catalog, db):
     text = _run(str(PHILLY), "--map", PHILLY_MAP, "--time-unit", "min", "--origin",
                 "2017-10-01", "--gpu-type", "A100", "--provider", "aws", "--region", "us-east-1")
-    assert "A100: aws us-east-1 p4" in text
+    assert "A100: AWS us-east-1 p4" in text  # providers in words, as the pages name them
     assert "What to buy:" in text and "break-even utilisation" in text
     assert "a commitment needs at least 30 days" in text  # the trace covers fewer days
     assert "Backtest: fit on the first" in text
