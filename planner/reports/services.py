@@ -60,6 +60,20 @@ def report_render(document: ReportDocument, fmt: str) -> Rendered:
     return Rendered(content, CONTENT_TYPES[fmt], f"{document.slug}.{fmt}")
 
 
+def report_path_check(path: Path) -> str:
+    """The format a report written to `path` would have; ValueError naming what is wrong
+    (extension, PDF libraries, folder) so a command can refuse before its computation."""
+    fmt = report_format(path.suffix or "(no extension)")
+    if fmt == "pdf" and pdf_missing():
+        raise ValueError(f"format: {pdf_missing()}")
+    if path.is_dir():
+        raise ValueError(f"cannot write {path}: it is a folder")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"cannot write {path}: no folder {folder}")
+    return fmt
+
+
 def report_write(document: ReportDocument, path: Path) -> Rendered:
     """Write the report to `path` in the format its extension names."""
     rendered = report_render(document, report_format(path.suffix or "(no extension)"))

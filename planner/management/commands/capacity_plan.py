@@ -18,7 +18,7 @@ from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import RunOptions
 from planner.purchase_mix.services import ParseOptions
 from planner.reports.core.capacity import report_from_capacity
-from planner.reports.services import PdfUnavailableError, report_write
+from planner.reports.services import PdfUnavailableError, report_path_check, report_write
 
 
 class Command(BaseCommand):
@@ -63,7 +63,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
         if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+            what = "a folder, not a file" if path.is_dir() else "no such file"
+            raise CommandError(f"{path}: {what}")
+        if options["report"]:
+            try:
+                report_path_check(options["report"])
+            except ValueError as exc:
+                raise CommandError(f"report: {exc}") from None
         try:
             mapping = parse_column_mapping(options["map"])
             fmt = "mapped" if mapping and options["format"] == "generic" else options["format"]

@@ -59,10 +59,15 @@ def test_bad_options_raise_command_error(tmp_path, db, args, message):
 def test_missing_file(db):
     with pytest.raises(CommandError, match="no such file"):
         _run("/nonexistent.csv")
+    with pytest.raises(CommandError, match="a folder, not a file"):
+        _run("/tmp")
+    # The report's path is checked before the file is read (this file does not parse).
+    with pytest.raises(CommandError, match="report: format: '.doc' is not one of"):
+        _run(__file__, "--report", "/tmp/mix.doc")
 
 
 def test_a_report_file_that_cannot_be_written_is_a_one_line_error(loaded_catalog, db, tmp_path):
-    with pytest.raises(CommandError, match="report: cannot write .*: No such file"):
+    with pytest.raises(CommandError, match="report: cannot write .*: no folder"):
         _run(str(PHILLY), "--map", PHILLY_MAP, "--time-unit", "min", "--origin", "2017-10-01",
              "--gpu-type", "A100", "--report", str(tmp_path / "no-such-folder" / "mix.xlsx"))
 

@@ -193,10 +193,24 @@ def test_a_report_file_that_cannot_be_written_is_a_one_line_error(
     with pytest.raises(CommandError, match=f"cannot write {re.escape(str(missing))}: No such"):
         call_command("export_report", "plan", str(done_plan.id), "--out", str(missing),
                      stdout=io.StringIO())
-    with pytest.raises(CommandError, match="report: cannot write .*: No such file"):
+    with pytest.raises(CommandError, match="report: cannot write .*: no folder"):
         call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--providers",
                      "aws", "--purchase-options", "on_demand", "--report", str(missing),
                      stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("plan.doc", "report: format: '.doc' is not one of"),
+    ("folder.xlsx", "report: cannot write .*: it is a folder"),
+])
+def test_a_bad_report_path_is_refused_before_the_plan_is_computed(
+        db: None, tmp_path: Path, name: str, message: str) -> None:
+    (tmp_path / "folder.xlsx").mkdir()
+    # An unknown GPU would be refused by the computation: the report's path is refused first.
+    with pytest.raises(CommandError, match=message):
+        call_command("plan", "--workload", "llama2-7b", "--tokens", "1e12", "--gpus", "zzz",
+                     "--report", str(tmp_path / name), stdout=io.StringIO(),
+                     stderr=io.StringIO())
 
 
 def test_without_weasyprint_the_pdf_button_says_what_is_missing(
