@@ -187,7 +187,8 @@ def _job_end(
         checks.flag(end < start, columns["end"], "end is before start")
         return end
     duration = _checked(
-        checks, to_duration_s(get("duration"), spec), columns["duration"], "not a number >= 0"
+        checks, to_duration_s(get("duration"), spec), columns["duration"],
+        "not a duration: a number >= 0, and not too large to be one",
     )
     end = cast(np.ndarray, start + duration)
     if bounds.latest_epoch_s is not None:

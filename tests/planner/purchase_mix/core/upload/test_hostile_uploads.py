@@ -156,3 +156,16 @@ def test_a_usage_sample_beyond_any_fleet_is_a_row_error() -> None:
     assert result.history is None
     assert [(e.line, e.field) for e in result.errors] == [(2, "gpus_in_use")]
     assert "from 0 to 10,000,000" in result.errors[0].message
+
+
+@pytest.mark.parametrize("duration", ["1e300", "-5", "soon"])
+def test_a_duration_that_is_none_says_what_a_duration_is(duration: str) -> None:
+    data = (b"start,hours,gpus,kind\n2024-01-01T00:00:00Z,2,8,A100\n"
+            + f"2024-01-01T01:00:00Z,{duration},8,A100\n".encode())
+    result = parse_job_history(io.BytesIO(data), "mapped",
+                               mapping={"start": "start", "duration": "hours",
+                                        "gpu_count": "gpus", "gpu_type": "kind"},
+                               time_unit="h", now_epoch_s=NOW)
+    assert result.history is None
+    assert [(e.line, e.field, e.message) for e in result.errors] == [
+        (3, "hours", "not a duration: a number >= 0, and not too large to be one")]
