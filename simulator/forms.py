@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.utils import timezone
 
-from planner.core.formatting import typed_number
+from planner.core.formatting import label, typed_number
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.widgets import LongSelect
@@ -45,7 +45,7 @@ def knob_field(knob: LayoutKnob) -> forms.Field:
         return forms.BooleanField(required=False, label=knob.label, help_text=knob.help)
     if knob.kind == "choice":
         return forms.ChoiceField(required=False, label=knob.label, help_text=knob.help,
-                                 choices=[("", "search")] + [(c, c) for c in knob.choices])
+                                 choices=[("", "search")] + [(c, label(c)) for c in knob.choices])
     return _number(knob.label, knob.unit, knob.minimum or 0, knob.maximum or 0, knob.example,
                    is_integer=True, help_text=knob.help)
 

@@ -41,6 +41,12 @@ LABELS: dict[str, str] = {
     "cnn": "CNN",
     "dataset_gb": "Data set size (GB)",
     "checkpoint_gb": "Checkpoint size (GB)",
+    # precisions (planner.core.layout_knobs), as the catalog heads them
+    "bf16": "BF16",
+    "fp16": "FP16",
+    "fp8": "FP8",
+    "tf32": "TF32",
+    "fp32": "FP32",
     # capacity queues (planner.capacity.core.jobs DISCIPLINES, POLICIES)
     "fifo": "FIFO",
     "backfill": "Backfill",

@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 
+from planner.core.formatting import label
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.core.purchase_options import COMMITMENT_PAYMENTS, PURCHASE_OPTION_LABELS
 from planner.plans.core.carbon import ACCOUNTING_CHOICES
@@ -43,7 +44,7 @@ def _choices(source: str) -> list[tuple[str, str]]:
         return list(COMMITMENT_PAYMENTS)
     if source == "carbon_accounting":
         return [("", "location-based")] + list(ACCOUNTING_CHOICES)
-    return [("", "search")] + [(c, c) for c in KNOBS_BY_NAME[source].choices]
+    return [("", "search")] + [(c, label(c)) for c in KNOBS_BY_NAME[source].choices]
 
 
 def form_version(inputs: dict[str, Any]) -> str:

@@ -138,3 +138,12 @@ def test_the_form_shows_no_template_comment_and_writes_bounds_as_people_do(user:
     assert "{#" not in html and "The form's problems at the top" not in html
     assert "Allowed: 1 to 1e7 samples." in html and "1e07" not in html
     assert "Allowed: 1 to 1,048,576 tokens." in html
+
+
+def test_precision_menus_name_precisions_as_the_catalog_does(user: User) -> None:
+    for url in ("/simulations/new", "/plans/new"):
+        html = signed_in(user).get(url).content.decode()
+        select = re.search(r'<select name="precision".*?</select>', html, re.S)
+        assert select is not None, url
+        options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select[0])
+        assert ("bf16", "BF16") in options and ("fp8", "FP8") in options, url
