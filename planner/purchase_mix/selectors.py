@@ -124,6 +124,7 @@ def price_row(gpu_type: str, price: Price, on_demand_usd_per_hour: float) -> dic
     return {
         "gpu_type": gpu_type,
         "accelerator": price.instance_type.accelerator.slug,
+        "accelerator_name": price.instance_type.accelerator.name,
         "provider": price.instance_type.provider.slug,
         "region": price.region.code,
         "instance_type": price.instance_type.name,

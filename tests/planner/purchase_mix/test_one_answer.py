@@ -205,6 +205,8 @@ def test_prices_used_flag_stale_prices_and_tell_reservations_apart(
     assert len(rows) == len(prices) and not any('class="stale"' in row for row in rows)
     for row, price in zip(rows, prices, strict=True):
         assert f'<span class="tag {price["basis"]}"' in row
+        # The catalog GPU by its name (NVIDIA's "A100 SXM4-80GB"), not its slug.
+        assert f"<td>{price['accelerator_name']}</td>" in row and price["accelerator"] not in row
     # Two reservations of one instance, term and payment differ by their offering class.
     options = [(p["gpu_type"], _text(row.split('class="c-option">', 1)[1].split("</td>")[0]))
                for p, row in zip(prices, rows, strict=True)]
