@@ -66,6 +66,15 @@ class ProviderSpec:
     # The provider's first US region: equal prices elsewhere rank after it (PLAN_PREFERRED_
     # REGIONS overrides the list).
     home_region: str = ""
+    # What the storage and egress rates are, as pages show them beside the rates: the
+    # products priced, "listed" (the provider's published first tier) or "estimated" (≈).
+    rates_source: str = ""
+    rates_basis: str = "listed"
+
+    @property
+    def rates_note(self) -> str:
+        """"listed: S3 Standard us-east-1 ..., as of 2026-01" (the storage and egress rates)."""
+        return f"{self.rates_basis}: {self.rates_source}, as of {RATES_AS_OF}"
 
     def __post_init__(self) -> None:
         if self.kind not in PROVIDER_KINDS or self.offer_kind not in OFFER_KINDS:
@@ -77,6 +86,8 @@ class ProviderSpec:
             raise ValueError(f"{self.code}: max_nodes must be 1 to {MAX_CLUSTER_NODES}")
 
 
+# The month the storage and egress rates below were read (module docstring).
+RATES_AS_OF = "2026-01"
 AWS, GCP, AZURE, LAMBDA, VAST = "aws", "gcp", "azure", "lambda", "vast"
 _TOP = ">20%"
 PROVIDERS: tuple[ProviderSpec, ...] = (
@@ -87,28 +98,37 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
                  spot_band_by_gpu={"H100": _TOP, "H200": _TOP, "B200": _TOP},
                  refresh=PriceRefresh("aws-price-list",
                                       "AWS Price List bulk API (AmazonEC2 offer file)",
-                                      ("us-east-1",)), home_region="us-east-1"),
+                                      ("us-east-1",)), home_region="us-east-1",
+                 rates_source="S3 Standard us-east-1, first 50 TB; data transfer out, first "
+                              "10 TB a month"),
     # Cloud Storage Standard us-central1; premium tier egress, first 1 TB. GCP publishes no
     # bands and GPU Spot VMs are reclaimed often: the top band.
     ProviderSpec(GCP, "Google Cloud", "Google Cloud", "hyperscaler", "cloud_instance",
                  MAX_CLUSTER_NODES, 4, _TOP, 0.020, 0.12,
                  refresh=PriceRefresh("gcp-billing-catalog",
                                       "Google Cloud Billing Catalog API (Compute Engine SKUs)",
-                                      ("",)), home_region="us-central1"),
+                                      ("",)), home_region="us-central1",
+                 rates_source="Cloud Storage Standard us-central1; premium-tier egress, first "
+                              "1 TB"),
     # Blob Hot LRS East US first 50 TB (≈); internet egress, first 10 TB. Azure shows the
     # same bands as eviction rates.
     ProviderSpec(AZURE, "Azure", "Microsoft Azure", "hyperscaler", "cloud_instance",
                  MAX_CLUSTER_NODES, 4, "15-20%", 0.0184, 0.087,
                  refresh=PriceRefresh("azure-retail", "Azure Retail Prices API",
-                                      ("westeurope", "eastus")), home_region="eastus"),
+                                      ("westeurope", "eastus")), home_region="eastus",
+                 rates_source="Blob Storage Hot LRS East US, first 50 TB (≈); internet "
+                              "egress, first 10 TB", rates_basis="estimated"),
     # Persistent filesystem per GiB-month, no ingress/egress charges. On-demand instances are
     # sold one by one (clusters are a separate, reserved product); no spot (top band if seen).
     ProviderSpec(LAMBDA, "Lambda", "Lambda", "gpu_cloud", "cloud_instance", 8, 0, _TOP,
-                 0.20, 0.0, home_region="us-east-1"),
+                 0.20, 0.0, home_region="us-east-1",
+                 rates_source="persistent filesystem per GiB-month; no egress charge"),
     # Marketplace hosts set their own disk and bandwidth rates: a typical listing (≈), egress
     # 0 by default. Interruptible instances are outbid: the top band.
     ProviderSpec(VAST, "Vast.ai", "Vast.ai", "marketplace", "marketplace_machine", 1, 1, _TOP,
-                 0.10, 0.0, home_region="us"),
+                 0.10, 0.0, home_region="us",
+                 rates_source="a typical host's disk rate (hosts set their own); egress 0 by "
+                              "default", rates_basis="estimated"),
 )
 PROVIDERS_BY_CODE: dict[str, ProviderSpec] = {p.code: p for p in PROVIDERS}
 PROVIDER_CODES: tuple[str, ...] = tuple(PROVIDERS_BY_CODE)

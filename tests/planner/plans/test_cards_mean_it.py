@@ -14,6 +14,7 @@ from planner.core import formatting as fmt
 from planner.plans import services
 from planner.plans.core.fields import FIELDS_BY_NAME
 from planner.plans.models import PlanScenario
+from planner.plans.presenters import assumption_rows
 from planner.plans.scenario import scenario_from_input
 
 pytestmark = pytest.mark.django_db
@@ -167,6 +168,11 @@ def test_the_assumptions_read_in_one_format_and_say_bytes(
     assert all(re.fullmatch(r"\d+\.\d{4}|\d+\.\d|—", c) for c in cells), cells
     assert "× 14 bytes (bf16 weights" in page and "× 2 bytes (uint16 token ids)" in page
     assert "storage kept 1 month after the run" in page
+    # each provider's rates say what they price, their basis and date (not a source file)
+    assert ("listed: S3 Standard us-east-1, first 50 TB; data transfer out, first 10 TB a "
+            "month, as of 2026-01") in table
+    assert "estimated: Blob Storage Hot LRS East US" in table
+    assert "planner/core/cloud.py" not in page
 
 
 def test_a_plan_without_deadline_or_budget_has_no_miss_chance_on_the_list_or_compare(
@@ -181,3 +187,11 @@ def test_a_plan_without_deadline_or_budget_has_no_miss_chance_on_the_list_or_com
     page = client_ana.get(f"/plans/compare?id={free.id}&id={limited.id}").content.decode()
     assert "n/a (no deadline or budget)" in page
     assert fmt.percent(limited.result["pick"]["miss_probability"]) in page
+
+
+def test_edited_storage_or_egress_rates_are_called_the_users_own() -> None:
+    rows = assumption_rows({"storage_usd_per_gb_month": {"aws": 0.05, "gcp": 0.020},
+                            "egress_usd_per_gb": {"aws": 0.09, "gcp": 0.12}})
+    notes = {row["provider"]: row["rates_note"] for row in rows}
+    assert notes["aws"] == "your values (edited in the what-if form)"
+    assert notes["gcp"].startswith("listed: Cloud Storage Standard us-central1")
