@@ -22,6 +22,7 @@ from planner.core.formatting import (
     percent,
     usd,
 )
+from planner.core.providers import PROVIDERS_BY_CODE
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
@@ -259,21 +260,34 @@ def _words(name: str, labels: dict[str, str]) -> str:
 def _assumptions_table(document: dict[str, Any], labels: dict[str, str]) -> Table:
     assumptions = document.get("assumptions") or {}
     rows: list[tuple[Any, ...]] = [
-        (_words(name, labels), "all", _significant(as_number(assumptions[name])), unit)
+        (_words(name, labels), "all", _significant(as_number(assumptions[name])), unit, "")
         for name, unit in ASSUMPTION_UNITS.items() if name in assumptions
     ]
     for key, name, unit in PER_PROVIDER:
         for provider, value in sorted((assumptions.get(key) or {}).items()):
-            rows.append((name, label(provider), _significant(as_number(value)), unit))
+            rows.append((name, label(provider), _significant(as_number(value)), unit,
+                         _rate_source(key, provider, as_number(value))))
     constraints = document.get("constraints") or {}
     for key, unit, scale in (("deadline_hours", "days", 24.0), ("budget_usd", "USD", 1.0),
                              ("horizon_hours", "days", 24.0), ("max_co2e_kg", "kg CO2e", 1.0)):
         value = as_number(constraints.get(key))
         if value is not None:
-            rows.append((_words(key, labels), "all", _significant(value / scale), unit))
+            rows.append((_words(key, labels), "all", _significant(value / scale), unit, ""))
     columns = (Column("name", "Assumption"), Column("provider", "Provider"),
-               Column("value", "Value", digits=AUTO_DIGITS), Column("unit", "Unit"))
+               Column("value", "Value", digits=AUTO_DIGITS), Column("unit", "Unit"),
+               Column("source", "Source"))
     return Table("assumptions", "Assumptions", "Assumptions", columns, tuple(rows))
+
+
+def _rate_source(key: str, provider: str, value: float | None) -> str:
+    """A storage or egress rate's basis, products and date (as the plan page says them);
+    "your value" when the plan changed it."""
+    spec = PROVIDERS_BY_CODE.get(provider)
+    defaults = {"storage_usd_per_gb_month": spec and spec.storage_usd_per_gb_month,
+                "egress_usd_per_gb": spec and spec.egress_usd_per_gb}
+    if spec is None or key not in defaults:
+        return ""
+    return spec.rates_note if value == defaults[key] else "your value"
 
 
 def _significant(value: float | None, digits: int = 4) -> float | None:

@@ -62,6 +62,11 @@ def test_every_format_shows_the_recommended_total_of_the_page(
     assert first["Instance type"] == cheapest["instance_type"]
     summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
     assert summary["Expected total cost"] == pytest.approx(best["total_usd"])
+    # storage and egress rates say what they price, their basis and date, as the page does
+    sources = {(row[0], row[1]): row[4]
+               for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
+    assert sources[("Storage", "AWS")].startswith("listed: S3 Standard us-east-1")
+    assert sources[("Egress", "AWS")].endswith("as of 2026-01")
 
     rows = list(csv.DictReader(io.StringIO(
         ana_client.get(f"/plans/{done_plan.id}/report.csv").content.decode("utf-8-sig"))))
