@@ -1,6 +1,7 @@
 """Recommend a GPU purchase mix for a job-history file (nothing is stored)."""
 
 import json
+import re
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,11 @@ from planner.purchase_mix.core.upload.settings import UPLOAD_SETTINGS, UploadSet
 from planner.purchase_mix.documents import parse_growth
 from planner.reports.core.purchase_mix import report_from_history
 from planner.reports.services import PdfUnavailableError, report_path_check, report_write
+
+# A value such as "-50,-25,0,25" (--growth's own default) is a value, not an option: argparse
+# takes an argument starting with "-" for an option unless it matches this (by default one
+# negative number only).
+NEGATIVE_NUMBERS = re.compile(r"^-\.?\d[\d.]*(,\s*[-+]?\.?\d[\d.]*)*$")
 
 
 def _flag(setting: UploadSetting) -> list[str]:
@@ -45,6 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the API document")
         parser.add_argument("--report", type=Path, metavar="PATH",
                             help="also write the report (.pdf, .xlsx, .csv or .html)")
+        parser._negative_number_matcher = NEGATIVE_NUMBERS  # --growth -50,-25,0,25
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]

@@ -80,3 +80,16 @@ def test_a_place_or_look_back_that_cannot_be_is_refused(loaded_catalog, db, args
     with pytest.raises(CommandError, match=message):
         _run(str(PHILLY), "--map", PHILLY_MAP, "--time-unit", "min", "--origin", "2017-10-01",
              "--gpu-type", "A100", *args)
+
+
+@pytest.mark.parametrize("growth", ["-50,-25,0,25", "-10", "-2.5, 5"])
+def test_growth_list_starting_negative_is_a_value_not_an_option(growth):
+    """`--growth -50,-25,0,25` (as the README writes it) parses; argparse alone reads it as
+    an unknown option and stops with "expected one argument"."""
+    from planner.management.commands.recommend_mix import Command
+
+    parser = Command().create_parser("manage.py", "recommend_mix")
+    options = parser.parse_args(["jobs.csv", "--growth", growth])
+    assert options.growth == growth
+    with pytest.raises(CommandError):
+        parser.parse_args(["jobs.csv", "--growth", "--json"])
