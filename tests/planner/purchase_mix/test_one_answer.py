@@ -144,7 +144,7 @@ def test_page_chart_reports_api_and_cli_give_one_answer(
     call_command("recommend_mix", str(jobs_file), "--provider", "aws", stdout=out)
     printed = out.getvalue()
     for line in lines:
-        assert (f"{line['words']} in aws {line['region']}: {line['term_words']}, "
+        assert (f"{line['words']} in AWS {line['region']}: {line['term_words']}, "
                 f"{line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
                 f"${line['usd_per_hour']:,.2f}/hour") in printed
 
