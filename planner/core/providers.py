@@ -137,6 +137,22 @@ HOME_REGIONS: tuple[str, ...] = tuple(
     dict.fromkeys(p.home_region for p in PROVIDERS if p.home_region))
 REFRESHABLE: dict[str, PriceRefresh] = {p.code: p.refresh for p in PROVIDERS if p.refresh}
 
+EDITED_RATES = "your values (edited in the what-if form)"
+
+
+def rates_source(provider: str, **rates: float | None) -> str:
+    """Where a plan's storage or egress rates of `provider` come from (keyword names as
+    ProviderSpec's: storage_usd_per_gb_month, egress_usd_per_gb): the provider's rates_note
+    when they are its defaults, EDITED_RATES when the plan changed one, "" for an unknown
+    provider."""
+    spec = PROVIDERS_BY_CODE.get(provider)
+    if spec is None:
+        return ""
+    if any(value != getattr(spec, name) for name, value in rates.items()):
+        return EDITED_RATES
+    return spec.rates_note
+
+
 DEFAULT_STORAGE_USD_PER_GB_MONTH: dict[str, float] = {
     p.code: p.storage_usd_per_gb_month for p in PROVIDERS}
 DEFAULT_EGRESS_USD_PER_GB: dict[str, float] = {p.code: p.egress_usd_per_gb for p in PROVIDERS}

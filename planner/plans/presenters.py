@@ -12,7 +12,7 @@ from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
 from planner.core.cloud import HOURS_PER_MONTH
-from planner.core.providers import PROVIDERS_BY_CODE
+from planner.core.providers import rates_source
 from planner.plans import charts
 from planner.plans.core.fields import FIELDS_BY_NAME
 from planner.plans.core.ranking import collapse_regions
@@ -59,17 +59,6 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def _rates_note(provider: str, storage: Any, egress: Any) -> str:
-    """Where a provider's storage and egress rates come from: the table's (basis, products,
-    as of) when the plan uses them, "your values" when the what-if changed them."""
-    spec = PROVIDERS_BY_CODE.get(provider)
-    if spec is None:
-        return ""
-    if (storage, egress) != (spec.storage_usd_per_gb_month, spec.egress_usd_per_gb):
-        return "your values (edited in the what-if form)"
-    return spec.rates_note
-
-
 def assumption_rows(assumptions: dict[str, Any]) -> list[dict[str, Any]]:
     """Per provider: storage $/GB-month, egress $/GB, where they come from, spot
     interruptions % per month."""
@@ -81,7 +70,9 @@ def assumption_rows(assumptions: dict[str, Any]) -> list[dict[str, Any]]:
         egress = assumptions.get("egress_usd_per_gb", {}).get(provider)
         rows.append({
             "provider": provider, "storage_usd_per_gb_month": storage,
-            "egress_usd_per_gb": egress, "rates_note": _rates_note(provider, storage, egress),
+            "egress_usd_per_gb": egress,
+            "rates_note": rates_source(provider, storage_usd_per_gb_month=storage,
+                                       egress_usd_per_gb=egress),
             "spot_pct_per_month": (1 - math.exp(-hazards[provider] * HOURS_PER_MONTH)) * 100
             if provider in hazards else None,
         })

@@ -14,11 +14,12 @@ from django.utils import timezone
 from planner.capacity import services
 from planner.capacity.core.inputs import OWNED_DEFAULTS, POOL_PRICES
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
+from planner.management.inputs import job_file, report_path
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import RunOptions
 from planner.purchase_mix.services import ParseOptions
 from planner.reports.core.capacity import report_from_capacity
-from planner.reports.services import PdfUnavailableError, report_path_check, report_write
+from planner.reports.services import PdfUnavailableError, report_write
 
 
 class Command(BaseCommand):
@@ -61,15 +62,8 @@ class Command(BaseCommand):
                             help="also write the report (.pdf, .xlsx, .csv or .html)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path: Path = options["file"]
-        if not path.is_file():
-            what = "a folder, not a file" if path.is_dir() else "no such file"
-            raise CommandError(f"{path}: {what}")
-        if options["report"]:
-            try:
-                report_path_check(options["report"])
-            except ValueError as exc:
-                raise CommandError(f"report: {exc}") from None
+        path = job_file(options["file"])
+        report_path(options["report"])
         try:
             mapping = parse_column_mapping(options["map"])
             fmt = "mapped" if mapping and options["format"] == "generic" else options["format"]

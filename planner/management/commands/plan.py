@@ -13,13 +13,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from planner.core.formatting import goodput_line, layout_label
+from planner.management.inputs import report_path
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
 from planner.plans.reports import FIELD_LABELS, FIELD_UNITS
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
 from planner.reports.core.plan_report import OPTION_COLUMNS, option_cell, report_from_plan
-from planner.reports.services import PdfUnavailableError, report_path_check, report_write
+from planner.reports.services import PdfUnavailableError, report_write
 
 # The terminal's columns: the plan report's, those marked for it (one column table).
 TERMINAL_COLUMNS = tuple(c for c in OPTION_COLUMNS if c.is_in_terminal)
@@ -63,11 +64,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         raw = {f.name: options[f.name] for f in SCENARIO_FIELDS if options.get(f.name) is not None}
-        if options["report"]:
-            try:
-                report_path_check(Path(options["report"]))
-            except ValueError as exc:
-                raise CommandError(f"report: {exc}") from None
+        report_path(Path(options["report"]) if options["report"] else None)
         try:
             scenario = scenario_from_input(raw, today=timezone.now().date())
             result = plan_compute(scenario=scenario, owner_id=None)

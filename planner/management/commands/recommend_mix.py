@@ -11,12 +11,13 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from planner.core.formatting import label
+from planner.management.inputs import job_file, report_path
 from planner.purchase_mix import services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.core.upload.settings import UPLOAD_SETTINGS, UploadSetting
 from planner.purchase_mix.documents import parse_growth
 from planner.reports.core.purchase_mix import report_from_history
-from planner.reports.services import PdfUnavailableError, report_path_check, report_write
+from planner.reports.services import PdfUnavailableError, report_write
 
 # A value such as "-50,-25,0,25" (--growth's own default) is a value, not an option: argparse
 # takes an argument starting with "-" for an option unless it matches this (by default one
@@ -54,15 +55,8 @@ class Command(BaseCommand):
         parser._negative_number_matcher = NEGATIVE_NUMBERS  # --growth -50,-25,0,25
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path: Path = options["file"]
-        if not path.is_file():
-            what = "a folder, not a file" if path.is_dir() else "no such file"
-            raise CommandError(f"{path}: {what}")
-        if options["report"]:
-            try:
-                report_path_check(options["report"])
-            except ValueError as exc:
-                raise CommandError(f"report: {exc}") from None
+        path = job_file(options["file"])
+        report_path(options["report"])
         try:
             mapping = parse_column_mapping(options["map"])
             fmt = "mapped" if mapping and options["format"] == "generic" else options["format"]

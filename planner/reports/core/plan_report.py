@@ -22,7 +22,7 @@ from planner.core.formatting import (
     percent,
     usd,
 )
-from planner.core.providers import PROVIDERS_BY_CODE
+from planner.core.providers import rates_source
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
 
@@ -250,6 +250,7 @@ PER_PROVIDER = (("storage_usd_per_gb_month", "Storage", "USD/GB-month"),
                 ("egress_usd_per_gb", "Egress", "USD/GB"),
                 ("spot_hazard_per_instance_hour", "Spot interruptions",
                  "interruptions per instance-hour"))
+RATE_KEYS = ("storage_usd_per_gb_month", "egress_usd_per_gb")  # priced rates with a source
 AUTO_DIGITS = -1  # a column whose numbers keep the decimals they need (planner.reports.core.text)
 
 
@@ -266,7 +267,8 @@ def _assumptions_table(document: dict[str, Any], labels: dict[str, str]) -> Tabl
     for key, name, unit in PER_PROVIDER:
         for provider, value in sorted((assumptions.get(key) or {}).items()):
             rows.append((name, label(provider), _significant(as_number(value)), unit,
-                         _rate_source(key, provider, as_number(value))))
+                         rates_source(provider, **{key: as_number(value)})
+                         if key in RATE_KEYS else ""))
     constraints = document.get("constraints") or {}
     for key, unit, scale in (("deadline_hours", "days", 24.0), ("budget_usd", "USD", 1.0),
                              ("horizon_hours", "days", 24.0), ("max_co2e_kg", "kg CO2e", 1.0)):
@@ -277,17 +279,6 @@ def _assumptions_table(document: dict[str, Any], labels: dict[str, str]) -> Tabl
                Column("value", "Value", digits=AUTO_DIGITS), Column("unit", "Unit"),
                Column("source", "Source"))
     return Table("assumptions", "Assumptions", "Assumptions", columns, tuple(rows))
-
-
-def _rate_source(key: str, provider: str, value: float | None) -> str:
-    """A storage or egress rate's basis, products and date (as the plan page says them);
-    "your value" when the plan changed it."""
-    spec = PROVIDERS_BY_CODE.get(provider)
-    defaults = {"storage_usd_per_gb_month": spec and spec.storage_usd_per_gb_month,
-                "egress_usd_per_gb": spec and spec.egress_usd_per_gb}
-    if spec is None or key not in defaults:
-        return ""
-    return spec.rates_note if value == defaults[key] else "your value"
 
 
 def _significant(value: float | None, digits: int = 4) -> float | None:
