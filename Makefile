@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-postgres test-all bench lint install migrate catalog worker clean pdf-libs bandit audit
+.PHONY: run test test-postgres test-all bench lint install migrate catalog worker clean pdf-libs bandit audit docs
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -82,5 +82,10 @@ bench: catalog
 	SECRET_KEY_FILE=.secret_key $(BIN)/python manage.py collectstatic --noinput -v0
 	SECRET_KEY_FILE=.secret_key $(BIN)/python benchmarks/run.py
 
+# The manual (docs/, mkdocs.yml) into site/, offline; any warning (a broken link or anchor, a
+# page missing from the nav) fails the build.
+docs: install
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) var .secret_key
+	rm -rf $(VENV) var .secret_key site
