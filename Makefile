@@ -54,10 +54,13 @@ worker: install .secret_key
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
 CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/capacity/core planner/reports/core pricing/importers pricing/canonical.py
 
+# In parallel (pytest-xdist: PYTEST_WORKERS processes, each with its own test database, Redis
+# database, Celery workers and Chromium); the ten slowest tests are printed at the end.
+PYTEST_WORKERS ?= auto
 test: install bandit audit
 	SECRET_KEY=test-only-secret $(BIN)/lint-imports pyproject.toml
 	$(BIN)/mypy --strict --ignore-missing-imports $(CORES)
-	SECRET_KEY=test-only-secret $(BIN)/python -m pytest -m "" -q
+	SECRET_KEY=test-only-secret $(BIN)/python -m pytest -m "" -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=10
 
 # The key flows (plans, simulations, histories, reports, runs, a real worker) on PostgreSQL:
 # a throwaway cluster from Debian's postgresql (installed when missing and apt-get can), on a

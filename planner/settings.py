@@ -116,8 +116,8 @@ AUTHENTICATION_BACKENDS = ["planner.security.ThrottledModelBackend"]
 # HTTP basic auth on the API only over HTTPS (off for local development over plain HTTP).
 API_BASIC_AUTH_HTTPS_ONLY = env_bool("API_BASIC_AUTH_HTTPS_ONLY", not DEBUG)
 
-# Production behind HTTPS (see README "Deploying"): HTTPS=1 turns on HSTS, the redirect to
-# HTTPS and secure cookies; BEHIND_PROXY=1 trusts the proxy's X-Forwarded-Proto header.
+# Production behind HTTPS (docs/operations.md, "Deploying"): HTTPS=1 turns on HSTS, the
+# redirect to HTTPS and secure cookies; BEHIND_PROXY=1 trusts the proxy's X-Forwarded-Proto.
 HTTPS = env_bool("HTTPS", False)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
 SESSION_COOKIE_SECURE = HTTPS

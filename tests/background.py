@@ -3,7 +3,11 @@ the suite leaves idle, so that their tests only collect the result at the end.
 
 A job is a Django-free function without arguments, named "module:function". `start(items)`
 starts, in one spawned process and in turn, the jobs that a collected test awaits (JOBS);
-`result(job)` waits for one (or runs it here when it was not started). The child turns
+`result(job)` waits for one (or runs it here, once, when it was not started).
+
+Under pytest-xdist every test process collects every test but runs only some, and the workers
+already keep the cores busy: no background process is started there, and the tests that await
+a job run in one worker (the `xdist_group` named by `group_of`), which runs it once. The child turns
 warnings into errors as pytest's filterwarnings does here, so a job that warns still fails the
 test that awaits it, and its exceptions come back with their traceback.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
 import traceback
 import warnings
 from collections.abc import Sequence
@@ -29,9 +34,20 @@ JOBS: dict[str, str] = {
 }
 
 
+GROUP = "background-jobs"
+
+
+def group_of(nodeid: str) -> str | None:
+    """The xdist group of a test that awaits a job (None for the others)."""
+    return GROUP if any(nodeid.startswith(prefix) for prefix in JOBS.values()) else None
+
+
 def _call(job: str) -> Any:
     module, _, name = job.partition(":")
     return getattr(importlib.import_module(module), name)()
+
+
+_computed_here: dict[str, Any] = {}
 
 
 def _child(jobs: Sequence[str], conn: Connection) -> None:
@@ -76,14 +92,16 @@ def start(items: Sequence[pytest.Item]) -> None:
     global _worker
     jobs = [job for job, prefix in JOBS.items()
             if any(item.nodeid.startswith(prefix) for item in items)]
-    if jobs and _worker is None:
+    if jobs and _worker is None and not os.environ.get("PYTEST_XDIST_WORKER"):
         _worker = _Worker(jobs)
 
 
 def result(job: str) -> Any:
     if _worker is not None and job in _worker.pending:
         return _worker.result(job)
-    return _call(job)
+    if job not in _computed_here:
+        _computed_here[job] = _call(job)
+    return _computed_here[job]
 
 
 def stop() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 from django.core.management import call_command
@@ -21,6 +21,16 @@ from django.core.management.color import no_style
 from tests import background
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`) the tests awaiting one background job run in
+    one process, so that each slow job is computed once (before xdist renames the items)."""
+    for item in items:
+        group = background.group_of(item.nodeid)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -138,8 +148,26 @@ def eager_celery() -> Iterator[None]:
 ROOT = Path(__file__).resolve().parents[1]
 
 
+REDIS_DATABASES = 16  # Redis's default `databases`
+
+
+def worker_redis_url(url: str, worker: str | None) -> str:
+    """The Redis database of one pytest-xdist worker ("gw0", "gw1"...; None without xdist):
+    TEST_REDIS_URL's database for the first, the next numbers for the others (counting down
+    from it when that would pass the last database), so that parallel workers never share a
+    broker, a result store or a page cache."""
+    index = int(worker[2:]) if worker and worker.startswith("gw") else 0
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    db = base + index if base + index < REDIS_DATABASES else base - index
+    if not 0 <= db < REDIS_DATABASES:
+        raise ValueError(f"no Redis database for xdist worker {worker} from {url}")
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
 def _redis_url() -> str:
-    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    url = worker_redis_url(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"),
+                           os.environ.get("PYTEST_XDIST_WORKER"))
     try:
         import redis
 
