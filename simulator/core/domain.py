@@ -54,7 +54,7 @@ STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
 BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
 # Band multipliers of the envelope groups (inside, near, far) before a fit sets them from
 # out-of-family errors: the multipliers the statuses had (fixed in advance).
-DEFAULT_ENVELOPE_SCALES: tuple[float, ...] = (1.0, 1.5, 2.5)
+DEFAULT_ENVELOPE_SCALES: tuple[float, ...] = (1.0, 1.5, 2.0, 2.5)
 # A GPU count within this factor of calibration runs still counts as the same scale (status).
 SCALE_SLACK = 4.0
 # Band multiplier when the global batch was not given and a published-practice default was
@@ -297,7 +297,7 @@ def assess_many(domain: CalibrationDomain, gpu_name: str, architecture: str, pre
     group_entry = domain.group_entry(group)
     sizes = axis_sizes(place, own, family, group_entry)
     distance = envelope_distance(sizes)
-    index = envelope_group_index(distance)
+    index = envelope_group_index(distance, sizes["architecture"])
     scale = (np.asarray(domain.envelope_scales, dtype=np.float64)[index]
              * _setting_scale(is_batch_default, is_fp8_rowwise))
     envelope, notes = _words(sizes, place, own, family, group_entry,

@@ -24,8 +24,9 @@ consumer   a consumer part (GeForce) and no consumer part among the runs    1
 
 Fewer GPUs than any run count half: a smaller run drops communication rather than adding it.
 The distance puts every prediction in one ENVELOPE_GROUPS entry (inside: 0; near: up to 1;
-far: beyond), and each group's band width is set from the out-of-family errors of the
-held-out rows that were that far outside (crossval.with_bands). Sizes and group limits are
+far: beyond; unseen: its architecture has no run at this precision, so its GEMM efficiency
+is a prior, whatever else), and each group's band width is set from the out-of-family errors
+of the held-out rows that were that far outside (crossval.with_bands). Sizes and group limits are
 fixed in advance, not tuned on the rows they are scored on.
 """
 
@@ -39,7 +40,7 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 
-ENVELOPE_GROUPS: tuple[str, ...] = ("inside", "near", "far")
+ENVELOPE_GROUPS: tuple[str, ...] = ("inside", "near", "far", "unseen")
 NEAR_DISTANCE = 1.0  # the largest distance still "near"
 AXES: tuple[str, ...] = ("gpu", "architecture", "gpu_count", "model", "pipeline", "seq_len",
                          "era", "metric", "consumer")
@@ -160,9 +161,14 @@ def envelope_distance(sizes: dict[str, FloatArray]) -> FloatArray:
     return np.asarray(sum(sizes.values()), dtype=np.float64)
 
 
-def envelope_group_index(distance: FloatArray) -> npt.NDArray[np.intp]:
-    """Index into ENVELOPE_GROUPS of each distance (inside 0, near <= NEAR_DISTANCE, far)."""
-    return np.where(distance <= 0.0, 0, np.where(distance <= NEAR_DISTANCE, 1, 2)).astype(np.intp)
+def envelope_group_index(distance: FloatArray,
+                         is_unseen: FloatArray | None = None) -> npt.NDArray[np.intp]:
+    """Index into ENVELOPE_GROUPS of each configuration: unseen when its architecture has no
+    run at this precision (`is_unseen` > 0), else by distance (inside 0, near up to
+    NEAR_DISTANCE, far beyond)."""
+    by_distance = np.where(distance <= 0.0, 0, np.where(distance <= NEAR_DISTANCE, 1, 2))
+    unseen = np.zeros(distance.shape) if is_unseen is None else is_unseen
+    return np.where(unseen > 0, 3, by_distance).astype(np.intp)
 
 
 def axis_words(axis: str, place: Placement, i: int, own: DomainEntry | None,

@@ -47,8 +47,10 @@ def test_bands_widen_with_the_envelope_group():
     assert inside.band_scale == DEFAULT_ENVELOPE_SCALES[0]
     assert far.envelope == ("gpu_count",) and far.envelope_distance == pytest.approx(7.0)
     assert far.envelope_group == "far" and far.band_scale == DEFAULT_ENVELOPE_SCALES[2]
-    assert new.envelope == ("architecture",) and new.band_scale == DEFAULT_ENVELOPE_SCALES[2]
-    fitted = CalibrationDomain(DOMAIN.gpus, DOMAIN.architectures, DOMAIN.groups, (0.9, 1.2, 3.0))
+    assert new.envelope == ("architecture",) and new.envelope_group == "unseen"
+    assert new.band_scale == DEFAULT_ENVELOPE_SCALES[3]
+    fitted = CalibrationDomain(DOMAIN.gpus, DOMAIN.architectures, DOMAIN.groups,
+                               (0.9, 1.2, 3.0, 4.0))
     assert assess(fitted, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 65536, 4096)
                   ).band_scale == 3.0
 

@@ -40,7 +40,7 @@ def _inside(**changes: object) -> DomainPoint:
     ({"gpu_name": "H200 SXM-141GB"}, "gpu",
      "no calibration runs of the H200 SXM-141GB at 16bit", "near"),
     ({"gpu_name": "B200 HGX-180GB", "architecture": "Blackwell"}, "architecture",
-     "no calibration runs of Blackwell at 16bit", "far"),
+     "no calibration runs of Blackwell at 16bit", "unseen"),
     ({"n_gpus": 16384}, "gpu_count",
      "16,384 GPUs is more than the largest calibration run (512 GPUs)", "far"),
     ({"n_gpus": 1024}, "gpu_count",
@@ -91,9 +91,11 @@ def test_fewer_gpus_than_any_run_count_half():
     assert "16 GPUs is below the smallest calibration run (64 GPUs)" in verdict.envelope_note
 
 
-def test_groups_split_at_zero_and_one():
-    index = envelope_group_index(np.array([0.0, 0.01, 1.0, 1.01, 7.0]))
-    assert [ENVELOPE_GROUPS[i] for i in index] == ["inside", "near", "near", "far", "far"]
+def test_groups_split_at_zero_and_one_and_an_unseen_architecture_is_its_own():
+    index = envelope_group_index(np.array([0.0, 0.01, 1.0, 1.01, 7.0, 2.0]),
+                                 np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.0]))
+    assert [ENVELOPE_GROUPS[i] for i in index] == ["inside", "near", "near", "far", "far",
+                                                   "unseen"]
 
 
 def test_vectorised_layouts_match_one_by_one():
@@ -160,6 +162,6 @@ def test_a_farther_group_is_never_narrower_and_short_groups_keep_their_prior():
                                 np.linspace(-1.0, 1.0, 5)])
     cal = with_bands(Calibration(), Residuals(residuals, group, np.ones(n)),
                      np.full(n, "llm"), np.ones(n, dtype=bool))
-    inside, near, far = cal.domain.envelope_scales
+    inside, near, far, unseen = cal.domain.envelope_scales
     assert near == pytest.approx(inside)  # its own rows needed less: kept at the inside width
-    assert far >= near
+    assert unseen >= far >= near
