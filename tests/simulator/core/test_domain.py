@@ -8,9 +8,9 @@ import pytest
 from simulator.core.domain import (
     BATCH_DEFAULT_BAND_SCALE,
     BATCH_DEFAULT_NOTE,
+    DEFAULT_ENVELOPE_SCALES,
     FP8_ROWWISE_BAND_SCALE,
     FP8_ROWWISE_NOTE,
-    DEFAULT_ENVELOPE_SCALES,
     CalibrationDomain,
     DomainPoint,
     assess,
