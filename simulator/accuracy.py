@@ -8,6 +8,7 @@ cross-validation.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from planner.core.formatting import PALETTE, log_axis
+from simulator.core.envelope import AXIS_LABELS, ENVELOPE_GROUPS
 from simulator.core.goodput import goodput_fraction, whole_run_goodput
 from simulator.core.validation import SingleFactorFloor, single_factor_floor, summarize_errors
 
@@ -26,12 +28,14 @@ ACCURACY_PATH = Path(__file__).resolve().parent / "data" / ACCURACY_FILE
 ACCURACY_COLUMNS = ["run_id", "family", "source", "metric", "gpu", "precision", "workload_kind",
                     "scale_band", "calibration_status", "n_gpus", "reported", "predicted",
                     "predicted_p10", "predicted_p90", "abs_pct_error", "signed_pct_error",
-                    "is_covered", "baseline", "baseline_abs_pct_error", "is_answerable", "note"]
+                    "is_covered", "baseline", "baseline_abs_pct_error", "is_answerable", "note",
+                    "envelope_group", "envelope", "envelope_distance", "envelope_note"]
 # Tables of the page, in order: (group_by of summarize_errors, heading).
 SECTIONS = (("family", "By family (the unit left out)"), ("gpu", "By GPU"),
             ("precision", "By precision"), ("scale_band", "By scale"),
             ("metric", "By metric"), ("workload_kind", "By model type"),
-            ("calibration_status", "By calibration status"))
+            ("calibration_status", "By calibration status"),
+            ("envelope_group", "By envelope group"))
 
 
 # Whole runs the accuracy page quotes the shipped goodput for: (GPUs, days of useful steps).
@@ -70,6 +74,23 @@ class AccuracyReport:
                               & (part["p90_ape"] < part["baseline_p90_ape"]))
         return list(part.to_dict("records"))
 
+    def envelope_groups(self, scales: tuple[float, ...]) -> list[dict[str, Any]]:
+        """The envelope groups in order (inside, near, far) that have predicted rows: each
+        one's summary row (n_predicted: the rows its coverage and band width rest on), its
+        shipped band multiplier (`scales`, CalibrationDomain.envelope_scales) and the axes
+        that put its rows there, most frequent first ("GPU count 12, pipeline depth 3")."""
+        summary = {r["group"]: r for r in self.table("envelope_group")}
+        predicted = self.rows[self.rows["predicted"].notna()]
+        out = []
+        for group, scale in zip(ENVELOPE_GROUPS, scales, strict=True):
+            if group not in summary or not summary[group]["n_predicted"]:
+                continue
+            part = predicted[predicted["envelope_group"] == group]
+            axes = Counter(a for e in part["envelope"] for a in str(e).split(";") if a)
+            words = ", ".join(f"{AXIS_LABELS[a]} {n}" for a, n in axes.most_common())
+            out.append({**summary[group], "band_multiplier": scale, "axes": words})
+        return out
+
     def families_beaten(self) -> tuple[int, int]:
         """(families where the simulator beats the rule on median and P90, families with a
         predicted row)."""
@@ -87,7 +108,7 @@ class AccuracyReport:
 
 
 # Raise when the page's figure or tables change shape: cached pages are keyed by it too.
-ACCURACY_PAGE_VERSION = 4
+ACCURACY_PAGE_VERSION = 5
 
 
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:
@@ -109,6 +130,8 @@ def _report(path: str, _mtime_ns: int) -> AccuracyReport:
     rows["is_covered"] = rows["is_covered"].astype(float)
     rows["is_answerable"] = rows["is_answerable"].astype(bool)
     rows["note"] = rows["note"].fillna("")
+    for column in ("envelope", "envelope_note"):
+        rows[column] = rows[column].fillna("") if column in rows else ""
     return AccuracyReport(rows, summarize_errors(rows))
 
 

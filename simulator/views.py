@@ -130,6 +130,10 @@ class AccuracyPage:
                 for group_by, title in SECTIONS]
 
     @cached_property
+    def envelope_groups(self) -> list[dict[str, Any]]:
+        return self.report.envelope_groups(services.shipped_calibration().domain.envelope_scales)
+
+    @cached_property
     def unpredicted_families(self) -> list[str]:
         return [str(r["group"]) for r in self.report.table("family") if not r["n_predicted"]]
 

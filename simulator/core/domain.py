@@ -11,38 +11,56 @@ Every prediction carries a calibration status:
   the prior. Runs at the generic efficiency are validated but do not inform the fit
   (fitting.family_weights), so they do not enter the domain either.
 
-P10-P90 bands are the out-of-family residual quantiles scaled by `band_scale`, which grows with
-the status and with the distance (octaves of GPU count or sequence length) outside the data.
+It also carries its envelope (see envelope: the axes it is outside, their distance and the
+group that distance falls in). P10-P90 bands are the band class's out-of-family residual
+quantiles scaled by `band_scale`: the envelope group's width (CalibrationDomain.
+envelope_scales, set from the out-of-family errors of rows that far outside, see
+crossval.with_bands) times the fixed multipliers of a guessed batch or row-wise fp8.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from simulator.core.envelope import (
+    AXES,
+    ENVELOPE_GROUPS,
+    DomainEntry,
+    Placement,
+    axis_sizes,
+    axis_words,
+    entry_from_values,
+    envelope_distance,
+    envelope_group_index,
+    envelope_note,
+    finite_or_zero,
+    is_consumer_part,
+)
 from simulator.core.hardware import efficiency_class_of, precision_class
+
+__all__ = ["BAND_GROUPS", "DEFAULT_ENVELOPE_SCALES", "Assessment", "CalibrationDomain",
+           "DomainEntry", "DomainPoint", "ManyAssessments", "assess", "assess_gpu_counts",
+           "assess_many", "band_group", "domain_from_points", "envelope_notes",
+           "setting_scale"]
 
 STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
 # Model groups: decoders, encoders and CNNs differ in kernels and error structure; a run of one
 # group does not calibrate another (a ResNet benchmark says little about LLM training).
 BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
-# Band multipliers by status: fixed in advance (not tuned on the held-out families).
-STATUS_BAND_SCALE: dict[str, float] = {"calibrated": 1.0, "extrapolated": 1.5,
-                                       "uncalibrated": 2.5}
-# Added to the band multiplier per octave outside the calibrated GPU-count / sequence range.
-SCALE_OCTAVE_WIDENING = 0.15
-SEQ_OCTAVE_WIDENING = 0.10
-# A GPU count within this factor of calibration runs still counts as the same scale.
+# Band multipliers of the envelope groups (inside, near, far) before a fit sets them from
+# out-of-family errors: the multipliers the statuses had (fixed in advance).
+DEFAULT_ENVELOPE_SCALES: tuple[float, ...] = (1.0, 1.5, 2.0, 2.5)
+# A GPU count within this factor of calibration runs still counts as the same scale (status).
 SCALE_SLACK = 4.0
 # Band multiplier when the global batch was not given and a published-practice default was
 # assumed: the per-GPU batch, and with it the GEMM sizes and the share of communication, is
-# a guess (the same multiplier as an extrapolated status; fixed in advance). Out of family,
-# benchmark rows without a batch err 18 % median against 8 % for the rest, whole runs 18 %
-# against 15 %.
+# a guess (fixed in advance). Out of family, benchmark rows without a batch err 18 % median
+# against 8 % for the rest, whole runs 18 % against 15 %.
 BATCH_DEFAULT_BAND_SCALE = 1.5
 BATCH_DEFAULT_NOTE = "global batch not given (a published-practice default assumed)"
 # Band multiplier at fp8 with row-wise scaling: the model gathers its tensor-parallel inputs
@@ -54,48 +72,62 @@ FP8_ROWWISE_NOTE = ("fp8 row-wise scaling (its GEMM rate is fitted on two source
 
 
 @dataclass(frozen=True)
-class DomainEntry:
-    """Calibration runs of one key ("<GPU>|<precision class>" or "<architecture>|<class>")."""
-
-    key: str
-    n_rows: int
-    min_gpus: float
-    max_gpus: float
-    min_seq_len: float
-    max_seq_len: float
-
-
-@dataclass(frozen=True)
 class CalibrationDomain:
-    """GPU × precision and architecture × precision keys with calibration runs."""
+    """GPU, architecture and model-group keys with calibration runs (each × precision class),
+    and the band multiplier of each envelope group (ENVELOPE_GROUPS order)."""
 
     gpus: tuple[DomainEntry, ...] = ()
     architectures: tuple[DomainEntry, ...] = ()
+    groups: tuple[DomainEntry, ...] = ()
+    envelope_scales: tuple[float, ...] = field(default=DEFAULT_ENVELOPE_SCALES)
+
+    def __post_init__(self) -> None:
+        if len(self.envelope_scales) != len(ENVELOPE_GROUPS) or not all(
+                math.isfinite(s) and s > 0 for s in self.envelope_scales):
+            raise ValueError(f"envelope_scales must be {len(ENVELOPE_GROUPS)} positive numbers")
 
     def entry(self, key: str, *, is_architecture: bool) -> DomainEntry | None:
         """The entry for `key`, or None without runs."""
         table = self.architectures if is_architecture else self.gpus
         return next((e for e in table if e.key == key), None)
 
-    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+    def group_entry(self, group: str) -> DomainEntry | None:
+        """The model group's entry (every architecture and precision), or None."""
+        return next((e for e in self.groups if e.key == group), None)
+
+    def to_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
         return {"gpus": [asdict(e) for e in self.gpus],
-                "architectures": [asdict(e) for e in self.architectures]}
+                "architectures": [asdict(e) for e in self.architectures],
+                "groups": [asdict(e) for e in self.groups],
+                "envelope_scales": [float(s) for s in self.envelope_scales]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CalibrationDomain:
-        """Inverse of to_dict. Raises ValueError on malformed entries."""
+        """Inverse of to_dict (older dicts without groups or scales get the defaults).
+        Raises ValueError on malformed entries."""
         try:
             return cls(tuple(_entry(e) for e in data.get("gpus", [])),
-                       tuple(_entry(e) for e in data.get("architectures", [])))
+                       tuple(_entry(e) for e in data.get("architectures", [])),
+                       tuple(_entry(e) for e in data.get("groups", [])),
+                       tuple(float(s) for s in data.get("envelope_scales",
+                                                        DEFAULT_ENVELOPE_SCALES)))
         except (TypeError, KeyError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed calibration domain: {exc}") from exc
+
+    def with_envelope_scales(self, scales: tuple[float, ...]) -> CalibrationDomain:
+        """Copy with the envelope groups' band multipliers set."""
+        return replace(self, envelope_scales=tuple(float(s) for s in scales))
 
 
 def _entry(data: dict[str, Any]) -> DomainEntry:
     return DomainEntry(str(data["key"]), int(data["n_rows"]), float(data["min_gpus"]),
                        float(data["max_gpus"]), float(data["min_seq_len"]),
-                       float(data["max_seq_len"]))
+                       float(data["max_seq_len"]), float(data.get("max_pp", 0.0)),
+                       float(data.get("max_params_per_gpu", 0.0)),
+                       float(data.get("min_year", 0.0)), float(data.get("max_year", 0.0)),
+                       tuple(str(k) for k in data.get("metric_kinds", ())),
+                       int(data.get("n_consumer", 0)))
 
 
 def band_group(workload_kind: str) -> str:
@@ -115,7 +147,8 @@ def architecture_key(architecture: str, precision: str, group: str = "llm") -> s
 
 @dataclass(frozen=True)
 class DomainPoint:
-    """One configuration located in the domain: GPU, precision, scale and model group."""
+    """One configuration located in the domain: GPU, precision, scale, model group, layout,
+    run year (0: unknown) and the kind of figure predicted (envelope.METRIC_KINDS)."""
 
     gpu_name: str
     architecture: str
@@ -125,79 +158,69 @@ class DomainPoint:
     group: str = "llm"
     is_batch_default: bool = False
     is_fp8_rowwise: bool = False
+    pp: float = 1.0
+    params_per_gpu: float = 0.0  # billions of parameters per GPU, params / (TP·PP)
+    year: float = 0.0
+    metric_kind: str = "steady"
 
 
 def domain_from_points(points: list[DomainPoint]) -> CalibrationDomain:
     """Domain covered by calibration rows."""
     return CalibrationDomain(
         _entries([(gpu_key(p.gpu_name, p.precision, p.group), p) for p in points]),
-        _entries([(architecture_key(p.architecture, p.precision, p.group), p) for p in points]))
+        _entries([(architecture_key(p.architecture, p.precision, p.group), p) for p in points]),
+        _entries([(p.group, p) for p in points]))
 
 
 def _entries(keyed: list[tuple[str, DomainPoint]]) -> tuple[DomainEntry, ...]:
     grouped: dict[str, list[DomainPoint]] = {}
     for key, point in keyed:
         grouped.setdefault(key, []).append(point)
-    return tuple(DomainEntry(k, len(v), min(p.n_gpus for p in v), max(p.n_gpus for p in v),
-                             min(p.seq_len for p in v), max(p.seq_len for p in v))
-                 for k, v in sorted(grouped.items()))
-
-
-def _octaves_outside(value: float, low: float, high: float) -> float:
-    if value <= 0 or low <= 0:
-        return 0.0
-    if value < low:
-        return math.log2(low / value)
-    return math.log2(value / high) if value > high else 0.0
+    return tuple(entry_from_values(
+        k, [p.n_gpus for p in v], [p.seq_len for p in v], [p.pp for p in v],
+        [finite_or_zero(p.params_per_gpu) for p in v], [finite_or_zero(p.year) for p in v],
+        [p.metric_kind for p in v], [is_consumer_part(p.gpu_name) for p in v])
+        for k, v in sorted(grouped.items()))
 
 
 @dataclass(frozen=True)
 class Assessment:
-    """Calibration status of one configuration and its band multiplier (>= 1).
+    """Calibration status of one configuration, its band multiplier (> 0) and its envelope.
 
-    `envelope_note` says when the configuration is outside the calibration envelope and why
-    ("" inside it): no runs of the GPU or architecture at this precision, a GPU count or
-    sequence length beyond the calibrated ones, a generic efficiency.
+    `envelope` lists the envelope.AXES it is outside (() inside), `envelope_distance` their
+    summed size and `envelope_group` the ENVELOPE_GROUPS entry it falls in. `envelope_note`
+    says in words which ways it is outside and what else widens its band ("" when nothing).
     """
 
     status: str
     band_scale: float
     reason: str
     envelope_note: str = ""
+    envelope: tuple[str, ...] = ()
+    envelope_distance: float = 0.0
+    envelope_group: str = "inside"
 
 
-def envelope_note(point: DomainPoint, own: DomainEntry | None, family: DomainEntry | None,
-                  scale_octaves: float, seq_octaves: float, is_shared: bool) -> str:
-    """Why a configuration is outside the calibration envelope, in words ("" inside it)."""
-    if family is None:
-        generic = (" (its GEMMs run at the generic efficiency, which no run fits)"
-                   if is_shared else "")
-        return (f"outside the calibration envelope: no calibration runs of "
-                f"{point.architecture} at {precision_class(point.precision)}{generic}")
-    parts = []
-    if own is None:
-        parts.append(f"no calibration runs of the {point.gpu_name} at "
-                     f"{precision_class(point.precision)} (its architecture's runs used)")
-    reference = own or family
-    if scale_octaves > 0:
-        parts.append(f"{point.n_gpus:,.0f} GPUs is {scale_octaves:.1f} octaves outside the "
-                     f"{reference.min_gpus:,.0f}-{reference.max_gpus:,.0f} GPUs calibrated")
-    elif point.n_gpus > reference.max_gpus:
-        # Within SCALE_SLACK the status and band stay, but the user is told.
-        parts.append(f"{point.n_gpus:,.0f} GPUs is more than the largest calibration run "
-                     f"({reference.max_gpus:,.0f} GPUs)")
-    if seq_octaves > 0:
-        parts.append(f"sequence of {point.seq_len:,.0f} tokens outside the calibrated "
-                     f"{family.min_seq_len:,.0f}-{family.max_seq_len:,.0f}")
-    if is_shared:
-        parts.append("generic efficiency shared with other architectures")
-    parts += _setting_notes(point.is_batch_default, point.is_fp8_rowwise)
-    return "outside the calibration envelope: " + "; ".join(parts) if parts else ""
+@dataclass(frozen=True)
+class ManyAssessments:
+    """assess() of many layouts of one GPU model (arrays, one entry per configuration)."""
+
+    status: npt.NDArray[np.str_]
+    band_scale: npt.NDArray[np.float64]
+    notes: npt.NDArray[np.object_]
+    envelope: npt.NDArray[np.object_]  # ";"-joined axes outside, "" inside
+    distance: npt.NDArray[np.float64]
+    group: npt.NDArray[np.str_]
 
 
 def _setting_notes(is_batch_default: bool, is_fp8_rowwise: bool) -> list[str]:
     return ([BATCH_DEFAULT_NOTE] if is_batch_default else []) + (
         [FP8_ROWWISE_NOTE] if is_fp8_rowwise else [])
+
+
+def setting_scale(point: DomainPoint) -> float:
+    """The fixed band multiplier of a point's settings (a guessed batch, row-wise fp8)."""
+    return _setting_scale(point.is_batch_default, point.is_fp8_rowwise)
 
 
 def _setting_scale(is_batch_default: bool, is_fp8_rowwise: bool) -> float:
@@ -206,54 +229,113 @@ def _setting_scale(is_batch_default: bool, is_fp8_rowwise: bool) -> float:
 
 
 def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
-    """Calibration status and band multiplier of one configuration (× BATCH_DEFAULT_BAND_SCALE
-    when its global batch is a default, × FP8_ROWWISE_BAND_SCALE at fp8 row-wise scaling)."""
-    verdict = _assess(domain, point)
-    scale = _setting_scale(point.is_batch_default, point.is_fp8_rowwise)
-    if scale == 1.0:
-        return verdict
-    return replace(verdict, band_scale=verdict.band_scale * scale)
+    """Calibration status, envelope and band multiplier of one configuration (the envelope
+    group's scale, × BATCH_DEFAULT_BAND_SCALE when its global batch is a default, ×
+    FP8_ROWWISE_BAND_SCALE at fp8 row-wise scaling)."""
+    many = assess_many(domain, point.gpu_name, point.architecture, point.precision,
+                       np.array([float(point.n_gpus)]), point.seq_len, point.group,
+                       point.is_batch_default, point.is_fp8_rowwise,
+                       pp=np.array([float(point.pp)]),
+                       params_per_gpu=np.array([float(point.params_per_gpu)]),
+                       year=point.year, metric_kind=point.metric_kind)
+    envelope = str(many.envelope[0])
+    return Assessment(str(many.status[0]), float(many.band_scale[0]),
+                      _reason(domain, point), str(many.notes[0]),
+                      tuple(envelope.split(";")) if envelope else (),
+                      float(many.distance[0]), str(many.group[0]))
 
 
-def _assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
+def _reason(domain: CalibrationDomain, point: DomainPoint) -> str:
     arch_key = architecture_key(point.architecture, point.precision, point.group)
     own = domain.entry(gpu_key(point.gpu_name, point.precision, point.group),
                        is_architecture=False)
     family = domain.entry(arch_key, is_architecture=True)
-    shared = efficiency_class_of(point.architecture, point.precision) == "other"
     if family is None:
-        note = "; ".join([envelope_note(point, own, family, 0.0, 0.0, shared),
-                          *_setting_notes(point.is_batch_default, point.is_fp8_rowwise)])
-        return Assessment("uncalibrated", STATUS_BAND_SCALE["uncalibrated"],
-                          f"no calibration runs of {arch_key}", note)
+        return f"no calibration runs of {arch_key}"
     reference = own or family
-    scale = _octaves_outside(point.n_gpus, reference.min_gpus / SCALE_SLACK,
-                             reference.max_gpus * SCALE_SLACK)
-    seq = _octaves_outside(point.seq_len, family.min_seq_len, family.max_seq_len)
-    widening = 1.0 + SCALE_OCTAVE_WIDENING * scale + SEQ_OCTAVE_WIDENING * seq
-    note = envelope_note(point, own, family, scale, seq, shared)
-    if own is None or shared or scale > 0 or seq > 0:
-        reason = ("no runs of this GPU at this precision" if own is None else
-                  "generic efficiency shared with other architectures" if shared else
-                  "outside the calibrated GPU count or sequence length")
-        return Assessment("extrapolated", STATUS_BAND_SCALE["extrapolated"] * widening, reason,
-                          note)
-    return Assessment("calibrated", widening, f"{own.n_rows} calibration runs", note)
+    outside_scale = not (reference.min_gpus / SCALE_SLACK <= point.n_gpus
+                         <= reference.max_gpus * SCALE_SLACK)
+    outside_seq = not family.min_seq_len <= point.seq_len <= family.max_seq_len
+    if own is None:
+        return "no runs of this GPU at this precision"
+    if efficiency_class_of(point.architecture, point.precision) == "other":
+        return "generic efficiency shared with other architectures"
+    if outside_scale or outside_seq:
+        return "outside the calibrated GPU count or sequence length"
+    return f"{own.n_rows} calibration runs"
+
+
+def _status(domain: CalibrationDomain, own: DomainEntry | None, family: DomainEntry | None,
+            architecture: str, precision: str, counts: npt.NDArray[np.float64],
+            seq_len: float) -> npt.NDArray[np.str_]:
+    if family is None:
+        return np.full(counts.shape, "uncalibrated")
+    reference = own or family
+    low, high = reference.min_gpus / SCALE_SLACK, reference.max_gpus * SCALE_SLACK
+    outside = (counts < low) | (counts > high)
+    outside |= not family.min_seq_len <= seq_len <= family.max_seq_len
+    outside |= (own is None) or efficiency_class_of(architecture, precision) == "other"
+    return np.where(outside, "extrapolated", "calibrated")
+
+
+def assess_many(domain: CalibrationDomain, gpu_name: str, architecture: str, precision: str,
+                n_gpus: npt.NDArray[np.float64], seq_len: float, group: str = "llm",
+                is_batch_default: bool = False, is_fp8_rowwise: bool = False, *,
+                pp: npt.NDArray[np.float64] | None = None,
+                params_per_gpu: npt.NDArray[np.float64] | None = None,
+                year: float = 0.0, metric_kind: str = "steady") -> ManyAssessments:
+    """assess() for one GPU model at many GPU counts and layouts (the sweep), vectorized;
+    notes are worded once per distinct set of outside values (a sweep has a handful)."""
+    counts = np.asarray(n_gpus, dtype=np.float64)
+    place = Placement(gpu_name, architecture, precision_class(precision), counts,
+                      np.ones(counts.shape) if pp is None else np.asarray(pp, dtype=np.float64),
+                      np.zeros(counts.shape) if params_per_gpu is None
+                      else np.asarray(params_per_gpu, dtype=np.float64), seq_len, year,
+                      metric_kind, efficiency_class_of(architecture, precision) == "other")
+    own = domain.entry(gpu_key(gpu_name, precision, group), is_architecture=False)
+    family = domain.entry(architecture_key(architecture, precision, group), is_architecture=True)
+    group_entry = domain.group_entry(group)
+    sizes = axis_sizes(place, own, family, group_entry)
+    distance = envelope_distance(sizes)
+    index = envelope_group_index(distance, sizes["architecture"])
+    scale = (np.asarray(domain.envelope_scales, dtype=np.float64)[index]
+             * _setting_scale(is_batch_default, is_fp8_rowwise))
+    envelope, notes = _words(sizes, place, own, family, group_entry,
+                             _setting_notes(is_batch_default, is_fp8_rowwise))
+    status = _status(domain, own, family, architecture, precision, counts, seq_len)
+    return ManyAssessments(status, scale, notes, envelope, distance,
+                           np.asarray(ENVELOPE_GROUPS)[index])
+
+
+def _words(sizes: dict[str, npt.NDArray[np.float64]], place: Placement,
+           own: DomainEntry | None, family: DomainEntry | None, group: DomainEntry | None,
+           settings: list[str]) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.object_]]:
+    """(";"-joined axes outside, note) per configuration."""
+    outside = np.stack([sizes[a] > 0 for a in AXES], axis=1)
+    # Rows alike in what is outside and in the values the words quote share one note.
+    quoted = np.stack([np.where(sizes["gpu_count"] > 0, place.n_gpus, 0.0),
+                       np.where(sizes["pipeline"] > 0, place.pp, 0.0),
+                       np.where(sizes["model"] > 0, np.round(place.params_per_gpu, 2), 0.0)],
+                      axis=1)
+    keys = np.concatenate([outside.astype(np.float64), quoted], axis=1)
+    unique, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    envelope = np.empty(len(unique), dtype=object)
+    notes = np.empty(len(unique), dtype=object)
+    for u, i in enumerate(first):
+        axes = [a for a, flag in zip(AXES, outside[i], strict=True) if flag]
+        words = [axis_words(a, place, int(i), own, family, group) for a in axes]
+        envelope[u], notes[u] = ";".join(axes), envelope_note(axes, words, settings)
+    flat = np.asarray(inverse).reshape(-1)
+    return envelope[flat], notes[flat]
 
 
 def envelope_notes(domain: CalibrationDomain, gpu_name: str, architecture: str, precision: str,
                    n_gpus: npt.NDArray[np.float64], seq_len: float,
                    group: str = "llm", is_batch_default: bool = False,
                    is_fp8_rowwise: bool = False) -> npt.NDArray[np.object_]:
-    """assess(...).envelope_note for one GPU at many GPU counts (one assess per distinct
-    count: a sweep has a handful)."""
-    counts = np.asarray(n_gpus, dtype=np.float64)
-    out = np.empty(counts.shape, dtype=object)
-    for value in np.unique(counts):
-        point = DomainPoint(gpu_name, architecture, precision, float(value), seq_len, group,
-                            is_batch_default, is_fp8_rowwise)
-        out[counts == value] = assess(domain, point).envelope_note
-    return out
+    """assess(...).envelope_note for one GPU at many GPU counts."""
+    return assess_many(domain, gpu_name, architecture, precision, n_gpus, seq_len, group,
+                       is_batch_default, is_fp8_rowwise).notes
 
 
 def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,
@@ -261,32 +343,10 @@ def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: st
                       group: str = "llm", is_batch_default: bool = False,
                       is_fp8_rowwise: bool = False
                       ) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float64]]:
-    """assess() for one GPU at many GPU counts (the sweep), vectorized: (status, band_scale).
+    """assess() for one GPU at many GPU counts, vectorized: (status, band_scale).
 
     Same results as calling assess() per count.
     """
-    status, band = _assess_gpu_counts(domain, gpu_name, architecture, precision, n_gpus,
-                                      seq_len, group)
-    return status, band * _setting_scale(is_batch_default, is_fp8_rowwise)
-
-
-def _assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,
-                       precision: str, n_gpus: npt.NDArray[np.float64], seq_len: float,
-                       group: str) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float64]]:
-    counts = np.asarray(n_gpus, dtype=np.float64)
-    base = _assess(domain, DomainPoint(gpu_name, architecture, precision, 1.0, seq_len, group))
-    own = domain.entry(gpu_key(gpu_name, precision, group), is_architecture=False)
-    family = domain.entry(architecture_key(architecture, precision, group), is_architecture=True)
-    if family is None:
-        return np.full(counts.shape, base.status), np.full(counts.shape, base.band_scale)
-    reference = own or family
-    low, high = reference.min_gpus / SCALE_SLACK, reference.max_gpus * SCALE_SLACK
-    scale = np.where(counts < low, np.log2(low / counts),
-                     np.where(counts > high, np.log2(np.maximum(counts, 1.0) / high), 0.0))
-    seq = _octaves_outside(seq_len, family.min_seq_len, family.max_seq_len)
-    widening = 1.0 + SCALE_OCTAVE_WIDENING * scale + SEQ_OCTAVE_WIDENING * seq
-    shared = efficiency_class_of(architecture, precision) == "other"
-    is_extrapolated = (own is None) | shared | (scale > 0) | (seq > 0)
-    status = np.where(is_extrapolated, "extrapolated", "calibrated")
-    band = np.where(is_extrapolated, STATUS_BAND_SCALE["extrapolated"], 1.0) * widening
-    return status, band
+    many = assess_many(domain, gpu_name, architecture, precision, n_gpus, seq_len, group,
+                       is_batch_default, is_fp8_rowwise)
+    return many.status, many.band_scale

@@ -18,7 +18,7 @@ import pandas as pd
 
 from simulator.core.arrays import FloatArray
 from simulator.core.calibration import Calibration
-from simulator.core.domain import domain_from_points
+from simulator.core.domain import CalibrationDomain, domain_from_points
 from simulator.core.hardware import EFFICIENCY_CLASSES, GpuSpec
 from simulator.core.prediction import (
     PreparedRuns,
@@ -212,8 +212,8 @@ def fit_prepared(prepared: PreparedRuns, initial: Calibration,
     are the PRIORS values); sets the domain and n_rows. `progress`, when given, hears how far
     the fit is every PROGRESS_EVERY model evaluations.
 
-    Band quantiles are kept from `initial` (they come from out-of-family residuals, see
-    crossval.calibrate).
+    Band quantiles and the envelope groups' band multipliers are kept from `initial` (they
+    come from out-of-family residuals, see crossval.calibrate).
     """
     weights = family_weights(prepared)
     objective = _objective(prepared, initial, weights)
@@ -221,13 +221,18 @@ def fit_prepared(prepared: PreparedRuns, initial: Calibration,
     for restart in range(RESTARTS):
         x = nelder_mead(objective if progress is None
                         else _reporting(objective, progress, restart), x)
-    fitted = decode(x, initial)
-    # The envelope is what the fit learnt from: rows that weigh nothing in it (a generic,
-    # unfitted GEMM efficiency) leave their GPU uncalibrated.
+    return replace(decode(x, initial), domain=informing_domain(prepared, initial.domain),
+                   n_rows=int(prepared.is_predictable.sum()))
+
+
+def informing_domain(prepared: PreparedRuns, initial: CalibrationDomain) -> CalibrationDomain:
+    """The envelope of a fit on `prepared`: the rows that weigh in it (rows at a generic,
+    unfitted GEMM efficiency weigh nothing and leave their GPU uncalibrated), with the
+    envelope groups' band multipliers of `initial`."""
+    weights = family_weights(prepared)
     informing = [point for point, weight in zip(prepared.domain_points(), weights, strict=True)
                  if weight > 0]
-    return replace(fitted, domain=domain_from_points(informing),
-                   n_rows=int(prepared.is_predictable.sum()))
+    return domain_from_points(informing).with_envelope_scales(initial.envelope_scales)
 
 
 def fit_calibration(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[str, GpuSpec],

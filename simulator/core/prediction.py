@@ -23,10 +23,17 @@ from simulator.core.arrays import (
 )
 from simulator.core.calibration import Calibration
 from simulator.core.domain import DomainPoint, band_group
+from simulator.core.envelope import metric_kind
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
-from simulator.core.reference_runs import TIME_METRICS, RunInputs, run_family, run_inputs
+from simulator.core.reference_runs import (
+    TIME_METRICS,
+    RunInputs,
+    run_family,
+    run_inputs,
+    run_year,
+)
 from simulator.core.search import best_layout
 from simulator.core.timing import step_time
 
@@ -60,7 +67,9 @@ class PreparedRuns:
                             float(r["n_gpus"]), float(r["seq_len"]),
                             band_group(str(r["workload_kind"])),
                             bool(r.get("is_batch_default", False)),
-                            bool(r.get("is_fp8_rowwise", False)))
+                            bool(r.get("is_fp8_rowwise", False)), float(r["pp"]),
+                            params_per_gpu(float(r["params"]), float(r["tp"]), float(r["pp"])),
+                            float(r.get("year", 0) or 0), metric_kind(str(r["metric"])))
                 for r in sub.to_dict("records")]
 
 
@@ -84,6 +93,11 @@ class RowTargets:
                    steady.fillna(False).to_numpy(dtype=bool))
 
 
+def params_per_gpu(params: float, tp: float, pp: float) -> float:
+    """Billions of parameters each GPU holds the weights of: params / (TP·PP)."""
+    return params / 1e9 / max(tp * pp, 1.0)
+
+
 def as_gpu_specs(gpus: pd.DataFrame | Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
     """Accept a gpus.csv-style DataFrame or an existing name -> GpuSpec mapping."""
     return gpu_specs_from_frame(gpus) if isinstance(gpus, pd.DataFrame) else dict(gpus)
@@ -94,6 +108,7 @@ def _prepare_row(row: pd.Series, gpus: dict[str, GpuSpec], cal: Calibration) -> 
         "run_id": row["run_id"], "metric": row["metric"], "reported": float(row["value"]),
         "gpu": row["gpu"], "workload_kind": row["workload_kind"], "source": row["source"],
         "family": run_family(str(row["source"])),
+        "year": run_year(cast(dict[str, Any], row.to_dict())),
         "convention": row.get("flops_include_recompute"), "is_predictable": False,
         "whole_run_usable": _whole_run_usable(row),
         "is_steady_figure": row.get("whole_run_scope") == "steady",

@@ -37,6 +37,14 @@ DEFAULT_VOCAB = 51200
 # positions of the phase-2 Wikipedia data are padding (Krell et al. 2021, sequence packing).
 MLPERF_BERT_TOKEN_FILL = 0.5
 MLPERF_ROUND = re.compile(r"MLPerf Training v(\d+)\.")
+# The year each MLPerf Training round was published (v0.5 December 2018 ... v5.0 June 2025).
+MLPERF_ROUND_YEARS: dict[str, int] = {"0.5": 2018, "0.6": 2019, "0.7": 2020, "1.0": 2021,
+                                      "1.1": 2021, "2.0": 2022, "2.1": 2022, "3.0": 2023,
+                                      "3.1": 2023, "4.0": 2024, "4.1": 2024, "5.0": 2025}
+YEAR_PATTERNS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"\bSC(\d\d)\b"), 2000),            # a Supercomputing paper: "SC21"
+    (re.compile(r"\barXiv (\d\d)\d\d\.\d"), 2000),  # an arXiv id starts yymm
+    (re.compile(r"\b(20[12]\d)\b"), 0))               # a year written out
 # GPU-hours barely depend on the GPU count; without one, plan the best layout at this scale.
 DEFAULT_GPU_COUNT = 256
 # The columns every row is read by (measured_runs.REQUIRED_COLUMNS and the row's source).
@@ -85,6 +93,23 @@ def run_family(source: str) -> str:
     own family (each torchtitan benchmark file, the llm-foundry README).
     """
     return str(source).split(": ", 1)[0].strip()
+
+
+def run_year(row: Mapping[str, Any]) -> int:
+    """Year of a run (its software era): the row's `run_year` when given, else read from its
+    source (an MLPerf round, "SC21", an arXiv id, a year written out); 0 when unknown."""
+    given = _num(row, "run_year")
+    if not math.isnan(given):
+        return int(given)
+    source = str(row.get("source", ""))
+    mlperf = re.search(r"MLPerf Training v(\d+\.\d+)", source)
+    if mlperf is not None:
+        return MLPERF_ROUND_YEARS.get(mlperf.group(1), 0)
+    for pattern, offset in YEAR_PATTERNS:
+        match = pattern.search(source)
+        if match is not None:
+            return offset + int(match.group(1))
+    return 0
 
 
 def _num(row: Mapping[str, Any], key: str) -> float:

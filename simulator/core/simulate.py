@@ -59,7 +59,9 @@ class SimulationResult:
     calibration_note saying why; *_p10/*_p90 are the band around the point prediction.
     rate_note says when the speed rests on the FP32 CUDA-core rate of a GPU whose tensor-core
     rates are unpublished (hardware.cuda_core_rate_note), else "". envelope_note says when the
-    configuration is outside the calibration envelope and why (domain.envelope_note), else "".
+    configuration is outside the calibration envelope and why (domain.assess), else "";
+    envelope lists the envelope.AXES it is outside (empty inside) and envelope_group the
+    ENVELOPE_GROUPS entry whose out-of-family width its band has.
     """
 
     workload_name: str
@@ -89,6 +91,8 @@ class SimulationResult:
     calibration_note: str
     rate_note: str = ""
     envelope_note: str = ""
+    envelope: tuple[str, ...] = ()
+    envelope_group: str = "inside"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (floats, ints, bools, strings)."""
@@ -171,7 +175,8 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
         hardware.gpu.name, hardware.gpu.architecture,
         rate_precision(hardware.gpu, layout.precision), n_gpus,
         workload.tokens_per_sample, band_group(workload.kind),
-        goal.global_batch_samples is None, layout.is_fp8_rowwise))
+        goal.global_batch_samples is None, layout.is_fp8_rowwise, float(layout.pp),
+        workload.params / 1e9 / max(layout.tp * layout.pp, 1), metric_kind="whole_run"))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale, layout.precision)
     run_low, run_high = calibration.band_quantiles("whole_run")
     # A whole run's time band is the whole-run class's (its out-of-family errors are wider).
@@ -186,5 +191,5 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
         hours * n_gpus, hours * n_gpus * hardware.gpu.tdp_watts / 1000.0,
         tokens_s * slow, tokens_s * fast, steady / SECONDS_PER_HOUR, fraction, assumptions,
         verdict.status, verdict.reason, cuda_core_rate_note(hardware.gpu, layout.precision),
-        verdict.envelope_note,
+        verdict.envelope_note, verdict.envelope, verdict.envelope_group,
     )

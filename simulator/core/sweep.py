@@ -21,7 +21,7 @@ import pandas as pd
 
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
 from simulator.core.calibration import Calibration, band_group
-from simulator.core.domain import assess_gpu_counts, envelope_notes
+from simulator.core.domain import assess_many
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import (
     GpuSpec,
@@ -47,7 +47,8 @@ OUTPUT_COLUMNS = [
     "micro_batch", "grad_accum", "virtual_stages", "precision", "step_seconds",
     "samples_per_second", "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
     "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu",
-    "steady_state_hours", "goodput_fraction", "calibration_status", "rate_note", "envelope_note"]
+    "steady_state_hours", "goodput_fraction", "calibration_status", "rate_note", "envelope_note",
+    "envelope"]
 
 
 @dataclass(frozen=True)
@@ -207,25 +208,30 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
                          rowwise)
 
 
-def _assessments(cal: Calibration, instances: pd.DataFrame, gpus: np.ndarray,
+def _assessments(cal: Calibration, instances: pd.DataFrame, c: ConfigArrays,
                  seq_len: float, group: str, is_batch_default: bool, is_fp8_rowwise: bool
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(calibration status, band scale, envelope note) per output row, vectorized per GPU
-    model, judged at the precision each GPU runs at (a CUDA-core fallback is judged as fp32)."""
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(calibration status, band scale, envelope note, envelope axes) per output row,
+    vectorized per GPU model, judged at the precision each GPU runs at (a CUDA-core fallback
+    is judged as fp32), as whole runs (what the sweep's times are)."""
     names = instances["gpu_name"].to_numpy()
     archs = instances["architecture"].to_numpy()
     assessed = instances["assessed_precision"].to_numpy()
+    per_gpu = c.params / 1e9 / np.maximum(c.tp * c.pp, 1.0) * np.ones(len(names))
+    pp = c.pp * np.ones(len(names))
     status = np.empty(len(names), dtype=object)
     scale = np.empty(len(names), dtype=float)
     notes = np.empty(len(names), dtype=object)
+    axes = np.empty(len(names), dtype=object)
     for name in pd.unique(names):
         rows = names == name
         first = np.argmax(rows)
-        args = (cal.domain, str(name), str(archs[first]), str(assessed[first]), gpus[rows],
-                seq_len, group, is_batch_default, is_fp8_rowwise)
-        status[rows], scale[rows] = assess_gpu_counts(*args)
-        notes[rows] = envelope_notes(*args)
-    return status, scale, notes
+        many = assess_many(cal.domain, str(name), str(archs[first]), str(assessed[first]),
+                           c.n_gpus[rows], seq_len, group, is_batch_default, is_fp8_rowwise,
+                           pp=pp[rows], params_per_gpu=per_gpu[rows], metric_kind="whole_run")
+        status[rows], scale[rows], notes[rows], axes[rows] = (many.status, many.band_scale,
+                                                              many.notes, many.envelope)
+    return status, scale, notes, axes
 
 
 def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
@@ -238,8 +244,9 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     fraction = goodput_fraction(gpus, steady, goodput)
     hours = (steady / fraction + cal.run_overhead_seconds) / 3600.0
     group = band_group(workload.kind)
-    status, scale, notes = _assessments(cal, instances, gpus, workload.tokens_per_sample, group,
-                                        goal.global_batch_samples is None, is_fp8_rowwise)
+    status, scale, notes, axes = _assessments(cal, instances, c, workload.tokens_per_sample,
+                                              group, goal.global_batch_samples is None,
+                                              is_fp8_rowwise)
     # Every swept time is a whole run: banded by the whole-run class's out-of-family errors.
     low, high = cal.band_quantiles("whole_run")
     slow, fast = np.exp(low * scale), np.exp(high * scale)
@@ -259,7 +266,7 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12),
         "steady_state_hours": steady / 3600.0, "goodput_fraction": fraction,
         "calibration_status": status, "rate_note": instances["rate_note"].to_numpy(),
-        "envelope_note": notes})
+        "envelope_note": notes, "envelope": axes})
 
 
 def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,

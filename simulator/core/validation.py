@@ -36,7 +36,8 @@ SCALE_BANDS: tuple[tuple[float, str], ...] = (
     (1, "1 GPU"), (8, "2-8 GPUs"), (64, "9-64 GPUs"), (512, "65-512 GPUs"),
     (4096, "513-4096 GPUs"), (float("inf"), ">4096 GPUs"))
 GROUPINGS: tuple[str, ...] = ("overall", "metric_class", "metric", "gpu", "precision",
-                              "scale_band", "family", "workload_kind", "calibration_status")
+                              "scale_band", "family", "workload_kind", "calibration_status",
+                              "envelope_group")
 
 
 def scale_band(n_gpus: float) -> str:
@@ -45,25 +46,29 @@ def scale_band(n_gpus: float) -> str:
 
 
 def _bands(prepared: PreparedRuns, cal: Calibration) -> pd.DataFrame:
-    """calibration_status, status_reason and band_scale of every info row."""
+    """calibration_status, status_reason, band_scale and the envelope (envelope: the axes
+    outside, ";"-joined; envelope_distance; envelope_group; envelope_note) of every info row."""
     n = len(prepared.info)
     status, reason, scale = ["not predicted"] * n, [""] * n, np.full(n, np.nan)
-    notes = [""] * n
+    notes, axes, groups = [""] * n, [""] * n, ["not predicted"] * n
+    distance = np.full(n, np.nan)
     ok = np.flatnonzero(prepared.is_predictable)
     for i, point in zip(ok, prepared.domain_points(), strict=True):
         verdict = assess(cal.domain, point)
         status[i], reason[i], scale[i] = verdict.status, verdict.reason, verdict.band_scale
-        notes[i] = verdict.envelope_note
+        notes[i], axes[i] = verdict.envelope_note, ";".join(verdict.envelope)
+        distance[i], groups[i] = verdict.envelope_distance, verdict.envelope_group
     return pd.DataFrame({"calibration_status": status, "status_reason": reason,
-                         "band_scale": scale, "envelope_note": notes},
+                         "band_scale": scale, "envelope": axes, "envelope_distance": distance,
+                         "envelope_group": groups, "envelope_note": notes},
                         index=prepared.info.index)
 
 
 def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.DataFrame:
     """The validation table: PREDICTION_COLUMNS plus grouping, band, baseline and layout columns.
 
-    Bands: predicted speed × exp(band_scale × the row's band-group P10/P90) (inverted for time
-    metrics).
+    Bands: predicted speed × exp(band_scale × the row's band-class P10/P90) (inverted for time
+    metrics); band_scale is the row's envelope group's multiplier × its setting multipliers.
     """
     info = prepared.info
     predicted = predict_prepared(prepared, calibration)

@@ -41,10 +41,11 @@ PRICE_DEFAULTS: dict[str, Any] = {
 # simulator.core.hardware.cuda_core_rate_note).
 # steady_state_hours: the run's useful-step hours before goodput (NaN: taken as the time to
 # train, goodput 1); virtual_stages: model chunks per pipeline stage (1 = plain 1F1B).
-# envelope_note: why the prediction is outside the calibration envelope ("" inside it).
+# envelope_note: why the prediction is outside the calibration envelope ("" inside it);
+# envelope: the axes it is outside, ";"-joined (simulator.core.envelope.AXES; "" inside).
 CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown", "rate_note": "",
                                    "steady_state_hours": np.nan, "virtual_stages": 1.0,
-                                   "envelope_note": ""}
+                                   "envelope_note": "", "envelope": ""}
 
 
 def with_defaults(frame: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:

@@ -259,7 +259,7 @@ OUTPUT_COLUMNS = (
     "upfront_usd",
     "as_of", "age_days", "source", "is_derived", "basis", "offer_kind", "max_nodes",
     "spot_node_limit", "is_capacity_unlikely", "calibration_status", "rate_note",
-    "envelope_note",
+    "envelope_note", "envelope",
     "is_spot", "time_to_train_hours", "time_p10_hours", "time_p50_hours", "time_p90_hours",
     "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "goodput",
     "overhead_gpu_hours_pct", "overhead_usd", "compute_usd",

@@ -67,6 +67,7 @@ OPTION_COLUMNS = (
     Column("calibration_status", "Simulator calibration", is_in_terminal=_T),
     Column("rate_note", "Speed note", is_printed=False),
     Column("envelope_note", "Calibration envelope", is_printed=False),
+    Column("envelope", "Outside the envelope on", is_printed=False),
     Column("basis", "Price basis", is_in_terminal=_T),
     Column("as_of", "Price as of"),
     Column("age_days", "Price age", "days", is_printed=False, is_in_terminal=_T),

@@ -18,6 +18,10 @@ OUT_COLUMNS = [
     "predicted_p90",
     "abs_pct_error",
     "note",
+    "envelope",
+    "envelope_distance",
+    "envelope_group",
+    "envelope_note",
 ]
 SUMMARY_COLUMNS = {
     "group": "group",
@@ -31,6 +35,11 @@ SUMMARY_COLUMNS = {
     "baseline_median_ape": "rule median APE %",
     "baseline_p90_ape": "rule P90 APE %",
 }
+ENVELOPE_HEADING = (
+    " how far outside the calibration runs each row was when predicted (inside: on every "
+    "axis; near: one axis or up to an octave; far: beyond); rows = the rows each group's "
+    "coverage and band width rest on"
+)
 MODES = {"family": "leave-one-family-out", "source": "leave-one-source-out"}
 
 
@@ -104,7 +113,8 @@ class Command(BaseCommand):
             "(6·N·D at 40% of peak); bias = median signed % error:"
         )
         for group_by in summary["group_by"].unique():
-            self.stdout.write(f"\nby {group_by}:")
+            heading = ENVELOPE_HEADING if group_by == "envelope_group" else ""
+            self.stdout.write(f"\nby {group_by}:{heading}")
             self.stdout.write(_summary_text(summary[summary["group_by"] == group_by]))
         floor = single_factor_floor(predictions, "whole-run")
         if floor is not None:

@@ -43,4 +43,7 @@ def test_refit_reproduces_shipped_calibration(calibration):
     refit = background.result("tests.simulator.core.fits:shipped_refit")  # fit_calibration
     for name, *_ in PRIORS:
         assert getattr(refit, name) == pytest.approx(getattr(calibration, name), rel=1e-3), name
-    assert refit.domain == calibration.domain
+    # The envelope tables are the fit's; the envelope groups' band multipliers come from the
+    # leave-one-family-out residuals (test_crossval checks the shipped accuracy file).
+    for table in ("gpus", "architectures", "groups"):
+        assert getattr(refit.domain, table) == getattr(calibration.domain, table), table

@@ -12,7 +12,7 @@ import pytest
 
 from simulator.accuracy import accuracy_report
 from simulator.core import Calibration
-from simulator.core.crossval import band_quantiles, with_bands
+from simulator.core.crossval import Residuals, band_quantiles, with_bands
 from simulator.core.prediction import THROUGHPUT_METRICS
 from simulator.core.validation import summarize_errors
 from tests import background
@@ -109,10 +109,14 @@ def test_band_quantiles_ignore_missing_residuals_and_widen_small_samples():
 def test_each_band_class_gets_its_own_quantiles_and_pools_when_short():
     residuals = np.concatenate([np.linspace(-0.1, 0.1, 20), np.linspace(-0.5, 0.5, 20), [0.9]])
     groups = np.array(["llm"] * 20 + ["whole_run"] * 20 + ["encoder"])
-    cal = with_bands(Calibration(), residuals, groups, np.ones(len(groups), dtype=bool))
-    assert cal.band_quantiles("llm") == pytest.approx((-0.09, 0.09))
-    assert cal.band_quantiles("whole_run") == pytest.approx((-0.45, 0.45))
-    assert cal.band_quantiles("encoder") == pytest.approx(band_quantiles(residuals))
+    inside = Residuals(residuals, np.zeros(len(groups), dtype=np.intp), np.ones(len(groups)))
+    cal = with_bands(Calibration(), inside, groups, np.ones(len(groups), dtype=bool))
+    scale = cal.domain.envelope_scales[0]
+    low, high = cal.band_quantiles("llm")
+    assert cal.band_quantiles("whole_run") == pytest.approx((5 * low, 5 * high))
+    assert high * scale == pytest.approx(0.09, rel=0.15)
+    assert cal.band_quantiles("encoder") == pytest.approx(band_quantiles(residuals / scale),
+                                                          rel=0.05)
 
 
 def test_the_shipped_accuracy_file_is_this_cross_validation(by_family):

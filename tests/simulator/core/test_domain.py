@@ -8,9 +8,9 @@ import pytest
 from simulator.core.domain import (
     BATCH_DEFAULT_BAND_SCALE,
     BATCH_DEFAULT_NOTE,
+    DEFAULT_ENVELOPE_SCALES,
     FP8_ROWWISE_BAND_SCALE,
     FP8_ROWWISE_NOTE,
-    STATUS_BAND_SCALE,
     CalibrationDomain,
     DomainPoint,
     assess,
@@ -39,13 +39,20 @@ def test_status_table(point, status):
     assert assess(DOMAIN, point).status == status
 
 
-def test_bands_widen_with_status_and_distance():
-    near = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 256, 4096))
+def test_bands_widen_with_the_envelope_group():
+    inside = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 256, 4096))
     far = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 65536, 4096))
     new = assess(DOMAIN, DomainPoint("B200 HGX-180GB", "Blackwell", "bf16", 64, 2048))
-    assert near.band_scale == 1.0
-    assert STATUS_BAND_SCALE["extrapolated"] < far.band_scale
-    assert new.band_scale == STATUS_BAND_SCALE["uncalibrated"]
+    assert (inside.envelope_group, inside.envelope, inside.envelope_note) == ("inside", (), "")
+    assert inside.band_scale == DEFAULT_ENVELOPE_SCALES[0]
+    assert far.envelope == ("gpu_count",) and far.envelope_distance == pytest.approx(7.0)
+    assert far.envelope_group == "far" and far.band_scale == DEFAULT_ENVELOPE_SCALES[2]
+    assert new.envelope == ("architecture",) and new.envelope_group == "unseen"
+    assert new.band_scale == DEFAULT_ENVELOPE_SCALES[3]
+    fitted = CalibrationDomain(DOMAIN.gpus, DOMAIN.architectures, DOMAIN.groups,
+                               (0.9, 1.2, 3.0, 4.0))
+    assert assess(fitted, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 65536, 4096)
+                  ).band_scale == 3.0
 
 
 def test_domain_round_trips_through_a_dict():
@@ -130,8 +137,10 @@ def test_row_wise_fp8_widens_the_band_and_says_so(calibrated):
 def test_a_count_beyond_the_largest_run_is_said_even_within_the_slack():
     at_max = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 512, 4096))
     beyond = assess(DOMAIN, DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 1024, 4096))
-    assert beyond.status == at_max.status == "calibrated"
-    assert beyond.band_scale == pytest.approx(at_max.band_scale)  # widening starts past 4x
+    assert beyond.status == at_max.status == "calibrated"  # the status allows 4x
+    # but the envelope does not: one octave beyond is "near", with its own width
+    assert (beyond.envelope, beyond.envelope_group) == (("gpu_count",), "near")
+    assert beyond.band_scale > at_max.band_scale
     assert "1,024 GPUs is more than the largest calibration run (512 GPUs)" in (
         beyond.envelope_note)
     assert "largest calibration run" not in at_max.envelope_note
