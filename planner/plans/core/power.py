@@ -70,7 +70,9 @@ def _trade(option: dict[str, Any], cap: PowerCap) -> dict[str, Any]:
     trade["text"] = (f"{trade['energy_change_pct']:+.0f} % energy, "
                      f"{trade['gpu_hours_change_pct']:+.1f} % GPU-hours, "
                      f"{'+' if extra_usd >= 0 else '−'}{fmt.usd(abs(extra_usd))} "
-                     "(instance-hours at this option's rate) against the same option uncapped")
+                     "(instance-hours at this option's rate)"
+                     + ("" if saved_kg is None else f", {fmt.count(saved_kg)} kg CO2e less")
+                     + " against the same option uncapped")
     return trade
 
 

@@ -109,3 +109,31 @@ def test_a_power_cap_on_v100_moves_time_and_energy_as_measured() -> None:
     claim = capped["power_caps"][0]["claim"]
     assert "V100" in claim and "95 %" in claim
 
+
+
+def test_api_and_page_show_the_storage_plan_and_the_power_trade(
+    client_ana, eager_celery, django_capture_on_commit_callbacks
+) -> None:
+    body = {"workload": "llama2-7b", "tokens": 1e11, "providers": ["aws"],
+            "purchase_options": ["on_demand"], "gpus": ["v100-sxm2-16gb"],
+            "retention": "keep-last=3, milestone-days=7", "checkpoint_every_hours": 2,
+            "power_limit_pct": 70, "checkpoint_compression_ratio": 1.5}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client_ana.post("/api/plans", json.dumps(body), content_type="application/json")
+    assert created.status_code == 201, created.content
+    plan_id = created.json()["id"]
+    result = client_ana.get(f"/api/plans/{plan_id}").json()["result"]
+    assert all(o["storage_plan"]["interval_hours"] == 2 for o in result["options"])
+    first = result["options"][0]["storage_plan"]
+    assert first["stored_checkpoint_gb"] == pytest.approx(first["checkpoint_gb"] / 1.5)
+    assert first["retention"] == "keep-last=3,milestone-days=7"
+    page = client_ana.get(f"/plans/{plan_id}").content.decode()
+    assert 'id="storage-plan"' in page and "TB-months" in page
+    assert 'id="power-claim"' in page and "V100" in page
+    assert "% GPU-hours" in page
+    bad = client_ana.post("/api/plans", json.dumps({**body, "retention": "keep-last=0"}),
+                          content_type="application/json")
+    assert bad.status_code in (400, 422) and "retention" in bad.content.decode()
+    low = client_ana.post("/api/plans", json.dumps({**body, "power_limit_pct": 20}),
+                          content_type="application/json")
+    assert low.status_code == 422 and "power_limit_pct" in low.content.decode()
