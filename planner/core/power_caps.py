@@ -27,6 +27,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+NAME = "power_cap_curves.csv"
 POWER_COLUMNS = ("gpu", "workload", "knob", "power_limit_w", "relative_throughput",
                  "relative_energy", "power_w", "source_kind", "source_url", "source_date")
 # Most like the plan's workload, by the simulator's workload kinds.
@@ -94,12 +95,20 @@ def _curve(gpu: str, workload: str, rows: list[dict[str, str]]) -> PowerCurve:
 def parse_power_curves(text: str) -> tuple[PowerCurve, ...]:
     """The measured curves of power_cap_curves.csv (see the module docstring), ordered by
     GPU then workload. ValueError "power_cap_curves.csv line N: field: why"."""
+    try:
+        return _parse(text)
+    except csv.Error as exc:
+        raise ValueError(f"{NAME}: not a readable CSV ({exc})") from None
+
+
+def _parse(text: str) -> tuple[PowerCurve, ...]:
     reader = csv.DictReader(io.StringIO(text))
     missing = [c for c in POWER_COLUMNS if c not in (reader.fieldnames or ())]
     if missing:
         raise ValueError(f"power_cap_curves.csv: missing columns {missing}")
     groups: dict[tuple[str, str], list[dict[str, str]]] = {}
-    for line, row in enumerate(reader, start=2):
+    for line, raw in enumerate(reader, start=2):
+        row = {k: (raw.get(k) or "") for k in POWER_COLUMNS}
         if row["knob"] != "power_limit" or not row["source_kind"].startswith("measured"):
             continue
         for name in ("power_limit_w", "relative_throughput", "relative_energy", "power_w"):

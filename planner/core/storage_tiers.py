@@ -28,10 +28,12 @@ REQUIRED_COLUMNS = ("provider", "service", "tier", "region", "usd_per_gb_month",
                     "usd_per_1k_put", "usd_per_1k_get", "usd_per_gb_retrieval",
                     "min_storage_days", "throughput_note", "as_of", "source_url", "quote",
                     "source_kind", "caveats")
-PROVIDER_CODES = {"aws": AWS, "gcp": GCP, "azure": AZURE}
+# The CSV names providers by their catalog codes (planner.core.providers), in any case.
+PROVIDER_CODES = {code: code for code in (AWS, GCP, AZURE)}
 KINDS = ("object", "block", "file", "snapshot", "ephemeral")
 # Words in a row's notes meaning objects must be restored (hours) before a read.
 RESTORE_WORDS = ("restore needed", "asynchronous", "offline", "rehydrat")
+NAME = "storage_prices.csv"
 _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
 
 
@@ -135,6 +137,13 @@ def parse_storage_prices(text: str) -> tuple[StorageTier, ...]:
     """Every row of storage_prices.csv as a StorageTier, in file order.
 
     ValueError "storage_prices.csv line N: field: why" on a missing column or a bad cell."""
+    try:
+        return _parse(text)
+    except csv.Error as exc:
+        raise ValueError(f"{NAME}: not a readable CSV ({exc})") from None
+
+
+def _parse(text: str) -> tuple[StorageTier, ...]:
     reader = csv.DictReader(io.StringIO(text))
     missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]
     if missing:

@@ -60,7 +60,7 @@ def _trade(option: dict[str, Any], cap: PowerCap) -> dict[str, Any]:
                  * (hours - uncapped_hours))
     co2e = option.get("co2e_kg")
     saved_kg = None if co2e is None else float(co2e) * (1.0 / cap.energy - 1.0)
-    trade = {
+    trade: dict[str, Any] = {
         "energy_change_pct": 100.0 * (cap.energy - 1.0),
         "gpu_hours_change_pct": 100.0 * (1.0 / cap.throughput - 1.0),
         "extra_usd": extra_usd,

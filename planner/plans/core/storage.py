@@ -157,9 +157,9 @@ def sum_clipped(first: FloatArray, step: FloatArray, count: FloatArray,
                          np.where(first >= high, count, 0.0))
         below_from = np.where(step > 0, np.ceil((first - low) / step),
                               np.where(first <= low, 0.0, count))
-    n_high = np.clip(np.nan_to_num(above, posinf=0.0, neginf=0.0), 0, count)
-    start_low = np.maximum(np.clip(np.nan_to_num(below_from, posinf=count, neginf=0.0),
-                                   0, count), n_high)
+    # Only finite or -inf values reach here (high >= low >= 0; an infinite high gives -inf).
+    n_high = np.clip(above, 0, count)
+    start_low = np.maximum(np.clip(below_from, 0, count), n_high)
     middle = start_low - n_high
     middle_sum = middle * first - step * (n_high + start_low - 1) * middle / 2.0
     high_part = n_high * np.where(n_high > 0, high, 0.0)
@@ -329,5 +329,6 @@ def checkpointing(options: pd.DataFrame, inputs: StorageInputs) -> Checkpointing
         basis = np.where(has_spot, "Young/Daly on spot interruptions and failures",
                          "Young/Daly on failures (the goodput line)").astype(object)
     restarts = failures_per_hour * run + _column(options, "expected_interruptions", 0.0)
-    return Checkpointing(raw, gb, writers, write, read, stall, np.maximum(interval, 1e-6),
-                         basis, restarts)
+    return Checkpointing(np.asarray(raw, dtype=np.float64), np.asarray(gb, dtype=np.float64),
+                         writers, write, read, stall, np.maximum(interval, 1e-6), basis,
+                         restarts)

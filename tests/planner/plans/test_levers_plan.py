@@ -93,8 +93,9 @@ def _curve(gpu: str, workload: str, watts: int) -> dict:
 
 
 def test_a_power_cap_on_v100_moves_time_and_energy_as_measured() -> None:
-    args = ("--workload", "llama2-7b", "--tokens", "1e10", "--gpus", "v100-sxm2-16gb,v100-sxm2-32gb",
-            "--providers", "aws", "--purchase-options", "on_demand", "--max-nodes", "4")
+    args = ("--workload", "llama2-7b", "--tokens", "1e10",
+            "--gpus", "v100-sxm2-16gb,v100-sxm2-32gb", "--providers", "aws",
+            "--purchase-options", "on_demand", "--max-nodes", "4")
     free = {(o["instance_type"], o["nodes"]): o for o in _plan(*args)["options"]}
     capped = _plan(*args, "--power-limit-pct", "70")
     row = _curve("V100", "bert_base_uncased on squad", 175)  # 70 % of the 250 W limit
