@@ -16,7 +16,7 @@ from planner.core.providers import rates_source
 from planner.plans import charts
 from planner.plans.core.fields import FIELDS_BY_NAME
 from planner.plans.core.ranking import collapse_regions
-from planner.plans.core.storage_plan import lever_summary
+from planner.reports.core.plan_levers import lever_summary
 from planner.reports.core.plan_report import has_deadline
 
 SORT_KEYS = {
@@ -257,7 +257,7 @@ class PlanView:
 
     @cached_property
     def levers(self) -> dict[str, Any] | None:
-        """The first card's storage plan and power cap (planner.plans.core.storage_plan)."""
+        """The first card's storage plan and power cap (the report shows the same)."""
         return lever_summary(self._document)
 
     @cached_property

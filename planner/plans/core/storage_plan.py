@@ -207,17 +207,3 @@ def attach_storage_plans(document_options: list[dict[str, Any]],
         record["storage_plan"] = plan
 
 
-
-def lever_summary(document: dict[str, Any]) -> dict[str, Any] | None:
-    """The first card's option with its storage plan, its power cap and what the power
-    measurements say about its GPU (None without a card or for a plan made before storage
-    plans): what the plan page and the report show."""
-    cards = document.get("recommendations") or []
-    by_row = {o["row_index"]: o for o in document.get("options", [])}
-    option = by_row.get(cards[0]["row_index"]) if cards else None
-    if option is None or "storage_plan" not in option:
-        return None
-    caps = {c["gpu"]: c for c in document.get("power_caps", [])}
-    cap = caps.get(str(option["gpu"]))
-    return {"card": cards[0]["title"], "option": option, "storage": option["storage_plan"],
-            "power": option.get("power_cap"), "claim": cap["claim"] if cap else ""}

@@ -138,3 +138,20 @@ def test_api_and_page_show_the_storage_plan_and_the_power_trade(
     low = client_ana.post("/api/plans", json.dumps({**body, "power_limit_pct": 20}),
                           content_type="application/json")
     assert low.status_code == 422 and "power_limit_pct" in low.content.decode()
+
+
+def test_the_report_carries_the_storage_and_power_tables() -> None:
+    from planner.reports.core.plan_report import report_from_plan
+
+    result = _plan(*LLAMA70, "--retention", "keep-last=3,milestone-days=7",
+                   "--power-limit-pct", "80")
+    report = report_from_plan(result, inputs={"workload": "llama2-70b", "tokens": 2e12},
+                              name="levers", subject_id=1, generated_at="2026-12-04")
+    tables = {t.key: t for t in report.tables}
+    storage, power = tables["storage_plan"], tables["power_cap"]
+    card = next(o for o in result["options"]
+                if o["row_index"] == result["recommendations"][0]["row_index"])
+    assert storage.column("usd")[-1] == pytest.approx(card["storage_plan"]["flat_usd"])
+    assert storage.column("usd")[-2] == pytest.approx(card["storage_plan"]["total_usd"])
+    assert "milestones" in storage.column("role")
+    assert power.column("value")[0] == 80
