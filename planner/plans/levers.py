@@ -14,7 +14,7 @@ from planner.core.power_caps import PowerCap
 from planner.plans.core.assumptions import PlanAssumptions
 from planner.plans.core.power import attach_power_caps, capped_configs, power_caps
 from planner.plans.core.storage import StorageInputs, parse_retention
-from planner.plans.core.storage_plan import attach_storage_plans
+from planner.plans.core.storage_plan import attach_storage_plans, tier_sources
 from planner.plans.scenario import Scenario
 from pricing.shipped_tables import power_curves, storage_tiers
 from simulator.services import Simulator
@@ -59,6 +59,7 @@ def plan_levers_attach(document: dict[str, Any], *, scenario: Scenario, simulato
     document["storage"] = {"retention": inputs.retention.text,
                            "compression_ratio": inputs.compression_ratio,
                            "is_async": inputs.is_async,
-                           "interval_hours": inputs.interval_hours}
+                           "interval_hours": inputs.interval_hours,
+                           "sources": tier_sources(storage_tiers())}
     if caps:
         attach_power_caps(document, caps)

@@ -29,6 +29,10 @@ from planner.plans.core.storage import (
 )
 
 GB_PER_TB = 1000.0
+# The option columns a storage plan reads.
+OPTION_COLUMNS = ("provider", "gpus", "nodes", "tp", "pp", "cp", "zero_stage", "precision",
+                  "time_to_train_hours", "checkpoint_interval_hours", "expected_interruptions",
+                  "storage_usd")
 ROLE_CHECKPOINTS = "checkpoints (hot)"
 ROLE_MILESTONES = "milestones"
 ROLE_DATASET = "data set"
@@ -74,8 +78,7 @@ def _tier_line(role: str, cost: TierCost, i: int, extra_usd: float = 0.0) -> dic
             "billed_tb_months": float(cost.billed_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
             "usd": float(cost.usd[i] + extra_usd),
             "usd_per_gb_month": row.usd_per_gb_month,
-            "min_storage_days": row.min_storage_days,
-            "basis": row.basis, "source_url": row.source_url}
+            "min_storage_days": row.min_storage_days}
 
 
 def _why_not(cost: TierCost, i: int, shortest_hours: float) -> str:
@@ -106,6 +109,7 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
     cold = [tier_cost(o, [milestones], ck.gb, ck.objects) for o in offers] if milestones else []
     cold_pick = _cheapest([c.usd for c in cold], [c.is_eligible for c in cold]) if cold else None
     plans = []
+    figures = _figures(options)
     for i in range(len(options)):
         lines = []
         if hot_pick.index[i] >= 0:
@@ -115,11 +119,11 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
             lines.append(_tier_line(ROLE_MILESTONES, cold[cold_pick.index[i]], i))
         data = _dataset_line(offers, inputs.dataset_gb, float(horizon[i]))
         lines += [data] if data else []
+        shortest = _shortest(hot_groups, i)
         alternatives = [{"tier": c.offer.name, "usd": float(c.usd[i] + r[i]),
-                         "is_eligible": bool(ok[i]),
-                         "why_not": _why_not(c, i, _shortest(hot_groups, i))}
+                         "is_eligible": bool(ok[i]), "why_not": _why_not(c, i, shortest)}
                         for c, r, ok in zip(hot, reads, hot_ok, strict=True)]
-        plans.append(_plan_dict(options.iloc[i], ck, i, lines, alternatives,
+        plans.append(_plan_dict(figures, ck, i, lines, alternatives,
                                 int(written[i]), inputs))
     return plans
 
@@ -135,12 +139,18 @@ def _dataset_line(offers: tuple[TierOffer, ...], dataset_gb: float,
     return _tier_line(ROLE_DATASET, cost, 0)
 
 
-def _plan_dict(option: pd.Series, ck: Any, i: int, lines: list[dict[str, Any]],
-               alternatives: list[dict[str, Any]], written: int,
+def _figures(options: pd.DataFrame) -> tuple[FloatArray, FloatArray]:
+    """(flat storage USD, expected hours) per option."""
+    flat = (options["storage_usd"].to_numpy(dtype=np.float64) if "storage_usd" in options
+            else np.full(len(options), np.nan))
+    return flat, options["time_to_train_hours"].to_numpy(dtype=np.float64)
+
+
+def _plan_dict(figures: tuple[FloatArray, FloatArray], ck: Any, i: int,
+               lines: list[dict[str, Any]], alternatives: list[dict[str, Any]], written: int,
                inputs: StorageInputs) -> dict[str, Any]:
-    flat = float(option.get("storage_usd", np.nan))
+    flat, hours = float(figures[0][i]), float(figures[1][i])
     total = float(sum(line["usd"] for line in lines)) if lines else flat
-    hours = float(option["time_to_train_hours"])
     return {
         "checkpoint_gb": float(ck.raw_gb[i]), "stored_checkpoint_gb": float(ck.gb[i]),
         "compression_ratio": inputs.compression_ratio,
@@ -169,9 +179,10 @@ def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[s
     ck = checkpointing(options, inputs)
     run = options["time_to_train_hours"].to_numpy(dtype=np.float64)
     written = np.floor(run / ck.interval_hours)
+    figures = _figures(options)
     plans = []
     for i in range(len(options)):
-        plan = _plan_dict(options.iloc[i], ck, i, [], [], int(written[i]), inputs)
+        plan = _plan_dict(figures, ck, i, [], [], int(written[i]), inputs)
         plan["note"] = ("no storage tier prices in the shipped table for this provider: the "
                         "flat $/GB-month applies")
         plans.append(plan)
@@ -201,9 +212,24 @@ def attach_storage_plans(document_options: list[dict[str, Any]],
     """Set `storage_plan` on every option record of a plan document (in place)."""
     if not document_options:
         return
-    frame = pd.DataFrame.from_records(document_options)
+    frame = pd.DataFrame({name: [o.get(name) for o in document_options]
+                          for name in OPTION_COLUMNS})
     for record, plan in zip(document_options, storage_plans(frame, tiers, inputs),
                             strict=True):
         record["storage_plan"] = plan
 
 
+
+
+def tier_sources(tiers: tuple[StorageTier, ...]) -> dict[str, dict[str, str]]:
+    """Where each tier's price comes from, by tier name (once per plan document, not per
+    option): basis in words and the source URL."""
+    sources: dict[str, dict[str, str]] = {}
+    for tier in tiers:
+        if tier.is_priced and tier.tier not in sources:
+            sources[tier.tier] = {"basis": tier.basis, "source_url": tier.source_url}
+    for provider in sorted({t.provider for t in tiers}):
+        for offer in tier_offers(tiers, provider):
+            sources.setdefault(offer.name, {"basis": offer.row.basis,
+                                            "source_url": offer.row.source_url})
+    return sources

@@ -29,7 +29,11 @@ def lever_summary(document: dict[str, Any]) -> dict[str, Any] | None:
         return None
     caps = {c["gpu"]: c for c in document.get("power_caps", [])}
     cap = caps.get(str(option["gpu"]))
-    return {"card": cards[0]["title"], "option": option, "storage": option["storage_plan"],
+    sources = (document.get("storage") or {}).get("sources") or {}
+    storage = {**option["storage_plan"], "tiers": [
+        {**line, **sources.get(line["tier"], {"basis": "", "source_url": ""})}
+        for line in option["storage_plan"]["tiers"]]}
+    return {"card": cards[0]["title"], "option": option, "storage": storage,
             "power": option.get("power_cap"), "claim": cap["claim"] if cap else ""}
 
 
