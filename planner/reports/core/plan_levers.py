@@ -82,3 +82,24 @@ def lever_tables(document: dict[str, Any]) -> tuple[Table, ...]:
     if summary["power"]:
         tables.append(_power_table(summary))
     return tuple(tables)
+
+
+def lever_lines(document: dict[str, Any]) -> list[str]:
+    """The storage plan and the power cap of the first card, in words (the `plan` command)."""
+    summary = lever_summary(document)
+    if summary is None:
+        return []
+    plan = summary["storage"]
+    lines = [f"Storage ({summary['card'].lower()}): {plan['policy']}; tiered "
+             f"${plan['total_usd']:,.0f} against ${plan['flat_usd']:,.0f} at the flat price; "
+             f"{plan['checkpoints_written']:,} checkpoints of {plan['checkpoint_gb']:,.0f} GB, "
+             f"{plan['stall_seconds_per_checkpoint']:,.0f} s stall each, retention "
+             f"{plan['retention']}"]
+    for line in plan["tiers"]:
+        lines.append(f"  {line['role']}: {line['tier']} {line['tb_months']:,.2f} TB-months, "
+                     f"${line['usd']:,.0f}")
+    if summary["power"]:
+        cap = summary["power"]
+        lines.append(f"Power limit {cap['pct']:g} %: {cap['trade']['text']}. {cap['basis']}")
+        lines.append(f"  95 % of the speed at 28 % less power? {summary['claim']}")
+    return lines

@@ -155,3 +155,22 @@ def test_the_report_carries_the_storage_and_power_tables() -> None:
     assert storage.column("usd")[-2] == pytest.approx(card["storage_plan"]["total_usd"])
     assert "milestones" in storage.column("role")
     assert power.column("value")[0] == 80
+
+
+def test_the_command_prints_the_storage_plan_and_the_trade_and_the_chart_states_it() -> None:
+    from planner.plans.charts import carbon_figure
+
+    out = StringIO()
+    call_command("plan", "--workload", "llama2-7b", "--tokens", "1e10", "--gpus",
+                 "v100-sxm2-16gb", "--providers", "aws", "--purchase-options", "on_demand",
+                 "--retention", "keep-last=3", "--power-limit-pct", "70", stdout=out)
+    text = out.getvalue()
+    assert "Storage (" in text and "TB-months" in text and "at the flat price" in text
+    assert "Power limit 70 %" in text and "% GPU-hours" in text
+    result = _plan("--workload", "llama2-7b", "--tokens", "1e10", "--gpus", "v100-sxm2-16gb",
+                   "--providers", "aws", "--purchase-options", "on_demand",
+                   "--power-limit-pct", "70")
+    figure = carbon_figure(result["options"], result["recommendations"])
+    assert "capped at 70 % power" in figure.layout.title.text
+    star = next(t for t in figure.data if t.name == "Lowest carbon")
+    assert "% GPU-hours" in star.text[0]
