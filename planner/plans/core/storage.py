@@ -197,10 +197,7 @@ def _groups(run: FloatArray, interval: FloatArray, horizon: FloatArray,
     tail_first = horizon - (n - keep + 1) * interval
     tail = Lifetimes(first=tail_first, step=interval, count=keep, cap=cap,
                      shortest=np.minimum(horizon - n * interval, cap))
-    shortest = np.where(n - keep > 0, np.minimum(superseded.shortest, tail.shortest),
-                        tail.shortest)
     hot = [superseded, tail]
-    hot[1] = Lifetimes(tail.first, tail.step, tail.count, tail.cap, shortest)
     if retention.milestone_days is None:
         return hot, None, n
     every = np.maximum(1.0, np.round(retention.milestone_days * HOURS_PER_DAY / interval))
