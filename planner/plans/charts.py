@@ -216,6 +216,12 @@ _CARD_MARKERS = {"cheapest_meeting_deadline": ("Cheapest", "diamond"),
                  "lowest_carbon": ("Lowest carbon", "star")}
 
 
+def _power_trade(row: dict[str, Any]) -> str:
+    """The power cap's trade against the same option uncapped ("" when uncapped)."""
+    cap = row.get("power_cap")
+    return f"<br>{cap['trade']['text']}" if cap else ""
+
+
 def carbon_figure(options: list[dict[str, Any]],
                   recommendations: list[dict[str, Any]]) -> go.Figure:
     """Every feasible option with carbon data as expected CO2e (kg) vs total cost (USD), one
@@ -244,11 +250,14 @@ def carbon_figure(options: list[dict[str, Any]],
                 x=[_position(picked["co2e_kg"])], y=[_position(picked["total_usd"])],
                 mode="markers", name=name, marker={"size": 14, "symbol": symbol,
                                                    "color": "#cc0000"},
-                text=[f"{name}: {_hover(picked)} · {count(picked['co2e_kg'])} kg CO2e"],
+                text=[f"{name}: {_hover(picked)} · {count(picked['co2e_kg'])} kg CO2e"
+                      + _power_trade(picked)],
                 hoverinfo="text"))
+    capped = next((r["power_cap"] for r in rows if r.get("power_cap")), None)
     return _style(
         figure,
-        "Total cost vs emissions",
+        "Total cost vs emissions"
+        + (f" (GPUs capped at {capped['pct']:g} % power)" if capped else ""),
         xaxis=log_axis([r["co2e_kg"] for r in rows], "Expected emissions (kg CO2e)"),
         yaxis=log_axis([r["total_usd"] for r in rows], "Total cost (USD)"),
     )

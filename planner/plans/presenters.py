@@ -16,6 +16,7 @@ from planner.core.providers import rates_source
 from planner.plans import charts
 from planner.plans.core.fields import FIELDS_BY_NAME
 from planner.plans.core.ranking import collapse_regions
+from planner.reports.core.plan_levers import lever_summary
 from planner.reports.core.plan_report import has_deadline
 
 SORT_KEYS = {
@@ -253,6 +254,11 @@ class PlanView:
         """The sequence-length and batch defaults that filled blanks, in words."""
         found: list[str] = self._document.get("run_defaults", [])
         return found
+
+    @cached_property
+    def levers(self) -> dict[str, Any] | None:
+        """The first card's storage plan and power cap (the report shows the same)."""
+        return lever_summary(self._document)
 
     @cached_property
     def what_would_work(self) -> dict[str, Any] | None:

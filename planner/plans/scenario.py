@@ -25,6 +25,7 @@ from planner.plans.core.fields import (
     LAYOUT_FIELDS,
     SCENARIO_FIELDS,
 )
+from planner.plans.core.storage import parse_retention
 from simulator.core import PRESETS
 from simulator.requests import parse_flag
 
@@ -275,6 +276,8 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
         raw.get("spot_interruptions_pct_per_month")
     )
     data["layout"] = _layout(raw)
+    if str(raw.get("retention") or "").strip():
+        data["retention"] = parse_retention(str(raw["retention"])).text
     data["carbon_accounting"] = _carbon_accounting(raw.get("carbon_accounting"))
     _preset_or_variant(data)
     _check_workload(data)

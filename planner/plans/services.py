@@ -26,6 +26,7 @@ from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import PlanResult, plan, price_dates
 from planner.plans.core.sweep_parts import sweep_parts
+from planner.plans.levers import plan_levers_attach, plan_power_caps
 from planner.plans.models import PlanScenario, PlanSweepChunk
 from planner.plans.scenario import (
     Scenario,
@@ -264,9 +265,12 @@ def plan_from_configurations(
         )
     defaults = _workload_sizes(scenario, simulator)
     factors = plan_carbon_factors(scenario)
-    result = plan(found.configs, prices, _assumptions(scenario, defaults["sizes"]),
-                  _constraints(scenario), carbon=factors)
+    assumptions = _assumptions(scenario, defaults["sizes"])
+    configs, caps = plan_power_caps(scenario, simulator, found.configs)
+    result = plan(configs, prices, assumptions, _constraints(scenario), carbon=factors)
     document = result.to_dict(limit=OPTIONS_KEPT)
+    plan_levers_attach(document, scenario=scenario, simulator=simulator,
+                       assumptions=assumptions, caps=caps)
     document["carbon"] = carbon_summary(factors)
     document["size_defaults"] = defaults["notes"]
     document["skipped_prices"] = skipped_prices

@@ -19,6 +19,7 @@ from planner.plans.core.ranking import collapse_regions
 from planner.plans.reports import FIELD_LABELS, FIELD_UNITS
 from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
+from planner.reports.core.plan_levers import lever_lines
 from planner.reports.core.plan_report import OPTION_COLUMNS, option_cell, report_from_plan
 from planner.reports.services import PdfUnavailableError, report_write
 
@@ -99,6 +100,8 @@ class Command(BaseCommand):
                 line = goodput_line(option.get("overhead_gpu_hours_pct"),
                                     option.get("overhead_usd"))
                 self.stdout.write(f"  {layout_label(option)}; {line}")
+        for line in lever_lines(result):
+            self.stdout.write(line)
         for note in result.get("run_defaults", []):
             self.stdout.write(f"Default: {note}")
         dates = result.get("prices") or {}

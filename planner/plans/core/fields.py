@@ -222,6 +222,22 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        unit="% of training time", example="30", minimum=0.0, maximum=1_000.0, is_goodput=True,
        help="Data stalls, loss-spike rollbacks, slow nodes, ramp-up, and layouts slower "
        "than the planned one. Blank: fitted on published whole runs (the accuracy page)."),
+    _f("checkpoint_every_hours", "number", "Checkpoint every", "assumptions", unit="hours",
+       example="1", minimum=0.0, maximum=8_760.0, is_min_exclusive=True,
+       help="Blank: the Young/Daly interval from the failure rate and the write stall."),
+    _f("retention", "text", "Checkpoint retention", "assumptions",
+       example="keep-last=3,milestone-days=7,delete-after-days=30",
+       help="keep-last=K (or all) hot checkpoints, a milestone every M days to a colder "
+       "tier, every copy deleted after D days. Blank: keep-last=2."),
+    _f("checkpoint_compression_ratio", "number", "Checkpoint compression", "assumptions",
+       unit="x", example="1.5", minimum=1.0, maximum=100.0,
+       help="Stored size = checkpoint size / this. Lossless on bf16 weights stays near "
+       "1.5x; more needs lossy or delta methods. Blank: 1 (none)."),
+    _f("checkpoint_async", "flag", "Asynchronous checkpoint writes", "assumptions"),
+    _f("power_limit_pct", "number", "GPU power limit", "assumptions",
+       unit="% of the highest limit", example="70", minimum=50.0, maximum=100.0,
+       help="Caps every GPU: slower steps, less energy per step, from measured curves "
+       "(wider band for GPUs without a measurement). Blank: no cap."),
     _f("spot_interruptions_pct_per_month", "bands", "Spot interruptions", "assumptions",
        unit="% of instances per month", example="aws=15,gcp=25", minimum=0.0, maximum=100.0,
        help="provider=percent pairs; blank: the Spot Advisor band defaults."),

@@ -25,6 +25,7 @@ from planner.core.formatting import (
 from planner.core.providers import rates_source
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
+from planner.reports.core.plan_levers import lever_tables
 
 HOURS_PER_DAY = 24.0
 TOP_BARS = 10
@@ -465,7 +466,7 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
         tables=(_options_table(options, document),
                 _sources_table(options, _stale_days(document)),
                 _assumptions_table(document, labels),
-                _inputs_table(inputs, labels, units)),
+                _inputs_table(inputs, labels, units), *lever_tables(document)),
         charts=tuple(chart for chart in (
             _pareto_chart(options), _cost_chart(options), _carbon_chart(options),
             _scaling_chart(document), _memory_chart(document)) if chart is not None),

@@ -50,7 +50,8 @@ def test_every_format_shows_the_recommended_total_of_the_page(
 
     xlsx = ana_client.get(f"/plans/{done_plan.id}/report.xlsx")
     book = load_workbook(io.BytesIO(xlsx.content))
-    assert book.sheetnames == ["Summary", "Options", "Sources", "Assumptions", "Inputs"]
+    assert book.sheetnames == ["Summary", "Options", "Sources", "Assumptions", "Inputs",
+                               "Storage"]
     options = book["Options"]
     headers = [c.value for c in options[1]]
     assert options.freeze_panes == "A2"

@@ -1,0 +1,235 @@
+"""The storage plan of every option: the cheapest tier policy and its figures, as JSON.
+
+The model (sizes, lifetimes, tier costs) is planner.plans.core.storage; this module chooses
+the policy per option and words it: TB-months and dollars by tier over the run and the
+retention after it, the flat-price alternative (the option's storage_usd) beside it, and
+every hot tier tried with why it was or was not chosen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.storage_tiers import StorageTier
+from planner.plans.core.storage import (
+    FloatArray,
+    Lifetimes,
+    StorageInputs,
+    TierCost,
+    TierOffer,
+    _groups,
+    checkpointing,
+    tier_cost,
+    tier_offers,
+)
+
+GB_PER_TB = 1000.0
+# The option columns a storage plan reads.
+OPTION_COLUMNS = ("provider", "gpus", "nodes", "tp", "pp", "cp", "zero_stage", "precision",
+                  "time_to_train_hours", "checkpoint_interval_hours", "expected_interruptions",
+                  "storage_usd")
+ROLE_CHECKPOINTS = "checkpoints (hot)"
+ROLE_MILESTONES = "milestones"
+ROLE_DATASET = "data set"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Per option: index of the chosen offer (-1: none eligible) and its USD."""
+
+    index: np.ndarray
+    usd: FloatArray
+
+
+def _cheapest(costs: list[FloatArray], eligible: list[np.ndarray]) -> Choice:
+    table = np.array([np.where(ok, usd, np.inf) for usd, ok in zip(costs, eligible,
+                                                                     strict=True)])
+    index = np.argmin(table, axis=0)
+    usd = table[index, np.arange(table.shape[1])]
+    return Choice(np.where(np.isfinite(usd), index, -1), usd)
+
+
+def _restart_usd(offer: TierOffer, gb: FloatArray, objects: FloatArray,
+                 restarts: FloatArray) -> FloatArray:
+    """Each restart reads the latest checkpoint back: retrieval per GB and GET requests."""
+    row = offer.row
+    return np.asarray(restarts * (gb * row.usd_per_gb_retrieval
+                                  + objects * row.usd_per_1k_get / 1000.0), dtype=np.float64)
+
+
+def _dataset_offer(offers: tuple[TierOffer, ...], horizon_hours: float) -> TierOffer | None:
+    """The cheapest instant tier with no retrieval fee whose minimum fits the stay."""
+    fits = [o for o in offers if o.row.is_instant and o.row.usd_per_gb_retrieval == 0
+            and o.row.min_storage_days * 24.0 <= horizon_hours
+            and not np.isfinite(o.later_usd_per_gb_month)]
+    return min(fits, key=lambda o: o.row.usd_per_gb_month, default=None)
+
+
+def _tier_line(role: str, cost: TierCost, i: int, extra_usd: float = 0.0) -> dict[str, Any]:
+    row = cost.offer.row
+    return {"role": role, "tier": cost.offer.name, "region": row.region,
+            "kind": row.kind,
+            "tb_months": float(cost.stored_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
+            "billed_tb_months": float(cost.billed_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
+            "usd": float(cost.usd[i] + extra_usd),
+            "usd_per_gb_month": row.usd_per_gb_month,
+            "min_storage_days": row.min_storage_days}
+
+
+def _why_not(cost: TierCost, i: int, shortest_hours: float) -> str:
+    row = cost.offer.row
+    if not row.is_instant:
+        return "objects must be restored before a restart can read them"
+    if not cost.is_eligible[i]:
+        return (f"{row.min_storage_days:g}-day minimum, but copies are deleted after "
+                f"{shortest_hours / 24.0:.1f} days")
+    return ""
+
+
+def _shortest(groups: list[Lifetimes], i: int) -> float:
+    return float(min((g.shortest[i] for g in groups if g.count[i] > 0), default=0.0))
+
+
+def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
+                    inputs: StorageInputs) -> list[dict[str, Any]]:
+    """Storage plans of options of one provider (rows in order)."""
+    ck = checkpointing(options, inputs)
+    run = options["time_to_train_hours"].to_numpy(dtype=np.float64)
+    horizon = run + inputs.storage_months * HOURS_PER_MONTH
+    hot_groups, milestones, written = _groups(run, ck.interval_hours, horizon, inputs.retention)
+    hot = [tier_cost(o, hot_groups, ck.gb, ck.objects) for o in offers]
+    reads = [_restart_usd(o, ck.gb, ck.objects, ck.restarts) for o in offers]
+    hot_ok = [c.is_eligible & c.offer.row.is_instant for c in hot]
+    hot_pick = _cheapest([c.usd + r for c, r in zip(hot, reads, strict=True)], hot_ok)
+    cold = [tier_cost(o, [milestones], ck.gb, ck.objects) for o in offers] if milestones else []
+    cold_pick = _cheapest([c.usd for c in cold], [c.is_eligible for c in cold]) if cold else None
+    plans = []
+    figures = _figures(options)
+    for i in range(len(options)):
+        lines = []
+        if hot_pick.index[i] >= 0:
+            lines.append(_tier_line(ROLE_CHECKPOINTS, hot[hot_pick.index[i]], i,
+                                    float(reads[hot_pick.index[i]][i])))
+        if cold_pick is not None and cold_pick.index[i] >= 0:
+            lines.append(_tier_line(ROLE_MILESTONES, cold[cold_pick.index[i]], i))
+        data = _dataset_line(offers, inputs.dataset_gb, float(horizon[i]))
+        lines += [data] if data else []
+        shortest = _shortest(hot_groups, i)
+        alternatives = [{"tier": c.offer.name, "usd": float(c.usd[i] + r[i]),
+                         "is_eligible": bool(ok[i]), "why_not": _why_not(c, i, shortest)}
+                        for c, r, ok in zip(hot, reads, hot_ok, strict=True)]
+        plans.append(_plan_dict(figures, ck, i, lines, alternatives,
+                                int(written[i]), inputs))
+    return plans
+
+
+def _dataset_line(offers: tuple[TierOffer, ...], dataset_gb: float,
+                  horizon_hours: float) -> dict[str, Any] | None:
+    offer = _dataset_offer(offers, horizon_hours)
+    if offer is None or dataset_gb <= 0:
+        return None
+    gb_hours = np.array([dataset_gb * horizon_hours])
+    usd = gb_hours * offer.row.usd_per_gb_month / HOURS_PER_MONTH
+    cost = TierCost(offer, gb_hours, gb_hours, usd, np.array([True]))
+    return _tier_line(ROLE_DATASET, cost, 0)
+
+
+def _figures(options: pd.DataFrame) -> tuple[FloatArray, FloatArray]:
+    """(flat storage USD, expected hours) per option."""
+    flat = (options["storage_usd"].to_numpy(dtype=np.float64) if "storage_usd" in options
+            else np.full(len(options), np.nan))
+    return flat, options["time_to_train_hours"].to_numpy(dtype=np.float64)
+
+
+def _plan_dict(figures: tuple[FloatArray, FloatArray], ck: Any, i: int,
+               lines: list[dict[str, Any]], alternatives: list[dict[str, Any]], written: int,
+               inputs: StorageInputs) -> dict[str, Any]:
+    flat, hours = float(figures[0][i]), float(figures[1][i])
+    total = float(sum(line["usd"] for line in lines)) if lines else flat
+    return {
+        "checkpoint_gb": float(ck.raw_gb[i]), "stored_checkpoint_gb": float(ck.gb[i]),
+        "compression_ratio": inputs.compression_ratio,
+        "files_per_checkpoint": int(ck.objects[i]),
+        "shard_gb": float(ck.raw_gb[i] / ck.objects[i]),
+        "interval_hours": float(ck.interval_hours[i]),
+        "interval_basis": str(ck.interval_basis[i]),
+        "checkpoints_written": written,
+        "write_seconds": float(ck.write_seconds[i]), "read_seconds": float(ck.read_seconds[i]),
+        "is_async": inputs.is_async,
+        "stall_seconds_per_checkpoint": float(ck.stall_seconds[i]),
+        "stall_hours": float(written * ck.stall_seconds[i] / 3600.0),
+        "goodput_stall_seconds": inputs.stall_seconds,
+        "stall_share_of_run": float(written * ck.stall_seconds[i] / 3600.0 / hours),
+        "restarts_expected": float(ck.restarts[i]),
+        "retention": inputs.retention.text,
+        "tiers": lines, "total_usd": total, "flat_usd": flat,
+        "saving_vs_flat_usd": flat - total,
+        "policy": " + ".join(f"{line['tier']} ({line['role']})" for line in lines)
+        or "flat rate (no tier prices for this provider)",
+        "alternatives": alternatives,
+    }
+
+
+def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[str, Any]]:
+    ck = checkpointing(options, inputs)
+    run = options["time_to_train_hours"].to_numpy(dtype=np.float64)
+    written = np.floor(run / ck.interval_hours)
+    figures = _figures(options)
+    plans = []
+    for i in range(len(options)):
+        plan = _plan_dict(figures, ck, i, [], [], int(written[i]), inputs)
+        plan["note"] = ("no storage tier prices in the shipped table for this provider: the "
+                        "flat $/GB-month applies")
+        plans.append(plan)
+    return plans
+
+
+def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
+                  inputs: StorageInputs) -> list[dict[str, Any]]:
+    """One storage plan (JSON-safe dict) per option row, in row order.
+
+    options: plan rows with provider, gpus, nodes, tp, pp, cp, zero_stage, precision,
+    time_to_train_hours, checkpoint_interval_hours, expected_interruptions, storage_usd."""
+    plans: list[dict[str, Any] | None] = [None] * len(options)
+    for provider, rows in options.groupby("provider", sort=False, observed=True).indices.items():
+        offers = tier_offers(tiers, str(provider))
+        part = options.iloc[rows].reset_index(drop=True)
+        found = (_provider_plans(part, offers, inputs) if offers
+                 else _no_tiers_plans(part, inputs))
+        for position, plan in zip(rows, found, strict=True):
+            plans[int(position)] = plan
+    return [p for p in plans if p is not None]
+
+
+def attach_storage_plans(document_options: list[dict[str, Any]],
+                         tiers: tuple[StorageTier, ...], inputs: StorageInputs,
+                         ) -> None:
+    """Set `storage_plan` on every option record of a plan document (in place)."""
+    if not document_options:
+        return
+    frame = pd.DataFrame({name: [o.get(name) for o in document_options]
+                          for name in OPTION_COLUMNS})
+    for record, plan in zip(document_options, storage_plans(frame, tiers, inputs),
+                            strict=True):
+        record["storage_plan"] = plan
+
+
+
+
+def tier_sources(tiers: tuple[StorageTier, ...]) -> dict[str, dict[str, str]]:
+    """Where each tier's price comes from, by tier name (once per plan document, not per
+    option): basis in words and the source URL."""
+    sources: dict[str, dict[str, str]] = {}
+    for tier in tiers:
+        if tier.is_priced and tier.tier not in sources:
+            sources[tier.tier] = {"basis": tier.basis, "source_url": tier.source_url}
+    for provider in sorted({t.provider for t in tiers}):
+        for offer in tier_offers(tiers, provider):
+            sources.setdefault(offer.name, {"basis": offer.row.basis,
+                                            "source_url": offer.row.source_url})
+    return sources

@@ -1,0 +1,85 @@
+"""The storage what-if (/storage/, POST /api/storage/whatif, `price_storage`): the field
+report's move from block volumes to Intelligent-Tiering + lifecycle + compression comes out
+in its direction and size from the stated inputs, every assumption shown."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from planner.core.storage_tiers import parse_storage_prices
+from planner.storage.core.fleet import FleetInputs, FleetModel, price_fleet
+from planner.storage.core.inputs import FIELD_REPORT_EXAMPLE, fleet_inputs
+from pricing.shipped_tables import STORAGE_PRICES_CSV
+
+TIERS = parse_storage_prices(STORAGE_PRICES_CSV.read_text(encoding="utf-8"))
+
+
+def _aws(result: dict, policy: str) -> dict:
+    return next(p for p in result["policies"] if p["provider"] == "aws"
+                and p["policy"] == policy)
+
+
+def test_the_field_report_example_saves_in_its_direction_and_size() -> None:
+    inputs, providers = fleet_inputs(FIELD_REPORT_EXAMPLE)
+    result = price_fleet(TIERS, inputs, providers)
+    before, after = _aws(result, "block"), _aws(result, "tiered")
+    assert before["total_usd_per_year"] == pytest.approx(120_000, rel=0.05)
+    assert after["total_usd_per_year"] == pytest.approx(38_000, rel=0.15)
+    assert 60 < after["saving_pct"] < 75  # the report: 68 %
+    # By hand: 5 models × 4 a day × 60 days × 60 GB on gp3 with 25 % headroom, $0.08/GB-month.
+    assert before["usd_per_year"]["gp3 (General Purpose SSD): checkpoints"] == pytest.approx(
+        5 * 4 * 60 * 60 * 1.25 * 0.08 * 12)
+    assert any("65 % smaller is beyond lossless" in line for line in result["assumptions"])
+    assert result["lossless_only"] and all(
+        p["total_usd_per_year"] > after["total_usd_per_year"] * 0.99
+        for p in result["lossless_only"] if p["policy"] == "tiered")
+    assert result["providers_without_prices"] == ["azure"]
+
+
+def test_a_thirty_day_minimum_class_is_not_used_for_shorter_lifecycles() -> None:
+    inputs = FleetInputs(models=(FleetModel("m", 100, 24),), after_days=7)
+    result = price_fleet(TIERS, inputs, ("aws", "gcp"))
+    cheapest = [p for p in result["policies"] if p["policy"] == "tiered_cheapest"]
+    assert cheapest and all("IA" not in p["label"] and "Nearline" not in p["label"]
+                            for p in cheapest)
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ({"models": "a, 60"}, "models"), ({"models": "a, x, 4"}, "models"),
+    ({"models": "a, 60, 4", "after_days": -3}, "after_days"),
+    ({"models": "a, 60, 4", "compression_ratio": "lots"}, "compression_ratio"),
+    ({"models": "a, 60, 4", "providers": "ibm"}, "providers"),
+    ({"models": "a, 60, 4", "colour": 1}, "colour")])
+def test_bad_input_names_its_field(raw: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        fleet_inputs(raw)
+
+
+@pytest.mark.django_db
+def test_page_api_and_command(client, django_user_model) -> None:
+    page = client.get("/storage/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert 'id="example-note"' in text and 'data-policy="tiered"' in text
+    assert "Every assumption" in text
+    bad = client.get("/storage/", {"models": "a, 60, 4", "after_days": "-1"})
+    assert bad.status_code == 200 and "has-error" in bad.content.decode()
+    user = django_user_model.objects.create_user("ana", password="pw-ana-123")
+    client.force_login(user)
+    body = {"models": [{"name": "a", "checkpoint_gb": 980, "checkpoints_per_day": 24}],
+            "providers": ["aws"], "after_days": 3, "compression_ratio": 1.5}
+    answer = client.post("/api/storage/whatif", json.dumps(body),
+                         content_type="application/json")
+    assert answer.status_code == 200, answer.content
+    assert {p["policy"] for p in answer.json()["policies"]} >= {"block", "object", "tiered"}
+    refused = client.post("/api/storage/whatif", json.dumps({**body, "after_days": 0}),
+                          content_type="application/json")
+    assert refused.status_code == 422 and "after_days" in refused.content.decode()
+    out = StringIO()
+    call_command("price_storage", "--example", "--json", stdout=out)
+    assert _aws(json.loads(out.getvalue()), "tiered")["saving_pct"] > 60
+    with pytest.raises(CommandError, match="models"):
+        call_command("price_storage", "--model", "a,60", stdout=StringIO())
