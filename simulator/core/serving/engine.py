@@ -42,7 +42,7 @@ class ServingCalibration:
     layer_overhead_seconds: float = 8.0e-6  # kernel launches per layer per step
     collective_latency_seconds: float = 1.0e-5  # per all-reduce
     network_efficiency: float = 0.7  # share of the fabric bandwidth a collective reaches
-    batch_cap: float = 512.0  # most sequences a scheduler keeps in flight
+    batch_cap: float = 1024.0  # most sequences a scheduler keeps in flight
     roofline_sharpness: float = 1.5  # p of the p-norm joining memory and compute time
     queue_factor: float = 1.0  # burstiness of prefill queueing (1 = M/D/1)
     tail_factor: float = 1.0  # spread of per-request TPOT around its mean

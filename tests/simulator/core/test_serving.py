@@ -9,8 +9,8 @@ import pytest
 
 from simulator.core.hardware import load_gpu_specs
 from simulator.core.serving.engine import (
-    ServingCalibration,
     Replica,
+    ServingCalibration,
     decode_step_seconds,
     max_batch,
     prefill_seconds,
