@@ -11,6 +11,7 @@ from planner.capacity.urls import urlpatterns as capacity_urls
 from planner.plans.urls import urlpatterns as plan_urls
 from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
 from planner.security import ThrottledAuthenticationForm
+from planner.serving.urls import urlpatterns as serving_urls
 
 planner_urls = [
     path("accounts/signup/", accounts.signup, name="signup"),
@@ -20,6 +21,7 @@ planner_urls = [
     *purchase_mix_urls,
     *capacity_urls,
     *plan_urls,
+    *serving_urls,
 ]
 
 urlpatterns = [

@@ -56,6 +56,17 @@ def serving_calibration() -> tuple[ServingCalibration, Bands]:
     return cal, Bands(data["bands"]["low"], data["bands"]["high"])
 
 
+@cache
+def serving_accuracy() -> dict[str, dict[str, float]]:
+    """metric -> median_ape, p90_ape, band_coverage (%) of the shipped leave-one-source-out
+    validation; empty when no calibration is shipped."""
+    if not SERVING_CALIBRATION_JSON.exists():
+        return {}
+    rows = json.loads(SERVING_CALIBRATION_JSON.read_text())["validation"]["by_metric"]
+    return {str(r["metric"]): {k: float(r[k]) for k in ("median_ape", "p90_ape",
+                                                          "band_coverage")} for r in rows}
+
+
 def _read(paths: Sequence[Path], gpus: dict[str, GpuSpec]) -> list[RowReading]:
     readings: list[RowReading] = []
     for path in paths:
@@ -109,3 +120,4 @@ def serving_calibration_write(result: ServingValidation, path: Path) -> None:
     }
     path.write_text(json.dumps(data, indent=2, default=float) + "\n")
     serving_calibration.cache_clear()
+    serving_accuracy.cache_clear()

@@ -1,37 +1,12 @@
 """Rank serving configurations for a model, traffic and P99 targets over current prices."""
 
 import json
-import math
-from dataclasses import asdict
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from planner.serving.core.fields import SERVING_FIELDS, FieldError, parse_serving_input
-from planner.serving.core.plan import cards
-from planner.serving.services import serving_plan_build
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
-
-
-def option_json(option: Any) -> dict[str, Any]:
-    """One option as JSON: usd_per_million_tokens holds input, output and all tokens."""
-    data = asdict(option)
-    data["usd_per_million_tokens"] = {
-        "input": data.pop("usd_per_million_input_tokens"),
-        "output": data.pop("usd_per_million_output_tokens"),
-        "all": data["usd_per_million_tokens"]}
-    data["ttft_p99_ms_p10"], data["ttft_p99_ms_p90"] = data.pop("ttft_p99_ms_band")
-    data["tpot_p99_ms_p10"], data["tpot_p99_ms_p90"] = data.pop("tpot_p99_ms_band")
-    return dict(_finite(data))
+from planner.serving.services import serving_document, serving_plan_build
 
 
 class Command(BaseCommand):
@@ -61,12 +36,8 @@ class Command(BaseCommand):
                                   purchase_options=checked.purchase_options)
         top = plan.options[: max(options["top"], 1)]
         if options["json"]:
-            picked = {k: option_json(v) if v else None for k, v in cards(plan).items()}
-            self.stdout.write(json.dumps({
-                "input": checked.data, "n_offers": plan.n_offers,
-                "n_options": len(plan.options), "cards": picked,
-                "options": [option_json(o) for o in top], "unfit": list(plan.unfit)},
-                indent=2))
+            document = serving_document(checked, plan, top=len(top), with_curves=False)
+            self.stdout.write(json.dumps(document, indent=2))
             return
         self.stdout.write(f"{len(plan.options)} options from {plan.n_offers} offers")
         for o in top:

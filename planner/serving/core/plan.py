@@ -21,7 +21,7 @@ from simulator.core.serving.crossval import Bands
 from simulator.core.serving.engine import Replica, ServingCalibration, prefill_seconds
 from simulator.core.serving.models import ServingModel, check_precision
 from simulator.core.serving.queueing import Traffic, at_rate
-from simulator.core.serving.targets import Targets, goodput_rate, saturation_rate
+from simulator.core.serving.targets import Targets, goodput_rate, load_curve, saturation_rate
 
 TP_DEGREES: tuple[int, ...] = (1, 2, 4, 8)
 MAX_OPTIONS = 60
@@ -117,9 +117,7 @@ def _replicas_for(request: ServingRequest, gpu: GpuSpec, gpus_per_instance: int,
     for tp in TP_DEGREES:
         if tp > gpus_per_instance or gpus_per_instance % tp:
             continue
-        kv_bytes = 1.0 if request.precision == "fp8" else 2.0
-        replica = Replica(request.model, gpu, tp, request.precision, kv_bytes,
-                          fabric_gbytes_per_s(gpu, "unknown"))
+        replica = replica_for(request, gpu, tp)
         if not replica.fits():
             continue
         rate = (goodput_rate(replica, traffic, targets, cal) if targets.is_bounded
@@ -207,3 +205,21 @@ def cards(plan: ServingPlan) -> dict[str, ServingOption | None]:
             "lowest_latency": min(within, key=lambda o: o.tpot_p99_ms),
             "lowest_carbon": min(carbon, key=lambda o: o.kg_co2e_per_million_tokens)
             if carbon else None}
+
+
+def replica_for(request: ServingRequest, gpu: GpuSpec, tp: int) -> Replica:
+    """The replica an option runs (fp8 weights keep an fp8 KV cache)."""
+    return Replica(request.model, gpu, tp, request.precision,
+                   1.0 if request.precision == "fp8" else 2.0,
+                   fabric_gbytes_per_s(gpu, "unknown"))
+
+
+def option_curve(request: ServingRequest, option: ServingOption, gpus: dict[str, GpuSpec],
+                 cal: ServingCalibration) -> list[dict[str, float]]:
+    """One replica of `option` from light load to saturation: output tokens/s, P99 TTFT and
+    TPOT (ms) per point, and `is_knee` on the point of greatest power."""
+    curve = load_curve(replica_for(request, gpus[option.gpu], option.tp),
+                       Traffic(request.prompt_tokens, request.output_tokens), cal)
+    return [{"rate_per_s": p.rate_per_s, "output_tokens_per_s": p.output_tokens_per_s,
+             "ttft_p99_ms": p.ttft_p99_s * 1e3, "tpot_p99_ms": p.tpot_p99_s * 1e3,
+             "is_knee": i == curve.knee_index} for i, p in enumerate(curve.points)]
