@@ -22,6 +22,7 @@ def main() -> None:
         bench_pages,
         bench_plans,
         bench_pricing,
+        bench_serving,
         bench_simulator,
     )
 
@@ -30,6 +31,7 @@ def main() -> None:
         "pricing": ("Catalog and pricing pages", bench_pricing.run),
         "simulator": ("Simulator sweep", bench_simulator.run),
         "plans": ("Plans", bench_plans.run),
+        "serving": ("Serving plan (plan_serving over the whole catalog)", bench_serving.run),
         "pages": ("Single-request time of the main pages (signed in, gzip)", bench_pages.run),
         "load": (f"Load: {bench_load.USERS} concurrent users on the pages and the plan API",
                  bench_load.run),

@@ -17,6 +17,7 @@ from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
 from planner.runs import QueueUnavailableError
 from planner.storage.api import router as storage_router
+from planner.serving.api import router as serving_router
 from pricing.api import router as pricing_router
 from simulator.api import router as simulator_router
 
@@ -47,6 +48,7 @@ api.add_router("/", pricing_router)
 api.add_router("/histories", purchase_mix_router, auth=API_AUTH)
 api.add_router("/histories", capacity_router, auth=API_AUTH)
 api.add_router("/simulations", simulator_router, auth=API_AUTH)
+api.add_router("/serving", serving_router, auth=API_AUTH)
 api.add_router("/plans", plans_router, auth=API_AUTH)
 api.add_router("/storage", storage_router, auth=API_AUTH)
 

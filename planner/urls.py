@@ -12,6 +12,7 @@ from planner.plans.urls import urlpatterns as plan_urls
 from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
 from planner.security import ThrottledAuthenticationForm
 from planner.storage.urls import urlpatterns as storage_urls
+from planner.serving.urls import urlpatterns as serving_urls
 
 planner_urls = [
     path("accounts/signup/", accounts.signup, name="signup"),
@@ -22,6 +23,7 @@ planner_urls = [
     *capacity_urls,
     *plan_urls,
     *storage_urls,
+    *serving_urls,
 ]
 
 urlpatterns = [

@@ -1,0 +1,49 @@
+"""Rank serving configurations for a model, traffic and P99 targets over current prices."""
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from planner.serving.core.fields import SERVING_FIELDS, FieldError, parse_serving_input
+from planner.serving.services import serving_document, serving_plan_build
+
+
+class Command(BaseCommand):
+    help = ("Rank GPUs, instances, tensor parallelism and replicas that serve a model at a "
+            "request rate within P99 TTFT/TPOT targets, by cost per month, with cost per "
+            "million input and output tokens, predicted latencies and their P10-P90 bands, "
+            "utilisation and kg CO2e per million tokens.")
+
+    def add_arguments(self, parser: Any) -> None:
+        for field in SERVING_FIELDS:
+            flag = "--" + field.name.replace("_", "-")
+            if field.kind == "choices":
+                parser.add_argument(flag, nargs="+", default=None, help=field.help)
+            else:
+                parser.add_argument(flag, default=None, help=f"{field.label}. {field.help}")
+        parser.add_argument("--top", type=int, default=10, help="options to print")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        raw = {f.name: options[f.name] for f in SERVING_FIELDS if options[f.name] is not None}
+        raw.setdefault("precision", "fp8")
+        try:
+            checked = parse_serving_input(raw)
+        except FieldError as exc:
+            raise CommandError(f"--{exc.field.replace('_', '-')}: {exc}") from exc
+        plan = serving_plan_build(request=checked.request,
+                                  purchase_options=checked.purchase_options)
+        top = plan.options[: max(options["top"], 1)]
+        if options["json"]:
+            document = serving_document(checked, plan, top=len(top), with_curves=False)
+            self.stdout.write(json.dumps(document, indent=2))
+            return
+        self.stdout.write(f"{len(plan.options)} options from {plan.n_offers} offers")
+        for o in top:
+            self.stdout.write(
+                f"{o.provider:8} {o.instance_type:24} {o.gpu:26} TP{o.tp} x{o.replicas:<3} "
+                f"${o.usd_per_month:>10,.0f}/month  ${o.usd_per_million_input_tokens:.3f} in "
+                f"${o.usd_per_million_output_tokens:.3f} out per M tokens  "
+                f"TTFT P99 {o.ttft_p99_ms:,.0f} ms  TPOT P99 {o.tpot_p99_ms:.1f} ms  "
+                f"util {o.utilisation:.0%}")

@@ -1,0 +1,1 @@
+"""The serving plan, Django-free: offers + a model + traffic + targets -> ranked options."""

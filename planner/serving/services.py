@@ -1,0 +1,140 @@
+"""The serving plan service: current offers and carbon factors from the catalog, the shipped
+serving calibration, the Django-free ranking (planner.serving.core.plan), and stored plans."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from datetime import date
+from typing import Any
+
+from django.db import transaction
+
+from planner.core.purchase_options import NO_UPFRONT
+from planner.serving.core.fields import ServingInput, parse_serving_input
+from planner.serving.core.plan import (
+    ServingOffer,
+    ServingOption,
+    ServingPlan,
+    ServingRequest,
+    cards,
+    option_curve,
+    plan_serving,
+)
+from planner.serving.models import ServingPlan as StoredServingPlan
+from pricing.carbon.selectors import carbon_factors
+from pricing.selectors import current_prices
+from simulator.services import catalog_gpu_specs
+from simulator.serving import serving_accuracy, serving_calibration
+
+_FIELDS = ("instance_type__provider__slug", "instance_type__name", "region__code",
+           "purchase_option", "instance_type__accelerator__model",
+           "instance_type__accelerator__variant", "instance_type__gpu_count", "usd_per_hour",
+           "as_of", "source__name", "is_derived", "is_estimated")
+STORED_OPTIONS = 40
+CURVES = 3
+
+
+def calibration_note() -> str:
+    """What the predictions rest on and how far they held out of source (shipped figures)."""
+    accuracy = serving_accuracy()
+    if not accuracy:
+        return "No serving calibration is shipped: latencies use the model's priors."
+    parts = [f"{metric.replace('_', ' ')} median error {row['median_ape']:.0f} %, "
+             f"P10-P90 band held {row['band_coverage']:.0f} %" for metric, row in
+             accuracy.items()]
+    return ("Predictions come from the serving model fitted on published measurements "
+            "(MLPerf Inference v4.1, TensorRT-LLM tables, vLLM on MI300X). Out of source: "
+            + "; ".join(parts) + ". See docs/serving.md.")
+
+
+def serving_offers(*, purchase_options: Sequence[str],
+                   providers: Sequence[str] | None = None) -> list[ServingOffer]:
+    """The cheapest current region of every instance type and purchase option (listed or
+    derived, no-upfront commitments), with that region's grid intensity and PUE."""
+    prices = current_prices(purchase_options=purchase_options, providers=providers).filter(
+        payment_option__in=["", NO_UPFRONT], offering_class__in=["", "standard"],
+        usd_per_hour__gt=0, instance_type__gpu_count__gt=0).order_by("usd_per_hour")
+    factors = carbon_factors(accounting="location")
+    grid = {(p, r): (float(g), float(pue)) for p, r, g, pue in zip(
+        factors["provider"], factors["region"], factors["g_co2e_per_kwh"], factors["pue"],
+        strict=True)}
+    offers: dict[tuple[str, str, str], ServingOffer] = {}
+    for (provider, instance, region, option, model, variant, gpus, usd, as_of, source,
+         is_derived, is_estimated) in prices.values_list(*_FIELDS):
+        key = (provider, instance, option)
+        if key in offers:
+            continue
+        g, pue = grid.get((provider, region), (math.nan, math.nan))
+        basis = "estimated" if is_estimated else "derived" if is_derived else "listed"
+        offers[key] = ServingOffer(provider, instance, region, option, f"{model} {variant}",
+                                   int(gpus), float(usd), as_of.isoformat(), str(source),
+                                   basis, g, pue)
+    return list(offers.values())
+
+
+def serving_plan_build(*, request: ServingRequest, purchase_options: Sequence[str],
+                       providers: Sequence[str] | None = None,
+                       today: date | None = None) -> ServingPlan:
+    """Rank every configuration of the catalog's offers for `request`."""
+    cal, bands = serving_calibration()
+    offers = serving_offers(purchase_options=purchase_options, providers=providers)
+    return plan_serving(request, offers, catalog_gpu_specs(), cal, bands)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def option_json(option: ServingOption) -> dict[str, Any]:
+    """One option as JSON: usd_per_million_tokens holds input, output and all tokens; NaN
+    (no carbon factor) and infinities become null."""
+    data = asdict(option)
+    data["usd_per_million_tokens"] = {
+        "input": data.pop("usd_per_million_input_tokens"),
+        "output": data.pop("usd_per_million_output_tokens"),
+        "all": data["usd_per_million_tokens"]}
+    data["ttft_p99_ms_p10"], data["ttft_p99_ms_p90"] = data.pop("ttft_p99_ms_band")
+    data["tpot_p99_ms_p10"], data["tpot_p99_ms_p90"] = data.pop("tpot_p99_ms_band")
+    return dict(_finite(data))
+
+
+def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STORED_OPTIONS,
+                     with_curves: bool = True) -> dict[str, Any]:
+    """The plan document every interface shows: input, cards, options (cheapest first), the
+    load curves of the cheapest distinct configurations, and what it rests on."""
+    picked = {k: option_json(v) if v else None for k, v in cards(plan).items()}
+    curves = []
+    if with_curves:
+        cal, _ = serving_calibration()
+        gpus = catalog_gpu_specs()
+        seen: set[tuple[str, int]] = set()
+        for option in plan.options:
+            if (option.gpu, option.tp) in seen or len(seen) == CURVES:
+                continue
+            seen.add((option.gpu, option.tp))
+            curves.append({"label": f"{option.gpu} TP{option.tp}",
+                           "points": _finite(option_curve(checked.request, option, gpus, cal))})
+    return {"input": checked.data, "n_offers": plan.n_offers, "n_options": len(plan.options),
+            "cards": picked, "options": [option_json(o) for o in plan.options[:top]],
+            "curves": curves, "unfit": list(plan.unfit), "note": calibration_note()}
+
+
+def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
+                        name: str = "") -> StoredServingPlan:
+    """Check `raw` (FieldError naming the field), plan it, and store it whole."""
+    checked = parse_serving_input(raw)
+    plan = serving_plan_build(request=checked.request,
+                              purchase_options=checked.purchase_options)
+    document = serving_document(checked, plan)
+    label = name or (f"{checked.request.model.name} at {checked.request.rate_per_s:g} req/s")
+    with transaction.atomic():
+        return StoredServingPlan.objects.create(owner_id=owner_id, name=label[:200],
+                                                inputs=checked.data, result=document)

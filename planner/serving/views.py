@@ -1,0 +1,38 @@
+"""Serving plan pages: the form (/serving/new) and a stored plan (/serving/<id>)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import json_script
+from plotly.utils import PlotlyJSONEncoder
+
+from planner.serving import charts, services
+from planner.serving.core.fields import FieldError
+from planner.serving.forms import ServingForm
+from planner.serving.models import ServingPlan
+
+
+@login_required
+def serving_new(request: HttpRequest) -> HttpResponse:
+    form = ServingForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            plan = services.serving_plan_create(owner_id=request.user.pk, raw=form.to_raw())
+        except FieldError as exc:
+            form.add_field_error(exc)
+        else:
+            return redirect("planner:serving_detail", plan_id=plan.id)
+    status = 422 if request.method == "POST" else 200
+    return render(request, "planner/serving/new.html", {"form": form}, status=status)
+
+
+@login_required
+def serving_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = get_object_or_404(ServingPlan, pk=plan_id, owner_id=request.user.pk)
+    document = plan.result
+    figures = [json_script(charts.latency_throughput_figure(document).to_plotly_json(),
+                           "serving-figure-0", encoder=PlotlyJSONEncoder),
+               json_script(charts.cost_latency_figure(document).to_plotly_json(),
+                           "serving-figure-1", encoder=PlotlyJSONEncoder)]
+    return render(request, "planner/serving/detail.html",
+                  {"plan": plan, "doc": document, "figures": figures})

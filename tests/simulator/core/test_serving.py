@@ -1,0 +1,124 @@
+"""The serving model: decode and prefill physics, KV capacity, load, goodput, reading runs."""
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simulator.core.hardware import load_gpu_specs
+from simulator.core.serving.engine import (
+    Replica,
+    ServingCalibration,
+    decode_step_seconds,
+    max_batch,
+    prefill_seconds,
+)
+from simulator.core.serving.fit import fit_serving
+from simulator.core.serving.models import serving_model
+from simulator.core.serving.predict import predict_case
+from simulator.core.serving.queueing import Traffic, at_rate, offline_tokens_per_s
+from simulator.core.serving.runs import read_runs
+from simulator.core.serving.targets import Targets, goodput_rate, load_curve
+
+ROOT = Path(__file__).resolve().parents[3]
+GPUS = load_gpu_specs(str(ROOT / "pricing" / "data" / "gpus.csv"))
+RUNS = pd.read_csv(ROOT / "simulator" / "data" / "inference_runs.csv")
+CAL = ServingCalibration()
+
+
+def _replica(model: str = "llama3.1-70b", gpu: str = "H100 SXM5-80GB", tp: int = 4,
+             precision: str = "bf16") -> Replica:
+    return Replica(serving_model(model), GPUS[gpu], tp, precision,
+                   1.0 if precision == "fp8" else 2.0, 450.0)
+
+
+def test_a_batch_of_one_decodes_at_weight_bytes_over_bandwidth() -> None:
+    replica = _replica()
+    step = decode_step_seconds(replica, 1, 500, CAL)
+    weights = 70.55e9 * 2 / (4 * 3350e9 * CAL.memory_efficiency)
+    assert weights < step < weights * 1.6  # plus overheads and collectives, not more
+
+
+def test_fp8_weights_decode_faster_than_bf16() -> None:
+    bf16 = decode_step_seconds(_replica(), 1, 500, CAL)
+    fp8 = decode_step_seconds(_replica(precision="fp8"), 1, 500, CAL)
+    assert fp8 < 0.75 * bf16
+
+
+def test_decode_steps_lengthen_with_batch_and_context() -> None:
+    replica = _replica()
+    assert decode_step_seconds(replica, 64, 500, CAL) > decode_step_seconds(replica, 8, 500, CAL)
+    assert decode_step_seconds(replica, 64, 4000, CAL) > decode_step_seconds(replica, 64, 500,
+                                                                             CAL)
+
+
+def test_prefill_grows_faster_than_linearly_with_prompt_length() -> None:
+    replica = _replica()
+    short = prefill_seconds(replica, 1000, 1000, CAL)
+    long = prefill_seconds(replica, 32000, 32000, CAL)
+    assert long > 32 * short
+
+
+def test_70b_in_bf16_does_not_fit_one_h100_and_kv_bounds_the_batch() -> None:
+    assert not _replica(tp=1).fits()
+    assert max_batch(_replica(tp=1), 2000, CAL) == 0
+    two = max_batch(_replica(tp=2), 2000, CAL)
+    eight = max_batch(_replica(tp=8), 2000, CAL)
+    assert 0 < two < eight <= CAL.batch_cap
+
+
+def test_latency_rises_with_load_and_breaks_past_saturation() -> None:
+    replica, traffic = _replica(), Traffic(2000, 300)
+    low, high = at_rate(replica, traffic, 0.5, CAL), at_rate(replica, traffic, 3.0, CAL)
+    assert low.is_stable and high.is_stable
+    assert high.ttft_p99_s > low.ttft_p99_s and high.tpot_p99_s > low.tpot_p99_s
+    assert low.tpot_p99_s >= low.tpot_p50_s and low.ttft_p99_s >= low.ttft_p50_s
+    saturation = offline_tokens_per_s(replica, traffic, CAL) / 300
+    assert not at_rate(replica, traffic, 1.2 * saturation, CAL).is_stable
+
+
+def test_a_tighter_tpot_target_admits_fewer_requests() -> None:
+    replica, traffic = _replica(), Traffic(2000, 300)
+    loose = goodput_rate(replica, traffic, Targets(2.0, 0.100), CAL)
+    tight = goodput_rate(replica, traffic, Targets(2.0, 0.040), CAL)
+    assert 0 < tight < loose
+    assert goodput_rate(replica, traffic, Targets(2.0, 0.001), CAL) == 0
+
+
+def test_the_knee_sits_inside_the_curve_below_saturation() -> None:
+    curve = load_curve(_replica(), Traffic(2000, 300), CAL)
+    rates = [p.rate_per_s for p in curve.points]
+    assert rates == sorted(rates)
+    assert 0 < curve.knee_index < len(rates) - 1
+
+
+def test_rows_are_read_with_their_stated_rules_or_refused_with_a_reason() -> None:
+    readings = {r.row_id: r for r in read_runs(RUNS, GPUS)}
+    d001 = readings["D001"].case
+    assert d001 is not None and d001.precision == "fp8" and d001.kv_bytes == 1.0
+    assert any("qformat fp8" in note for note in d001.assumptions)
+    assert "disaggregation" in readings["D115"].reason
+    assert readings["D116"].reason == "precision not stated in the row"
+    server = readings["D002"].case
+    assert server is not None and server.ttft_limit_s == 2.0 and server.tpot_limit_s == 0.2
+
+
+def test_a_file_without_the_columns_is_refused_naming_them() -> None:
+    with pytest.raises(ValueError, match="missing columns: .*row_id"):
+        read_runs(RUNS.drop(columns=["row_id"]), GPUS)
+
+
+def test_the_fit_recovers_a_compute_efficiency_from_rows_it_generated() -> None:
+    truth = replace(CAL, compute_efficiency=0.35, decode_compute_efficiency=0.25)
+    cases = [r.case for r in read_runs(RUNS, GPUS)
+             if r.case is not None and r.case.source == "trtllm-perf-overview"][:12]
+    synthetic = [replace(c, measured=(("throughput_tokens_per_s", predict_case(
+        c, GPUS, truth)["throughput_tokens_per_s"]),)) for c in cases]
+    fitted = fit_serving(synthetic, GPUS)
+    error = sum(abs(math.log(predict_case(c, GPUS, fitted)["throughput_tokens_per_s"]
+                             / c.measured_value("throughput_tokens_per_s"))) for c in synthetic)
+    start = sum(abs(math.log(predict_case(c, GPUS, CAL)["throughput_tokens_per_s"]
+                             / c.measured_value("throughput_tokens_per_s"))) for c in synthetic)
+    assert error < 0.5 * start  # priors hold it back on 12 rows; it still halves the miss
