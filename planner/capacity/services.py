@@ -238,7 +238,7 @@ def _offers_document(history: JobHistory, options: RunOptions) -> dict[str, Any]
                       is_elsewhere_allowed=options.is_elsewhere_alternative,
                       service_years_left=service_years_left(offer_set.accelerators),
                       savings_plans=offer_set.savings_plans)
-    hindsight = hindsight_replay(window, offer_set.offers).to_dict()
+    hindsight = hindsight_replay(window, offer_set.offers, is_gated=True).to_dict()
     hindsight.pop("demand", None)
     return {"offers": [json_safe(offer) for offer in offer_set.offers],
             "prices": offer_set.prices, "unpriced": offer_set.unpriced,

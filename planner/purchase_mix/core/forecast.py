@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -60,6 +61,11 @@ def fit_growth(hourly_total: np.ndarray) -> TrendFit:
     return TrendFit(n_days, float(slope * scale), float(low), float(high), bool(high < 0))
 
 
+class TermLike(Protocol):
+    @property
+    def term_years(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class HistoryGate:
     """Whether the history is long and steady enough to commit, and why not."""
@@ -95,6 +101,15 @@ def gate_history(n_hours: int, trend: TrendFit) -> HistoryGate:
             ": no 3-year term."
         )
     return HistoryGate(days, is_any, is_3y, tuple(reasons))
+
+
+def option_block(option: TermLike, gate: HistoryGate) -> str:
+    """Why the gate forbids a term ("" when it allows it): the buying rule's history gates."""
+    if not gate.is_commitment_allowed:
+        return gate.reasons[0]
+    if option.term_years > 1 and not gate.is_3_year_allowed:
+        return next((r for r in gate.reasons if "3-year" in r), "no 3-year term")
+    return ""
 
 
 @dataclass(frozen=True)
