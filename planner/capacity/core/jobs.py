@@ -114,3 +114,26 @@ def peak_concurrent_gpus(jobs: PoolJobs) -> int:
     flags = np.concatenate([np.where(is_instant, 2.0, 0.0), np.ones(jobs.n_jobs)])
     order = np.lexsort((flags, times))
     return int(np.cumsum(deltas[order]).max())
+
+
+def hourly_gpus(jobs: PoolJobs) -> np.ndarray:
+    """Average GPUs in use in each whole hour from the first submit, if every job starts when
+    submitted (the no-wait demand a commitment is judged on, as the purchase mix's)."""
+    if jobs.n_jobs == 0:
+        return np.zeros(0)
+    origin = float(jobs.submit_s[0])
+    start = jobs.submit_s - origin
+    end = start + jobs.duration_s
+    n_hours = max(1, math.ceil(float(end.max()) / 3600.0))
+    edges = np.arange(n_hours + 1, dtype=np.float64) * 3600.0
+    # GPU-seconds used before t = sum_j g_j * clip(t - s_j, 0, d_j), a piecewise-linear curve
+    # whose slope rises by g at each start and falls by g at each end.
+    times = np.concatenate([start, end])
+    slope = np.concatenate([jobs.gpus, -jobs.gpus]).astype(np.float64)
+    order = np.argsort(times, kind="stable")
+    times, slope = times[order], slope[order]
+    cum_slope = np.concatenate([[0.0], np.cumsum(slope)])
+    cum_moment = np.concatenate([[0.0], np.cumsum(slope * times)])
+    seen = np.searchsorted(times, edges, side="right")
+    used = edges * cum_slope[seen] - cum_moment[seen]
+    return np.asarray(np.diff(used) / 3600.0, dtype=np.float64)

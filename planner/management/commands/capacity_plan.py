@@ -132,8 +132,13 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         f"(T {_hours(best['max_wait_hours'])} h): ${best['total_usd']:,.0f}, "
         f"P95 wait {best['p95_wait_hours']:.2f} h, mean wait {best['mean_wait_hours']:.2f} h",
     ]
-    if payload.get("purchase"):
-        lines.append(f"  to buy it: {payload['purchase']['words']}")
+    if payload.get("headline"):
+        lines.append(f"  {payload['headline']}")
+    purchase = payload.get("purchase") or {}
+    for line in purchase.get("lines") or []:
+        lines.append(f"  to buy it: {line['sentence']}")
+    if purchase and not purchase.get("lines"):
+        lines.append(f"  to buy it: nothing committed: {' '.join(purchase.get('reasons') or [])}")
     for item in payload["against"]:
         ref = item["reference"]
         pct = "" if item["saved_pct"] is None else f" ({item['saved_pct']:.1f} %)"

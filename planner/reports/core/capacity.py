@@ -175,6 +175,10 @@ def _percent_of(fraction: Any) -> float | None:
 
 
 def recommendation_words(payload: dict[str, Any]) -> str:
+    """The document's headline (the page's and the command line's); older documents: the
+    pool and queue."""
+    if payload.get("headline"):
+        return str(payload["headline"])
     best = payload.get("recommended") or {}
     return (f"Commit {fmt.count(best.get('pool_gpus') or 0)} {payload.get('gpu_type')} GPUs, "
             f"queue {curve_name(best)}")
@@ -190,6 +194,14 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
         +
         f"{fmt.usd(as_number(best.get('total_usd')) or 0)} over the history, P95 wait "
         f"{as_number(best.get('p95_wait_hours')) or 0:.2f} h.")]
+    purchase = payload.get("purchase") or {}
+    if purchase:
+        findings.append(Finding(
+            "To buy it", "; ".join(str(line.get("sentence") or line.get("words"))
+                                   for line in purchase.get("lines") or [])
+            or "Nothing committed",
+            " ".join(purchase.get("reasons") or []) or
+            "The purchase mix's buying rule: whole instances, money over the whole term."))
     for item in payload.get("against") or []:
         pct = item.get("saved_pct")
         findings.append(Finding(
