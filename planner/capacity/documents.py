@@ -26,6 +26,7 @@ from planner.capacity.purchase import (
     is_buyable,
     pool_gate,
     pool_purchase,
+    would_buy,
 )
 from planner.capacity.references import (
     WHAT_TO_BUY,
@@ -145,13 +146,20 @@ def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: Capacity
     pool_rate, words, pool_source = _pool_price(offer, inputs, document, gate)
     on_demand = float(offer["on_demand_usd_per_hour"])
     sources = [pool_source, _source(document, gpu_type, ON_DEMAND, on_demand)]
+    on_demand_per_gpu = on_demand / per
+    burst = offer.get("burst_usd_per_hour")
+    burst_per = int(offer.get("burst_gpus_per_instance") or 0)
+    if burst and burst_per and float(burst) / burst_per < on_demand_per_gpu:
+        # Bursts buy the cheapest on-demand GPU-hour of the type in the same place.
+        sources[1] = _source(document, gpu_type, ON_DEMAND, float(burst))
+        on_demand_per_gpu = float(burst) / burst_per
     spot_rate = None
     spot = _type_buy(document, gpu_type).get(SPOT) or {}  # the type's SpotPlan
     if inputs.is_spot_allowed and offer.get("spot_usd_per_hour"):
         effective = float(spot.get("effective_usd_per_hour") or offer["spot_usd_per_hour"])
         spot_rate = effective / per
         sources.append(_source(document, gpu_type, SPOT, float(offer["spot_usd_per_hour"])))
-    prices = CapacityPrices(pool_rate, on_demand / per, spot_rate, words)
+    prices = CapacityPrices(pool_rate, on_demand_per_gpu, spot_rate, words)
     return prices, sources
 
 
@@ -250,7 +258,9 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
         f"{fmt.usd_per(prices.on_demand_usd_per_gpu_hour, 'GPU-hour')} on demand"
         + (f", or {fmt.usd_per(prices.spot_usd_per_gpu_hour, 'GPU-hour')} on spot (with the "
            "interruption overhead) if interruptible" if prices.spot_usd_per_gpu_hour else "")
-        + ".",
+        + " (the cheapest on-demand GPU-hour of the type in the pool's provider and region; "
+          "burst jobs are packed onto machines, so a job pays its own GPUs, not whole "
+          "machines).",
         "Size-aware waiting: a job may wait T × its GPU-hours / the mean GPU-hours of the type's "
         "jobs (Starburst's waiting budget; the mean limit is T, as for constant waiting).",
         f"Backfill is EASY backfilling with exact durations, looking at most "
@@ -261,7 +271,7 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
 
 
 def _against(plan: CapacityPlan, purchases: Sequence[Mapping[str, Any]],
-             inputs: CapacityInputs) -> list[dict[str, Any]]:
+             inputs: CapacityInputs, burst_words: str = "") -> list[dict[str, Any]]:
     """The comparisons, each no-wait commitment with how it is bought and its note."""
     by_name = {p["name"]: p for p in purchases}
     rows = []
@@ -272,7 +282,8 @@ def _against(plan: CapacityPlan, purchases: Sequence[Mapping[str, Any]],
             row.update(bought_as=bought["bought_as"], pool_usd_per_hour=bought["usd_per_hour"],
                        purchase_mix_total_usd=bought["purchase_mix_total_usd"],
                        note=reference_note(bought, row["reference"],
-                                           is_spot_allowed=inputs.is_spot_allowed))
+                                           is_spot_allowed=inputs.is_spot_allowed,
+                                           burst_words=burst_words))
         rows.append(row)
     return rows
 
@@ -293,9 +304,9 @@ def headline(plan: CapacityPlan, purchase: Mapping[str, Any] | None, jobs: PoolJ
     n = int(best["pool_gpus"])
     reasons = list((purchase or {}).get("reasons") or [])
     if n == 0:
-        why = f" ({reasons[0]})" if reasons and "no GPUs" not in reasons[0] else ""
-        return (f"Commit nothing: run every {plan.gpu_type} job in the cloud{why}: "
-                f"{fmt.usd(best['total_usd'])} over the history, no job waits.")
+        why = f" {reasons[0]}" if reasons and "no GPUs" not in reasons[0] else ""
+        return (f"Commit nothing: run every {plan.gpu_type} job in the cloud, "
+                f"{fmt.usd(best['total_usd'])} over the history, no job waits.{why}")
     utilization = best.get("utilization")
     return (f"Commit {n:,} {plan.gpu_type} GPUs, queue {fmt.label(best['discipline'])}, "
             f"{_policy_words(best)}: {fmt.usd(best['total_usd'])} over the history, P95 wait "
@@ -303,6 +314,20 @@ def headline(plan: CapacityPlan, purchase: Mapping[str, Any] | None, jobs: PoolJ
             f"completion time +{best['mean_jct_increase_pct']:.1f}% on average, pool "
             f"utilisation {'—' if utilization is None else f'{100 * utilization:.0f}%'}, "
             f"{best['jobs_burst']:,} of {jobs.n_jobs:,} jobs burst.")
+
+
+def _burst_words(sources: Sequence[Mapping[str, Any]]) -> str:
+    """Why bursts cost less here than in the purchase mix's replay, when they do."""
+    burst = sources[1] if len(sources) > 1 else {}
+    pool = sources[0] if sources else {}
+    if not burst.get("instance_type") or not pool.get("instance_type") or \
+            burst.get("instance_type") == pool.get("instance_type"):
+        return ""
+    return (f"this sweep bursts at the cheapest on-demand GPU-hour of the type in the same "
+            f"place ({burst['instance_type']}, "
+            f"{fmt.usd_per(float(burst.get('usd_per_gpu_hour') or 0), 'GPU-hour')}), the "
+            f"purchase mix at the on-demand price of the instance type it commits "
+            f"({pool.get('instance_type')})")
 
 
 def plan_document(
@@ -315,7 +340,7 @@ def plan_document(
     statement = pool_statement(inputs, prices, sources[0], plan, purchases)
     return {
         **plan.to_dict(),
-        "against": _against(plan, purchases, inputs),
+        "against": _against(plan, purchases, inputs, _burst_words(sources)),
         "inputs": inputs.to_dict(),
         "jobs": jobs.n_jobs,
         "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
@@ -342,12 +367,16 @@ def document_from_points(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mappi
     gate = pool_gate(jobs)
     prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs, gate)
     purchases = no_wait_purchases(analysis, jobs.gpu_type)
+    buyable = is_buyable(analysis, jobs, inputs, gate)
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
                             inputs.target_p95_wait_hours, no_wait_references=references(purchases),
-                            is_commitment_allowed=is_buyable(analysis, jobs, inputs, gate))
+                            is_commitment_allowed=buyable)
+    purchase = pool_purchase(analysis, jobs, inputs, plan.recommended.pool_gpus, prices)
+    if not buyable:
+        purchase["would_buy"] = would_buy(analysis, jobs, inputs, points,
+                                          inputs.target_p95_wait_hours, prices)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         purchases=purchases, jobs=jobs, purchase=pool_purchase(
-                             analysis, jobs, inputs, plan.recommended.pool_gpus, prices))
+                         purchases=purchases, jobs=jobs, purchase=purchase)
 
 
 def capacity_document(

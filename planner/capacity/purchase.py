@@ -5,13 +5,16 @@ the analysis document in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
+from planner.capacity.core.frontier import recommend_index
 from planner.capacity.core.inputs import CapacityInputs
 from planner.capacity.core.jobs import PoolJobs, hourly_gpus
+from planner.capacity.core.points import PointFigures
 from planner.capacity.core.prices import CapacityPrices
+from planner.core import formatting as fmt
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buying_rule import (
     PoolPurchase,
@@ -19,6 +22,7 @@ from planner.purchase_mix.core.buying_rule import (
     history_gate,
     pool_option,
     price_pool,
+    ungated,
 )
 from planner.purchase_mix.core.forecast import HistoryGate, option_block
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
@@ -87,10 +91,10 @@ def owned_term(gpu_type: str, inputs: CapacityInputs, on_demand_per_gpu: float
 
 
 def _owned(jobs: PoolJobs, inputs: CapacityInputs, pool_gpus: int, alt_per_gpu: float,
-           settings: RiskSettings) -> PoolPurchase:
+           settings: RiskSettings, is_gated: bool) -> PoolPurchase:
     demand = hourly_gpus(jobs)
     offer, option = owned_term(jobs.gpu_type, inputs, alt_per_gpu)
-    gate = history_gate(demand)
+    gate = history_gate(demand) if is_gated else ungated(history_gate(demand))
     blocked = option_block(option, gate)
     if blocked or pool_gpus == 0:
         return PoolPurchase((), (blocked or NO_POOL,), gate)
@@ -102,7 +106,8 @@ def _owned(jobs: PoolJobs, inputs: CapacityInputs, pool_gpus: int, alt_per_gpu: 
 
 
 def pool_purchase(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInputs,
-                  pool_gpus: int, prices: CapacityPrices) -> dict[str, Any]:
+                  pool_gpus: int, prices: CapacityPrices, *, is_gated: bool = True
+                  ) -> dict[str, Any]:
     """What to buy for a pool of `pool_gpus` GPUs, by the one buying rule: whole instances of
     the offer's type on the cheapest allowed commitment (or that many owned GPUs), `lines` in
     the same fields as the purchase mix's what-to-buy; no line and `reasons` when the history
@@ -111,12 +116,13 @@ def pool_purchase(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityI
     settings = risk_settings(document)
     alt_per_gpu = prices.on_demand_usd_per_gpu_hour
     if inputs.pool_price == "owned":
-        bought = _owned(jobs, inputs, pool_gpus, alt_per_gpu, settings)
+        bought = _owned(jobs, inputs, pool_gpus, alt_per_gpu, settings, is_gated)
     else:
         offer = gpu_offer(analysis_offer(document, jobs.gpu_type))
         per = offer.gpus_per_instance
         bought = price_pool(offer, inputs.pool_price, pool_gpus, hourly_gpus(jobs) / per,
-                            alternative_usd_per_hour=alt_per_gpu * per, settings=settings)
+                            alternative_usd_per_hour=alt_per_gpu * per, settings=settings,
+                            is_gated=is_gated)
     if pool_gpus == 0 and not bought.gate.is_commitment_allowed:  # the gate's why first
         bought = PoolPurchase((), bought.gate.reasons[:1], bought.gate)
     lines = [json_safe(line) for line in bought.lines]
@@ -130,3 +136,20 @@ def pool_purchase(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityI
         "words": "; ".join(x["sentence"] for x in lines) or
                  "Nothing committed: " + " ".join(dict.fromkeys(bought.reasons)),
     }
+
+
+def would_buy(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInputs,
+              points: Sequence[PointFigures], target_p95_wait_hours: float,
+              prices: CapacityPrices) -> dict[str, Any] | None:
+    """When the history allows no commitment: the pool the sweep would recommend without the
+    gate, priced by the same rule, labelled as what it would cost (not what to buy)."""
+    index = recommend_index(points, target_p95_wait_hours)
+    point = points[index]
+    if point.pool_gpus == 0:
+        return None
+    priced = pool_purchase(document, jobs, inputs, point.pool_gpus, prices, is_gated=False)
+    return {"pool_gpus": point.pool_gpus, "point_index": index, "lines": priced["lines"],
+            "words": f"Not a purchase yet: once the history allows a commitment, the "
+                     f"cheapest pool meeting the wait target would be {point.pool_gpus:,} "
+                     f"GPUs ({fmt.usd(point.total_usd)} over the history): "
+                     + priced["words"]}

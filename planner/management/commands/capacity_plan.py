@@ -139,6 +139,8 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         lines.append(f"  to buy it: {line['sentence']}")
     if purchase and not purchase.get("lines"):
         lines.append(f"  to buy it: nothing committed: {' '.join(purchase.get('reasons') or [])}")
+    if purchase.get("would_buy"):
+        lines.append(f"  {purchase['would_buy']['words']}")
     for item in payload["against"]:
         ref = item["reference"]
         pct = "" if item["saved_pct"] is None else f" ({item['saved_pct']:.1f} %)"

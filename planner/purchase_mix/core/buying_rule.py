@@ -112,7 +112,9 @@ def _usd(value: float) -> str:
 def line_sentence(line: BuyLine) -> str:
     """The one line: what, where, term and payment, money over the whole term, savings
     P10/P50/P90 over the term and the first year, break-even utilisation."""
-    text = (f"{line.words} in {label(line.provider)} {line.region}, {line.term_words}, "
+    where = ("your data centre" if line.provider == "owned"
+             else f"{label(line.provider)} {line.region}")
+    text = (f"{line.words} in {where}, {line.term_words}, "
             f"{line.payment_words}: {_usd(line.upfront_usd)} upfront + "
             f"${line.recurring_usd_per_hour:,.2f}/hour, {_usd(line.full_term_cost_usd)} over "
             f"the {line.term_years:g}-year term")
@@ -184,14 +186,23 @@ def pool_option(offer: GpuOffer, gate: HistoryGate, term: str
     return min(allowed, key=lambda o: o.usd_per_hour), ()
 
 
+def ungated(gate: HistoryGate) -> HistoryGate:
+    """The same history with every term allowed: to price what a pool would cost once the
+    history is long enough (never a recommendation)."""
+    return HistoryGate(gate.days, True, True, ())
+
+
 def price_pool(
     offer: GpuOffer, term: str, pool_gpus: int, demand_instances: np.ndarray, *,
-    alternative_usd_per_hour: float, settings: RiskSettings,
+    alternative_usd_per_hour: float, settings: RiskSettings, is_gated: bool = True,
 ) -> PoolPurchase:
     """A pool of `pool_gpus` GPUs committed on the cheapest allowed option of `term`, as
     whole instances, with its savings against the alternative over the demand scenarios'
-    paths of `demand_instances` (hourly, instances, oldest first)."""
+    paths of `demand_instances` (hourly, instances, oldest first). is_gated False: priced
+    as if the history allowed every term (what it would cost; not a purchase)."""
     gate = history_gate(demand_instances)
+    if not is_gated:
+        gate = ungated(gate)
     count = whole_instances(pool_gpus, offer.gpus_per_instance, offer.instance_type)
     if count == 0:
         return PoolPurchase((), ("The recommended pool has no GPUs: every job runs in the "

@@ -200,8 +200,9 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
             "To buy it", "; ".join(str(line.get("sentence") or line.get("words"))
                                    for line in purchase.get("lines") or [])
             or "Nothing committed",
-            " ".join(purchase.get("reasons") or []) or
-            "The purchase mix's buying rule: whole instances, money over the whole term."))
+            " ".join([*(purchase.get("reasons") or []),
+                      *([purchase["would_buy"]["words"]] if purchase.get("would_buy") else [])])
+            or "The purchase mix's buying rule: whole instances, money over the whole term."))
     for item in payload.get("against") or []:
         pct = item.get("saved_pct")
         findings.append(Finding(
