@@ -85,7 +85,10 @@ def _add_offer(
     od = float(chosen.usd_per_hour)
     result.prices.append(selectors.price_row(name, chosen, od))
     if burst is not None and burst.pk != chosen.pk:
-        result.prices.append(selectors.price_row(name, burst, od))
+        row = selectors.price_row(name, burst, od)
+        row.update(purchase_words="On-demand for bursts (the cheapest GPU-hour here)",
+                   is_burst=True)
+        result.prices.append(row)
     commitments = []
     for option, years in RESERVATIONS.items():
         for price in selectors.payment_options(option, chosen):
