@@ -43,7 +43,7 @@ from planner.purchase_mix.core.offers import CommitmentOption
 
 POINT_KEYS = ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
               "burst_gpu_hours", "jobs_burst", "mean_wait_hours", "p95_wait_hours",
-              "utilization", "total_usd")
+              "utilization", "total_usd", "waits_by_class")
 
 
 def default_gpu_type(jobs: pd.DataFrame) -> str:

@@ -94,10 +94,16 @@ def sweep_points(
         return [future.result() for future in futures]
 
 
+def _worst_p95(point: PointFigures) -> float:
+    """The P95 wait the target holds: every job's, and every job-size class's."""
+    return max(point.p95_wait_hours, point.worst_class_p95_wait_hours)
+
+
 def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float, *,
                     is_commitment_allowed: bool = True) -> int:
-    """The cheapest point whose P95 wait meets the target (ties: shorter P95, then the smaller
-    pool); when none meets it (no pool of 0 swept), the point with the shortest P95 wait.
+    """The cheapest point whose P95 wait meets the target in every job-size class (1, 2-7,
+    8-63, 64+ GPUs) as well as over all jobs (ties: shorter P95, then the smaller pool);
+    when none meets it (no pool of 0 swept), the point with the shortest worst P95.
     When the buying rule allows no commitment, only pools of 0 GPUs (everything in the
     cloud) may be recommended."""
     if not target_p95_wait_hours >= 0:
@@ -107,9 +113,9 @@ def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float
     buyable = [i for i, p in enumerate(points) if is_commitment_allowed or p.pool_gpus == 0]
     if not buyable:
         raise ValueError("pool_gpus: include 0 (nothing may be committed on this history)")
-    meeting = [i for i in buyable if points[i].p95_wait_hours <= target_p95_wait_hours]
+    meeting = [i for i in buyable if _worst_p95(points[i]) <= target_p95_wait_hours]
     if not meeting:
-        return min(buyable, key=lambda i: (points[i].p95_wait_hours, points[i].total_usd))
+        return min(buyable, key=lambda i: (_worst_p95(points[i]), points[i].total_usd))
     return min(meeting, key=lambda i: (round(points[i].total_usd, 6), points[i].p95_wait_hours,
                                        points[i].pool_gpus))
 
@@ -185,7 +191,7 @@ class CapacityPlan:
 
     @property
     def is_target_met(self) -> bool:
-        return self.recommended.p95_wait_hours <= self.target_p95_wait_hours
+        return _worst_p95(self.recommended) <= self.target_p95_wait_hours
 
     def to_dict(self) -> dict[str, Any]:
         return {

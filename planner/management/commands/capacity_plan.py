@@ -134,6 +134,11 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
     ]
     if payload.get("headline"):
         lines.append(f"  {payload['headline']}")
+    for name, waits in (best.get("waits_by_class") or {}).items():
+        lines.append(f"    {name}: {waits['jobs']:,.0f} jobs, P95 wait "
+                     f"{waits['p95_wait_hours']:.2f} h, P99 {waits['p99_wait_hours']:.2f} h, "
+                     f"longest {waits['max_wait_hours']:.2f} h, GPU-hour weighted mean "
+                     f"{waits['gpu_hour_weighted_mean_wait_hours']:.2f} h")
     purchase = payload.get("purchase") or {}
     for line in purchase.get("lines") or []:
         lines.append(f"  to buy it: {line['sentence']}")

@@ -89,6 +89,21 @@ def _against_table(payload: dict[str, Any]) -> Table:
                  columns, rows, note=" ".join(notes + ([statement] if statement else [])))
 
 
+def _waits_table(payload: dict[str, Any]) -> Table:
+    """Waits per job-size class at the recommended point."""
+    columns = (Column("job_size", "Job size"), Column("jobs", "Jobs", "count"),
+               Column("p95", "P95 wait", "h", digits=2), Column("p99", "P99 wait", "h", digits=2),
+               Column("max", "Longest wait", "h", digits=2),
+               Column("mean", "Mean wait, GPU-hour weighted", "h", digits=2))
+    by_class = (payload.get("recommended") or {}).get("waits_by_class") or {}
+    rows = tuple((name, as_number(c.get("jobs")), as_number(c.get("p95_wait_hours")),
+                  as_number(c.get("p99_wait_hours")), as_number(c.get("max_wait_hours")),
+                  as_number(c.get("gpu_hour_weighted_mean_wait_hours")))
+                 for name, c in by_class.items())
+    return Table("waits_by_class", "Waits by job size at the recommended point", "Waits",
+                 columns, rows, note="The wait target holds over all jobs and in every class.")
+
+
 def _queue_table(payload: dict[str, Any]) -> Table:
     queue = payload.get("queue") or {}
     rows = tuple((as_number(h), as_number(j), as_number(g)) for h, j, g in
@@ -232,7 +247,7 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
                  f"{fmt.count(len(payload['points']))} points (pool sizes x queues x waiting "
                  "policies)",
         summary=_summary(payload), findings=_findings(payload),
-        tables=(points, _against_table(payload), queue,
+        tables=(points, _against_table(payload), _waits_table(payload), queue,
                 _sources_table(payload, today=report_day(generated_at), stale_days=stale_days),
                 _assumptions_table(payload)),
         charts=(frontier_chart(payload), _queue_chart(queue)),

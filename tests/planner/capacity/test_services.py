@@ -29,11 +29,17 @@ def test_a_sweep_recommends_the_cheapest_point_meeting_the_target(
     # every job in the cloud) is recommended, and the purchase says why.
     assert doc["recommended"]["pool_gpus"] == 0
     assert doc["recommended"] == doc["points"][doc["recommended_index"]]
-    # Pool 0 is all on demand: the purchase mix's all-on-demand cost of the same jobs.
+    # Pool 0 is all on demand, at the cheapest on-demand V100 GPU-hour in the offer's place
+    # (p3.16xlarge, $3.06), not the committed p3dn.24xlarge's ($3.90) the purchase mix uses.
     analysis = analysed.runs.get().result["hindsight_reference"]["plans"][0]["expected"]
     zero = doc["points"][0]
     assert zero["pool_gpus"] == 0
-    assert zero["total_usd"] == pytest.approx(analysis["all_on_demand_cost_usd"], rel=1e-9)
+    burst = doc["prices"]["on_demand_usd_per_gpu_hour"]
+    assert burst == pytest.approx(3.06)
+    assert doc["prices"]["sources"][1]["instance_type"] == "p3.16xlarge"
+    assert zero["total_usd"] == pytest.approx(doc["gpu_hours"] * burst, rel=1e-9)
+    assert zero["total_usd"] == pytest.approx(
+        analysis["all_on_demand_cost_usd"] * 3.06 / 3.90, rel=1e-3)
     names = [a["name"] for a in doc["against"]]
     assert names == ["all on demand", "what to buy now", "no-wait hindsight optimum"]
     references = doc["no_wait_references"]
