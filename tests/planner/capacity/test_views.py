@@ -6,8 +6,8 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.utils.html import escape
 from django.utils import timezone
+from django.utils.html import escape
 from openpyxl import load_workbook
 
 from planner.capacity.models import CapacityRun

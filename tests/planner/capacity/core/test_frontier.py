@@ -94,8 +94,7 @@ def test_the_recommendation_meets_the_target_in_every_job_size_class():
 
 
 def test_waits_by_class_weigh_by_gpu_hours_and_cover_every_class():
-    from planner.capacity.core.points import point_figures, replay_point
-    from planner.capacity.core.points import GridPoint
+    from planner.capacity.core.points import GridPoint, point_figures, replay_point
 
     # a 1-GPU job and a 64-GPU job on a 64-GPU pool: the small one runs, the big one waits
     # for it (1 h), then a 4-GPU job arrives and waits behind the big one under FIFO.
