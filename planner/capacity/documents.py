@@ -18,6 +18,7 @@ from planner.capacity.core.frontier import (
 )
 from planner.capacity.core.inputs import CapacityInputs
 from planner.capacity.core.jobs import PoolJobs, pool_jobs_from_frame
+from planner.capacity.core.owned import owned_cost
 from planner.capacity.core.points import GridPoint, PointFigures
 from planner.capacity.core.pool import BACKFILL_DEPTH
 from planner.capacity.core.prices import CapacityPrices
@@ -120,14 +121,19 @@ def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping
                 gate: HistoryGate | None = None) -> tuple[float, str, dict[str, Any]]:
     per = float(offer["gpus_per_instance"])
     if inputs.pool_price == "owned":
-        assert inputs.owned is not None
-        owned = inputs.owned
-        words = (f"owned hardware: ${owned.purchase_usd_per_gpu:,.0f} per GPU over "
-                 f"{owned.lifetime_years:g} years, {owned.power_kw_per_gpu:g} kW x PUE "
-                 f"{owned.pue:g} at ${owned.usd_per_kwh:g}/kWh")
-        source = {"purchase_option": "owned", "source": "your inputs", "as_of": None,
-                  "basis": "estimated", "usd_per_gpu_hour": owned.usd_per_gpu_hour}
-        return owned.usd_per_gpu_hour, words, source
+        cost = owned_cost(offer["gpu_type"], inputs.owned or {})
+        hw = cost.hardware
+        given = [f["name"].lower() for f in cost.figures if f["basis"] == "your input"]
+        words = (f"owned hardware: ${hw.purchase_usd_per_gpu:,.0f} per GPU over "
+                 f"{hw.lifetime_years:g} years, {hw.power_kw_per_gpu:g} kW x PUE {hw.pue:g} at "
+                 f"${hw.usd_per_kwh:g}/kWh, with network, storage, space, staff, cost of "
+                 f"capital and resale (line by line below)")
+        source = {"purchase_option": "owned",
+                  "source": ("your inputs: " + ", ".join(given) + "; the rest defaults")
+                  if given else "defaults for the GPU type (each with its source)",
+                  "as_of": None, "basis": "estimated", "usd_per_gpu_hour": cost.usd_per_gpu_hour,
+                  "figures": list(cost.figures), "lines": list(cost.lines)}
+        return cost.usd_per_gpu_hour, words, source
     best = _commitment(offer, inputs, gate)
     words = (f"{fmt.label(best['term'])}, {_payment_words(best)} "
              f"({offer['provider']} {offer['region']} {offer['instance_type']})")
@@ -221,7 +227,7 @@ def pool_statement(inputs: CapacityInputs, prices: CapacityPrices, pool_source: 
     rate = fmt.usd_per(prices.pool_usd_per_gpu_hour, "GPU-hour")
     if inputs.pool_price == "owned":
         text = (f"Every swept pool, the recommended one included, is owned hardware at {rate} "
-                f"({prices.pool_words}; your inputs, estimated).")
+                f"({prices.pool_words}; {pool_source.get('source')}, estimated).")
     else:
         which = ("the cheapest commitment sold" if inputs.pool_price == "cheapest"
                  else "the term chosen")

@@ -12,6 +12,7 @@ from typing import Any
 from planner.capacity.core.frontier import recommend_index
 from planner.capacity.core.inputs import CapacityInputs
 from planner.capacity.core.jobs import PoolJobs, hourly_gpus
+from planner.capacity.core.owned import owned_cost
 from planner.capacity.core.points import PointFigures
 from planner.capacity.core.prices import CapacityPrices
 from planner.core import formatting as fmt
@@ -76,16 +77,20 @@ def is_buyable(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInpu
 
 def owned_term(gpu_type: str, inputs: CapacityInputs, on_demand_per_gpu: float
                ) -> tuple[GpuOffer, CommitmentOption]:
-    """Owned GPUs as a term the buying rule prices: bought upfront, running costs paid
-    hourly, for the hardware's lifetime (one GPU an "instance")."""
-    assert inputs.owned is not None
-    owned = inputs.owned
+    """Owned GPUs as a term the buying rule prices: bought upfront (with network and
+    storage), running costs (power, space, staff) paid hourly, for the hardware's lifetime
+    (one GPU an "instance"); its effective rate is every cost line's (core/owned.py)."""
+    cost = owned_cost(gpu_type, inputs.owned or {})
+    hw = cost.hardware
+    figures = {f["key"]: f["value"] for f in cost.figures}
+    upfront = hw.purchase_usd_per_gpu * (1 + (figures["network_pct"] + figures["storage_pct"])
+                                         / 100.0)
+    by_name = {line["name"]: line["usd_per_gpu_hour"] for line in cost.lines}
+    running = by_name["power"] + by_name["space and cooling"] + by_name["staff"]
     offer = GpuOffer(gpu_type, "owned", "your data centre", f"owned {gpu_type} GPU", 1,
                      on_demand_per_gpu)
-    running = owned.power_kw_per_gpu * owned.pue * owned.usd_per_kwh
-    option = CommitmentOption("owned", owned.lifetime_years, max(owned.usd_per_gpu_hour, 1e-9),
-                              payment_option="all_upfront",
-                              upfront_usd=owned.purchase_usd_per_gpu,
+    option = CommitmentOption("owned", hw.lifetime_years, max(cost.usd_per_gpu_hour, 1e-9),
+                              payment_option="all_upfront", upfront_usd=upfront,
                               recurring_usd_per_hour=running)
     return offer, option
 

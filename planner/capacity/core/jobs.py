@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,16 @@ class PoolJobs:
     @property
     def gpu_seconds(self) -> np.ndarray:
         return np.asarray(self.gpus * self.duration_s, dtype=np.float64)
+
+    @cached_property
+    def size_classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Jobs grouped by size class once per history (the sweep's every point reuses it):
+        (job order by class, where each class starts in it, GPU-seconds in that order)."""
+        bounds = np.array([2, 8, 64])  # classes 1, 2-7, 8-63, 64+ GPUs
+        index = np.searchsorted(bounds, self.gpus, side="right")
+        order = np.argsort(index, kind="stable")
+        starts = np.searchsorted(index[order], np.arange(len(bounds) + 2))
+        return order, starts, self.gpu_seconds[order]
 
 
 def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:

@@ -133,20 +133,20 @@ def waits_by_class(jobs: PoolJobs, wait_s: np.ndarray) -> dict[str, dict[str, fl
     """Waits per job-size class that has jobs: `jobs`, nearest-rank `p95_wait_hours` and
     `p99_wait_hours`, `max_wait_hours` and `gpu_hour_weighted_mean_wait_hours` (each job's
     wait weighted by its GPU-hours: the share of the work that waits)."""
+    order, starts, weights = jobs.size_classes
+    waits = wait_s[order]
     found: dict[str, dict[str, float]] = {}
-    gpu_seconds = jobs.gpu_seconds
-    for name, low, high in JOB_CLASSES:
-        mask = (jobs.gpus >= low) & (jobs.gpus <= high)
-        n = int(np.count_nonzero(mask))
-        if n == 0:
+    for k, (name, _, _) in enumerate(JOB_CLASSES):
+        low, high = int(starts[k]), int(starts[k + 1])
+        if high <= low:
             continue
-        waits = wait_s[mask]
-        weights = gpu_seconds[mask]
-        total = float(weights.sum())
-        mean = float((waits * weights).sum()) / total if total > 0 else float(waits.mean())
-        _, p95, p99 = _wait_percentiles(waits)
-        found[name] = {"jobs": float(n), "p95_wait_hours": p95, "p99_wait_hours": p99,
-                       "max_wait_hours": float(waits.max()) / 3600.0,
+        part, weight = waits[low:high], weights[low:high]
+        total = float(weight.sum())
+        mean = float(np.einsum("i,i->", part, weight)) / total if total > 0 \
+            else float(part.mean())
+        _, p95, p99 = _wait_percentiles(part)
+        found[name] = {"jobs": float(high - low), "p95_wait_hours": p95, "p99_wait_hours": p99,
+                       "max_wait_hours": float(part.max()) / 3600.0,
                        "gpu_hour_weighted_mean_wait_hours": mean / 3600.0}
     return found
 

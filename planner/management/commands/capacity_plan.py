@@ -12,8 +12,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from planner.capacity import services
-from planner.capacity.core.inputs import OWNED_DEFAULTS, POOL_PRICES
+from planner.capacity.core.inputs import OWNED_FIGURES, POOL_PRICES
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
+from planner.capacity.core.owned import LABELS as OWNED_LABELS
 from planner.management.inputs import job_file, report_path
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import RunOptions
@@ -52,9 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--pool-price", default="cheapest", choices=POOL_PRICES,
                             help="what the pool costs: the cheapest commitment, one term, or "
                                  "owned hardware (--owned-*)")
-        for key, default in OWNED_DEFAULTS.items():
-            parser.add_argument(f"--owned-{key.replace('_', '-')}", default=str(default),
-                                help=f"owned hardware: {key} (default {default:g})")
+        for key in OWNED_FIGURES:
+            words, unit = OWNED_LABELS[key]
+            parser.add_argument(f"--owned-{key.replace('_', '-')}", default=None,
+                                help=f"owned hardware: {words.lower()}"
+                                     + (f" ({unit})" if unit else "")
+                                     + "; default: the GPU type's, with its source")
         parser.add_argument("--spot", action="store_true", dest="is_spot_allowed",
                             help="interruptible jobs burst to spot (else on-demand)")
         parser.add_argument("--json", action="store_true", help="print the API document")
@@ -94,7 +98,8 @@ def _raw_inputs(options: dict[str, Any]) -> dict[str, Any]:
         "max_wait_hours": options["max_wait_hours"],
         "target_p95_wait_hours": options["target_p95_wait_hours"],
         "pool_price": options["pool_price"], "is_spot_allowed": options["is_spot_allowed"],
-        "owned": {key: options[f"owned_{key}"] for key in OWNED_DEFAULTS},
+        "owned": {key: options[f"owned_{key}"] for key in OWNED_FIGURES
+                  if options[f"owned_{key}"] is not None},
     }
 
 

@@ -104,6 +104,21 @@ def _waits_table(payload: dict[str, Any]) -> Table:
                  columns, rows, note="The wait target holds over all jobs and in every class.")
 
 
+def _owned_table(payload: dict[str, Any]) -> Table | None:
+    """Owned hardware's figures, each labelled default (source) or your input."""
+    sources = (payload.get("prices") or {}).get("sources") or [{}]
+    figures = sources[0].get("figures") or []
+    if not figures:
+        return None
+    columns = (Column("name", "Figure"), Column("value", "Value"), Column("unit", "Unit"),
+               Column("label", "From"))
+    rows = tuple((f["name"], as_number(f["value"]), f["unit"], f["label"]) for f in figures)
+    lines = "; ".join(f"{line['name']} {fmt.usd_per(line['usd_per_gpu_hour'], 'GPU-hour')}"
+                      for line in sources[0].get("lines") or [])
+    return Table("owned", "Owned hardware: figures and sources", "Owned", columns, rows,
+                 note=f"Per GPU-hour: {lines}.")
+
+
 def _queue_table(payload: dict[str, Any]) -> Table:
     queue = payload.get("queue") or {}
     rows = tuple((as_number(h), as_number(j), as_number(g)) for h, j, g in
@@ -247,7 +262,8 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
                  f"{fmt.count(len(payload['points']))} points (pool sizes x queues x waiting "
                  "policies)",
         summary=_summary(payload), findings=_findings(payload),
-        tables=(points, _against_table(payload), _waits_table(payload), queue,
+        tables=(points, _against_table(payload), _waits_table(payload),
+                *filter(None, [_owned_table(payload)]), queue,
                 _sources_table(payload, today=report_day(generated_at), stale_days=stale_days),
                 _assumptions_table(payload)),
         charts=(frontier_chart(payload), _queue_chart(queue)),

@@ -75,12 +75,39 @@ def test_a_second_delivery_of_a_finished_sweep_does_nothing(
 
 def test_owned_hardware_prices_the_pool(analysed, django_capture_on_commit_callbacks):
     owned = {"purchase_usd_per_gpu": 8766.0, "lifetime_years": 1, "power_kw_per_gpu": 0.5,
-             "pue": 2, "usd_per_kwh": 0.1}
+             "pue": 2, "usd_per_kwh": 0.1, "network_pct": 0, "storage_pct": 0,
+             "space_usd_per_kw_month": 0, "staff_usd_per_gpu_year": 0,
+             "cost_of_capital_pct": 0, "resale_pct": 0}
     run = _sweep(analysed, {**SMALL_SWEEP, "pool_price": "owned", "owned": owned},
                  django_capture_on_commit_callbacks)
     prices = run.result["prices"]
     assert prices["pool_usd_per_gpu_hour"] == pytest.approx(1.0 + 0.5 * 2 * 0.1)
-    assert prices["sources"][0]["basis"] == "estimated"
+    source = prices["sources"][0]
+    assert source["basis"] == "estimated"
+    assert {f["label"] for f in source["figures"]} == {"your input"}
+
+
+def test_owned_hardware_defaults_per_gpu_type_say_their_source(
+        analysed, django_capture_on_commit_callbacks):
+    run = _sweep(analysed, {**SMALL_SWEEP, "pool_price": "owned",
+                            "owned": {"purchase_usd_per_gpu": 9000}},
+                 django_capture_on_commit_callbacks)
+    source = run.result["prices"]["sources"][0]
+    figures = {f["key"]: f for f in source["figures"]}
+    assert figures["purchase_usd_per_gpu"]["label"] == "your input"
+    assert figures["purchase_usd_per_gpu"]["value"] == 9000
+    # V100: NVIDIA DGX-1's 3.5 kW over 8 GPUs, not the H100's 1.2 kW
+    power = figures["power_kw_per_gpu"]
+    assert power["value"] == pytest.approx(0.4375) and power["basis"] == "default"
+    assert power["label"].startswith("default (NVIDIA DGX-1 datasheet")
+    assert figures["resale_pct"]["label"].startswith("default (assumption")
+    names = [line["name"] for line in source["lines"]]
+    assert names == ["hardware, depreciated", "network", "storage", "resale value",
+                     "cost of capital", "power", "space and cooling", "staff"]
+    assert sum(line["usd_per_gpu_hour"] for line in source["lines"]) == pytest.approx(
+        run.result["prices"]["pool_usd_per_gpu_hour"])
+    assert next(line for line in source["lines"] if line["name"] == "resale value")[
+        "usd_per_gpu_hour"] < 0
 
 
 @pytest.mark.parametrize(("raw", "field"), [
