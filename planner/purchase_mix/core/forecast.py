@@ -24,6 +24,7 @@ GRID_POINTS = 96
 BLOCK_HISTORY_HOURS = 365 * 24
 MIN_DAYS_FOR_COMMITMENT = 30
 MIN_DAYS_FOR_3_YEARS = 90
+MIN_TREND_DAYS = 3  # fewer whole days: no trend is fitted, and none is drawn
 Z_90 = 1.6449  # two-sided 90 % normal interval
 
 
@@ -45,7 +46,7 @@ class TrendFit:
 def fit_growth(hourly_total: np.ndarray) -> TrendFit:
     """Trend of daily mean demand (any unit) with a 90 % interval; None below 3 days."""
     n_days = len(hourly_total) // 24
-    if n_days < 3:
+    if n_days < MIN_TREND_DAYS:
         return TrendFit(n_days, None, None, None, False)
     daily = hourly_total[: n_days * 24].reshape(n_days, 24).mean(axis=1)
     mean = float(daily.mean())
