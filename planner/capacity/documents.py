@@ -18,9 +18,17 @@ from planner.capacity.core.frontier import (
 )
 from planner.capacity.core.inputs import CapacityInputs
 from planner.capacity.core.jobs import PoolJobs, pool_jobs_from_frame
+from planner.capacity.core.owned import owned_cost
 from planner.capacity.core.points import GridPoint, PointFigures
 from planner.capacity.core.pool import BACKFILL_DEPTH
 from planner.capacity.core.prices import CapacityPrices
+from planner.capacity.purchase import (
+    analysis_offer,
+    is_buyable,
+    pool_gate,
+    pool_purchase,
+    would_buy,
+)
 from planner.capacity.references import (
     WHAT_TO_BUY,
     no_wait_purchases,
@@ -30,10 +38,13 @@ from planner.capacity.references import (
 from planner.core import formatting as fmt
 from planner.core.cloud import is_stale_age, price_age_days
 from planner.core.purchase_options import ON_DEMAND, SPOT
+from planner.purchase_mix.core.buying_rule import whole_instances
+from planner.purchase_mix.core.forecast import HistoryGate, option_block
+from planner.purchase_mix.core.offers import CommitmentOption
 
 POINT_KEYS = ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
               "burst_gpu_hours", "jobs_burst", "mean_wait_hours", "p95_wait_hours",
-              "utilization", "total_usd")
+              "utilization", "total_usd", "waits_by_class")
 
 
 def default_gpu_type(jobs: pd.DataFrame) -> str:
@@ -55,14 +66,7 @@ def capacity_jobs(jobs: pd.DataFrame, inputs: CapacityInputs) -> PoolJobs:
     return pool_jobs_from_frame(jobs, gpu_type)
 
 
-def _offer(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
-    """The analysis's offer for the type (the instance, its on-demand, spot and commitment
-    prices)."""
-    for offer in document.get("offers") or []:
-        if offer.get("gpu_type") == gpu_type:
-            return dict(offer)
-    reason = (document.get("unpriced") or {}).get(gpu_type, "no offer in the analysis")
-    raise ValueError(f"gpu_type: {gpu_type} has no prices ({reason})")
+_offer = analysis_offer
 
 
 def _type_buy(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
@@ -96,78 +100,72 @@ def _payment_words(commitment: Mapping[str, Any]) -> str:
                                    commitment.get("offering_class") or "")))
 
 
-def _commitment(offer: dict[str, Any], inputs: CapacityInputs) -> dict[str, Any]:
-    """The commitment the pool is bought as: the cheapest per hour of the chosen term."""
+def _commitment(offer: dict[str, Any], inputs: CapacityInputs,
+                gate: HistoryGate | None = None) -> dict[str, Any]:
+    """The commitment the pool is priced as: the cheapest per hour of the chosen term that
+    the history allows (when it allows none, the cheapest sold: what a pool would cost)."""
     options = [c for c in offer.get("commitments") or []
                if inputs.pool_price == "cheapest" or c["term"] == inputs.pool_price]
     if not options:
         what = "commitment" if inputs.pool_price == "cheapest" else fmt.label(inputs.pool_price)
         raise ValueError(f"pool_price: {offer['provider']} {offer['region']} sells no "
                          f"{what} for {offer['gpu_type']} (choose owned hardware)")
+    if gate is not None:
+        allowed = [c for c in options if not option_block(
+            CommitmentOption(c["term"], float(c["term_years"]), float(c["usd_per_hour"])), gate)]
+        options = allowed or options
     return dict(min(options, key=lambda c: float(c["usd_per_hour"])))
 
 
-def pool_purchase(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs,
-                  pool_gpus: int) -> dict[str, Any]:
-    """What to buy for a pool of `pool_gpus` GPUs (the line the purchase mix's what-to-buy
-    would hold for it): whole instances of the offer's type at the chosen commitment, or
-    that many owned GPUs."""
-    if inputs.pool_price == "owned":
-        return {"gpus": pool_gpus, "is_owned": True, "instances": None,
-                "words": f"{pool_gpus:,} owned {gpu_type} GPUs"}
-    offer = _offer(document, gpu_type)
-    best = _commitment(offer, inputs)
-    per = int(offer["gpus_per_instance"])
-    instances = -(-pool_gpus // per)
-    return {
-        "gpus": instances * per, "is_owned": False, "instances": instances,
-        "instance_type": offer["instance_type"], "provider": offer["provider"],
-        "region": offer["region"], "term": best["term"],
-        "payment_option": best.get("payment_option"),
-        "usd_per_hour": instances * float(best["usd_per_hour"]),
-        "upfront_usd": instances * float(best.get("upfront_usd") or 0.0),
-        "words": f"{instances:,} x {offer['instance_type']} ({per} GPUs each) in "
-                 f"{fmt.label(offer['provider'])} {offer['region']}, {fmt.label(best['term'])}, "
-                 f"{_payment_words(best)}",
-    }
-
-
-def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any]
-                ) -> tuple[float, str, dict[str, Any]]:
+def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any],
+                gate: HistoryGate | None = None) -> tuple[float, str, dict[str, Any]]:
     per = float(offer["gpus_per_instance"])
     if inputs.pool_price == "owned":
-        assert inputs.owned is not None
-        owned = inputs.owned
-        words = (f"owned hardware: ${owned.purchase_usd_per_gpu:,.0f} per GPU over "
-                 f"{owned.lifetime_years:g} years, {owned.power_kw_per_gpu:g} kW x PUE "
-                 f"{owned.pue:g} at ${owned.usd_per_kwh:g}/kWh")
-        source = {"purchase_option": "owned", "source": "your inputs", "as_of": None,
-                  "basis": "estimated", "usd_per_gpu_hour": owned.usd_per_gpu_hour}
-        return owned.usd_per_gpu_hour, words, source
-    best = _commitment(offer, inputs)
+        cost = owned_cost(offer["gpu_type"], inputs.owned or {})
+        hw = cost.hardware
+        given = [f["name"].lower() for f in cost.figures if f["basis"] == "your input"]
+        words = (f"owned hardware: ${hw.purchase_usd_per_gpu:,.0f} per GPU over "
+                 f"{hw.lifetime_years:g} years, {hw.power_kw_per_gpu:g} kW x PUE {hw.pue:g} at "
+                 f"${hw.usd_per_kwh:g}/kWh, with network, storage, space, staff, cost of "
+                 f"capital and resale (line by line below)")
+        source = {"purchase_option": "owned",
+                  "source": ("your inputs: " + ", ".join(given) + "; the rest defaults")
+                  if given else "defaults for the GPU type (each with its source)",
+                  "as_of": None, "basis": "estimated", "usd_per_gpu_hour": cost.usd_per_gpu_hour,
+                  "figures": list(cost.figures), "lines": list(cost.lines)}
+        return cost.usd_per_gpu_hour, words, source
+    best = _commitment(offer, inputs, gate)
     words = (f"{fmt.label(best['term'])}, {_payment_words(best)} "
              f"({offer['provider']} {offer['region']} {offer['instance_type']})")
     source = _source(document, offer["gpu_type"], best["term"], float(best["usd_per_hour"]))
     return float(best["usd_per_hour"]) / per, words, source
 
 
-def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs
+def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs,
+                    gate: HistoryGate | None = None
                     ) -> tuple[CapacityPrices, list[dict[str, Any]]]:
     """$/GPU-hour of the pool and of bursting, from the analysis's offer for the type, and
     where each price comes from. Spot (with the analysis's interruption overhead) only for
     interruptible jobs and only if allowed."""
     offer = _offer(document, gpu_type)
     per = float(offer["gpus_per_instance"])
-    pool_rate, words, pool_source = _pool_price(offer, inputs, document)
+    pool_rate, words, pool_source = _pool_price(offer, inputs, document, gate)
     on_demand = float(offer["on_demand_usd_per_hour"])
     sources = [pool_source, _source(document, gpu_type, ON_DEMAND, on_demand)]
+    on_demand_per_gpu = on_demand / per
+    burst = offer.get("burst_usd_per_hour")
+    burst_per = int(offer.get("burst_gpus_per_instance") or 0)
+    if burst and burst_per and float(burst) / burst_per < on_demand_per_gpu:
+        # Bursts buy the cheapest on-demand GPU-hour of the type in the same place.
+        sources[1] = _source(document, gpu_type, ON_DEMAND, float(burst))
+        on_demand_per_gpu = float(burst) / burst_per
     spot_rate = None
     spot = _type_buy(document, gpu_type).get(SPOT) or {}  # the type's SpotPlan
     if inputs.is_spot_allowed and offer.get("spot_usd_per_hour"):
         effective = float(spot.get("effective_usd_per_hour") or offer["spot_usd_per_hour"])
         spot_rate = effective / per
         sources.append(_source(document, gpu_type, SPOT, float(offer["spot_usd_per_hour"])))
-    prices = CapacityPrices(pool_rate, on_demand / per, spot_rate, words)
+    prices = CapacityPrices(pool_rate, on_demand_per_gpu, spot_rate, words)
     return prices, sources
 
 
@@ -204,7 +202,15 @@ def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str,
     no-wait commitments (so the recommendation is never dearer than one that meets the
     target)."""
     references = no_wait_pool_gpus(analysis, jobs.gpu_type).values()
-    sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references))
+    step = 1 if inputs.pool_price == "owned" else int(
+        _offer(analysis, jobs.gpu_type)["gpus_per_instance"])
+    if inputs.pool_gpus:
+        offer = _offer(analysis, jobs.gpu_type)
+        for size in inputs.pool_gpus:  # what is priced is what can be bought
+            whole_instances(size, step, offer["instance_type"])
+    sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references), step=step)
+    if not pool_gate(jobs).is_commitment_allowed:
+        sizes = tuple(sorted({0, *sizes}))  # everything in the cloud: the one buyable pool
     return sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
 
 
@@ -221,7 +227,7 @@ def pool_statement(inputs: CapacityInputs, prices: CapacityPrices, pool_source: 
     rate = fmt.usd_per(prices.pool_usd_per_gpu_hour, "GPU-hour")
     if inputs.pool_price == "owned":
         text = (f"Every swept pool, the recommended one included, is owned hardware at {rate} "
-                f"({prices.pool_words}; your inputs, estimated).")
+                f"({prices.pool_words}; {pool_source.get('source')}, estimated).")
     else:
         which = ("the cheapest commitment sold" if inputs.pool_price == "cheapest"
                  else "the term chosen")
@@ -258,7 +264,9 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
         f"{fmt.usd_per(prices.on_demand_usd_per_gpu_hour, 'GPU-hour')} on demand"
         + (f", or {fmt.usd_per(prices.spot_usd_per_gpu_hour, 'GPU-hour')} on spot (with the "
            "interruption overhead) if interruptible" if prices.spot_usd_per_gpu_hour else "")
-        + ".",
+        + " (the cheapest on-demand GPU-hour of the type in the pool's provider and region; "
+          "burst jobs are packed onto machines, so a job pays its own GPUs, not whole "
+          "machines).",
         "Size-aware waiting: a job may wait T × its GPU-hours / the mean GPU-hours of the type's "
         "jobs (Starburst's waiting budget; the mean limit is T, as for constant waiting).",
         f"Backfill is EASY backfilling with exact durations, looking at most "
@@ -269,7 +277,7 @@ def assumptions(inputs: CapacityInputs, prices: CapacityPrices) -> list[str]:
 
 
 def _against(plan: CapacityPlan, purchases: Sequence[Mapping[str, Any]],
-             inputs: CapacityInputs) -> list[dict[str, Any]]:
+             inputs: CapacityInputs, burst_words: str = "") -> list[dict[str, Any]]:
     """The comparisons, each no-wait commitment with how it is bought and its note."""
     by_name = {p["name"]: p for p in purchases}
     rows = []
@@ -280,9 +288,52 @@ def _against(plan: CapacityPlan, purchases: Sequence[Mapping[str, Any]],
             row.update(bought_as=bought["bought_as"], pool_usd_per_hour=bought["usd_per_hour"],
                        purchase_mix_total_usd=bought["purchase_mix_total_usd"],
                        note=reference_note(bought, row["reference"],
-                                           is_spot_allowed=inputs.is_spot_allowed))
+                                           is_spot_allowed=inputs.is_spot_allowed,
+                                           burst_words=burst_words))
         rows.append(row)
     return rows
+
+
+def _policy_words(point: Mapping[str, Any]) -> str:
+    if point["policy"] == "none":
+        return "no waiting"
+    limit = float(point["max_wait_hours"])
+    return (f"{fmt.label(point['policy']).lower()} waiting with T = "
+            f"{'no limit' if limit == float('inf') else f'{limit:g} h'}")
+
+
+def headline(plan: CapacityPlan, purchase: Mapping[str, Any] | None, jobs: PoolJobs) -> str:
+    """The recommendation in one sentence, the same on the page, the reports and the command
+    line: the pool (or nothing committed, and why), its cost, waits and the job completion
+    time increase."""
+    best = plan.recommended.to_dict()
+    n = int(best["pool_gpus"])
+    reasons = list((purchase or {}).get("reasons") or [])
+    if n == 0:
+        why = f" {reasons[0]}" if reasons and "no GPUs" not in reasons[0] else ""
+        return (f"Commit nothing: run every {plan.gpu_type} job in the cloud, "
+                f"{fmt.usd(best['total_usd'])} over the history, no job waits.{why}")
+    utilization = best.get("utilization")
+    return (f"Commit {n:,} {plan.gpu_type} GPUs, queue {fmt.label(best['discipline'])}, "
+            f"{_policy_words(best)}: {fmt.usd(best['total_usd'])} over the history, P95 wait "
+            f"{best['p95_wait_hours']:.2f} h (mean {best['mean_wait_hours']:.2f} h), job "
+            f"completion time +{best['mean_jct_increase_pct']:.1f}% on average, pool "
+            f"utilisation {'—' if utilization is None else f'{100 * utilization:.0f}%'}, "
+            f"{best['jobs_burst']:,} of {jobs.n_jobs:,} jobs burst.")
+
+
+def _burst_words(sources: Sequence[Mapping[str, Any]]) -> str:
+    """Why bursts cost less here than in the purchase mix's replay, when they do."""
+    burst = sources[1] if len(sources) > 1 else {}
+    pool = sources[0] if sources else {}
+    if not burst.get("instance_type") or not pool.get("instance_type") or \
+            burst.get("instance_type") == pool.get("instance_type"):
+        return ""
+    return (f"this sweep bursts at the cheapest on-demand GPU-hour of the type in the same "
+            f"place ({burst['instance_type']}, "
+            f"{fmt.usd_per(float(burst.get('usd_per_gpu_hour') or 0), 'GPU-hour')}), the "
+            f"purchase mix at the on-demand price of the instance type it commits "
+            f"({pool.get('instance_type')})")
 
 
 def plan_document(
@@ -295,7 +346,7 @@ def plan_document(
     statement = pool_statement(inputs, prices, sources[0], plan, purchases)
     return {
         **plan.to_dict(),
-        "against": _against(plan, purchases, inputs),
+        "against": _against(plan, purchases, inputs, _burst_words(sources)),
         "inputs": inputs.to_dict(),
         "jobs": jobs.n_jobs,
         "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
@@ -303,6 +354,7 @@ def plan_document(
         "no_wait_references": no_wait_gpus,
         "no_wait_purchases": [dict(p) for p in purchases],
         "purchase": purchase,
+        "headline": headline(plan, purchase, jobs),
         "prices": {
             "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
             "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
@@ -318,13 +370,19 @@ def document_from_points(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mappi
                          points: Sequence[PointFigures]) -> dict[str, Any]:
     """Recommend among the swept points, compare with the purchase mix's no-wait commitments
     (each priced as it buys them) and build the document."""
-    prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs)
+    gate = pool_gate(jobs)
+    prices, sources = capacity_prices(analysis, jobs.gpu_type, inputs, gate)
     purchases = no_wait_purchases(analysis, jobs.gpu_type)
+    buyable = is_buyable(analysis, jobs, inputs, gate)
     plan = plan_from_points(jobs, points, prices, target_p95_wait_hours=
-                            inputs.target_p95_wait_hours, no_wait_references=references(purchases))
+                            inputs.target_p95_wait_hours, no_wait_references=references(purchases),
+                            is_commitment_allowed=buyable)
+    purchase = pool_purchase(analysis, jobs, inputs, plan.recommended.pool_gpus, prices)
+    if not buyable:
+        purchase["would_buy"] = would_buy(analysis, jobs, inputs, points,
+                                          inputs.target_p95_wait_hours, prices)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         purchases=purchases, jobs=jobs, purchase=pool_purchase(
-                             analysis, jobs.gpu_type, inputs, plan.recommended.pool_gpus))
+                         purchases=purchases, jobs=jobs, purchase=purchase)
 
 
 def capacity_document(
@@ -333,6 +391,6 @@ def capacity_document(
 ) -> dict[str, Any]:
     """Sweep in one go (the command line and small histories) and build the document."""
     jobs = capacity_jobs(frame, inputs)
-    prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
+    prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs, pool_gate(jobs))
     points = sweep(jobs, capacity_grid(jobs, inputs, analysis), prices)
     return document_from_points(jobs, inputs, analysis, points)

@@ -8,11 +8,12 @@ from django import forms
 from planner.capacity.core.inputs import (
     DEFAULT_MAX_WAIT_HOURS,
     DEFAULT_TARGET_P95_WAIT_HOURS,
-    OWNED_DEFAULTS,
+    OWNED_FIGURES,
     CapacityInputs,
     capacity_inputs,
 )
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
+from planner.capacity.core.owned import LABELS as OWNED_WORDS
 from planner.core.purchase_options import PURCHASE_OPTION_WORDS, RESERVED_1Y, RESERVED_3Y
 
 POLICY_WORDS = {"none": "No waiting (burst at once)", "constant": "Constant: wait up to T",
@@ -25,11 +26,8 @@ POOL_PRICE_WORDS = (("cheapest", "Cheapest commitment sold"),
                     ("owned", "Owned hardware"))
 # The core's messages name what was wrong in the singular where the form field is a list.
 FIELD_OF_NAME = {"discipline": "disciplines", "policy": "policies"}
-OWNED_LABELS = {"purchase_usd_per_gpu": "Purchase price per GPU (USD)",
-                "lifetime_years": "Lifetime (years)", "power_kw_per_gpu": "Power per GPU (kW)",
-                "pue": "PUE", "usd_per_kwh": "Electricity (USD/kWh)"}
-
-OWNED_HELP = {"pue": "Power usage effectiveness: the data centre's power ÷ the IT power."}
+OWNED_LABELS = {key: f"{words} ({unit})" if unit else words
+                for key, (words, unit) in OWNED_WORDS.items()}
 
 
 class CapacityForm(forms.Form):
@@ -55,10 +53,10 @@ class CapacityForm(forms.Form):
     def __init__(self, *args: Any, gpu_types: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["gpu_type"].choices = [(name, name) for name in gpu_types]
-        for key, default in OWNED_DEFAULTS.items():
+        for key in OWNED_FIGURES:  # blank: the GPU type's default, labelled with its source
             self.fields[f"owned_{key}"] = forms.FloatField(
-                label=OWNED_LABELS[key], initial=default, required=False,
-                help_text=OWNED_HELP.get(key, ""))
+                label=OWNED_LABELS[key], required=False,
+                help_text="blank: the GPU type's default (its source is shown)")
         self.inputs: CapacityInputs | None = None
 
     def raw(self) -> dict[str, Any]:
@@ -66,7 +64,8 @@ class CapacityForm(forms.Form):
         return {**{key: data.get(key) for key in (
             "gpu_type", "pool_gpus", "disciplines", "policies", "max_wait_hours",
             "target_p95_wait_hours", "pool_price", "is_spot_allowed")},
-            "owned": {key: data.get(f"owned_{key}") for key in OWNED_DEFAULTS}}
+            "owned": {key: data.get(f"owned_{key}") for key in OWNED_FIGURES
+                      if data.get(f"owned_{key}") is not None}}
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -101,10 +101,10 @@ def references(purchases: Sequence[Mapping[str, Any]]) -> tuple[NoWaitReference,
 
 
 def _differences(purchase: Mapping[str, Any], reference: Mapping[str, Any],
-                 is_spot_allowed: bool) -> list[str]:
+                 is_spot_allowed: bool, burst_words: str = "") -> list[str]:
     """Why the purchase mix's replay of a purchase differs from the sweep's, each reason
     only when it applies."""
-    reasons = []
+    reasons = [burst_words] if burst_words else []
     is_mix_spot = bool(purchase.get("is_purchase_mix_spot"))
     if is_mix_spot and not is_spot_allowed:
         reasons.append("the purchase mix runs interruptible jobs on spot, this sweep bursts "
@@ -130,7 +130,7 @@ def _differences(purchase: Mapping[str, Any], reference: Mapping[str, Any],
 
 
 def reference_note(purchase: Mapping[str, Any], reference: Mapping[str, Any], *,
-                   is_spot_allowed: bool) -> str:
+                   is_spot_allowed: bool, burst_words: str = "") -> str:
     """One sentence per no-wait commitment: how it is bought and priced here, and the
     purchase mix's own figure for it with why the two differ (or that they agree).
     `reference` is its replayed point (PointFigures as a dict)."""
@@ -146,7 +146,7 @@ def reference_note(purchase: Mapping[str, Any], reference: Mapping[str, Any], *,
         return head + "."
     if abs(total - mix) <= max(1.0, SAME_REL * abs(mix)):
         return head + f"; the purchase mix's replay of it gives the same {fmt.usd(total)}."
-    reasons = _differences(purchase, reference, is_spot_allowed)
+    reasons = _differences(purchase, reference, is_spot_allowed, burst_words)
     why = "; ".join(reasons) or "the purchase mix replays demand hour by hour, this sweep " \
                                 "job by job"
     return (head + f". The purchase mix's replay of it is {fmt.usd(mix)}, here "

@@ -27,6 +27,7 @@ from planner.capacity.documents import (
     document_from_points,
 )
 from planner.capacity.models import CapacityPart, CapacityRun
+from planner.capacity.purchase import pool_gate
 from planner.core.serialize import json_safe
 from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors as mix_selectors
@@ -85,6 +86,9 @@ def capacity_create(*, history: History, raw: dict[str, Any]) -> CapacityRun:
     if inputs.gpu_type and inputs.gpu_type not in history.gpu_types:
         raise ValueError(f"gpu_type: {inputs.gpu_type!r} is not in the history "
                          f"({', '.join(history.gpu_types)})")
+    if inputs.pool_gpus and inputs.pool_price != "owned":
+        # whole instances: a size that cannot be bought is refused now, not in the sweep
+        capacity_grid(capacity_jobs(history_jobs(history), inputs), inputs, analysis.result)
     with transaction.atomic():  # the row and its outbox entry: both or neither
         run = CapacityRun.objects.create(history=history, analysis=analysis,
                                          inputs=inputs.to_dict())
@@ -118,7 +122,7 @@ def _compute(run: CapacityRun) -> dict[str, Any] | None:
     if n_parts > 1:
         capacity_split(run_id=run.pk, n_points=len(grid), n_parts=n_parts)
         return None  # the last part to finish stores the sweep
-    prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
+    prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs, pool_gate(jobs))
 
     def report(done: int, total: int) -> None:
         run_progress(CapacityRun, run.pk, 5 + 85 * done / total,
@@ -166,7 +170,7 @@ def capacity_part_execute(*, part_id: int, attempt: Attempt) -> None:
             run = CapacityRun.objects.get(pk=part.capacity_run_id)
             jobs, inputs, analysis = _loaded(run)
             grid = capacity_grid(jobs, inputs, analysis)
-            prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs)
+            prices, _ = capacity_prices(analysis, jobs.gpu_type, inputs, pool_gate(jobs))
             points = sweep_points(jobs, grid[part.start:part.stop], prices)
         _part_finish(part, [p.to_dict() for p in points], (jobs, inputs, analysis))
     except TRANSIENT_ERRORS:
@@ -238,7 +242,7 @@ def _offers_document(history: JobHistory, options: RunOptions) -> dict[str, Any]
                       is_elsewhere_allowed=options.is_elsewhere_alternative,
                       service_years_left=service_years_left(offer_set.accelerators),
                       savings_plans=offer_set.savings_plans)
-    hindsight = hindsight_replay(window, offer_set.offers).to_dict()
+    hindsight = hindsight_replay(window, offer_set.offers, is_gated=True).to_dict()
     hindsight.pop("demand", None)
     return {"offers": [json_safe(offer) for offer in offer_set.offers],
             "prices": offer_set.prices, "unpriced": offer_set.unpriced,

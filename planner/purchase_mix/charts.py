@@ -18,6 +18,7 @@ from planner.purchase_mix.core.breakdown import (
     savings_steps,
 )
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.forecast import MIN_TREND_DAYS
 from planner.purchase_mix.core.replay import MixReplay
 
 _LAYOUT: dict[str, Any] = {
@@ -182,17 +183,23 @@ def savings_waterfall(steps: SavingsSteps) -> go.Figure:
 def demand_trend(
     daily_gpus: pd.Series, projected_gpus: pd.Series, growth_per_year: float | None
 ) -> go.Figure:
-    """Daily mean demand and its projection (fitted line or the chosen growth rate)."""
+    """Daily mean demand and its projection (fitted line or the chosen growth rate); no
+    projection under MIN_TREND_DAYS whole days, where the sizing fits no trend either (the
+    page says "too short to fit")."""
     label = "fitted trend" if growth_per_year is None else f"{growth_per_year * 100:+.0f}%/year"
-    figure = go.Figure([
-        go.Scatter(name="Daily mean demand", x=list(daily_gpus.index), y=daily_gpus.to_numpy(),
-                   mode="lines+markers", marker={"size": 4}, line={"color": "#2563eb"}),
-        go.Scatter(name=f"Projection ({label})", x=list(projected_gpus.index),
-                   y=projected_gpus.to_numpy(), mode="lines",
-                   line={"dash": "dot", "color": "#dc2626"}),
-    ])
+    traces = [go.Scatter(name="Daily mean demand", x=list(daily_gpus.index),
+                         y=daily_gpus.to_numpy(), mode="lines+markers", marker={"size": 4},
+                         line={"color": "#2563eb"})]
+    is_projected = len(daily_gpus) >= MIN_TREND_DAYS
+    if is_projected:
+        traces.append(go.Scatter(name=f"Projection ({label})", x=list(projected_gpus.index),
+                                 y=projected_gpus.to_numpy(), mode="lines",
+                                 line={"dash": "dot", "color": "#dc2626"}))
+    figure = go.Figure(traces)
+    title = "Demand trend" if is_projected else (
+        f"Demand trend (under {MIN_TREND_DAYS} days: too short to project)")
     figure.update_layout(
-        **_LAYOUT, title={"text": "Demand trend"},
+        **_LAYOUT, title={"text": title},
         xaxis={"title": {"text": "Day (UTC)"}}, yaxis={"title": {"text": GPUS}},
     )
     return figure

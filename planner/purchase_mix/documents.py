@@ -225,7 +225,7 @@ def recommendation_document(
     window = fit_window(demand, options.lookback_days)
     buy = _what_to_buy(window, offer_set, options)
     report(60)
-    hindsight = hindsight_replay(window, offer_set.offers)
+    hindsight = hindsight_replay(window, offer_set.offers, is_gated=True)
     report(70)
     sensitivity = lookback_sensitivity(
         demand, offer_set.offers, rule=_sizing_rule(offer_set, options), recommended=buy,

@@ -78,11 +78,17 @@ def _slugs_for(
 
 
 def _add_offer(
-    result: OfferSet, size: GpuDemandSize, chosen: Price, band: str, elsewhere: Price | None
+    result: OfferSet, size: GpuDemandSize, chosen: Price, band: str, elsewhere: Price | None,
+    burst: Price | None = None,
 ) -> None:
     name = size.gpu_type
     od = float(chosen.usd_per_hour)
     result.prices.append(selectors.price_row(name, chosen, od))
+    if burst is not None and burst.pk != chosen.pk:
+        row = selectors.price_row(name, burst, od)
+        row.update(purchase_words="On-demand for bursts (the cheapest GPU-hour here)",
+                   is_burst=True)
+        result.prices.append(row)
     commitments = []
     for option, years in RESERVATIONS.items():
         for price in selectors.payment_options(option, chosen):
@@ -108,6 +114,9 @@ def _add_offer(
             elsewhere_usd_per_hour=other.usd_per_hour if other else None,
             elsewhere=other.words if other else "",
             gpu_words=gpu_words(chosen),
+            burst_instance_type=burst.instance_type.name if burst is not None else "",
+            burst_gpus_per_instance=burst.instance_type.gpu_count if burst is not None else 0,
+            burst_usd_per_hour=float(burst.usd_per_hour) if burst is not None else None,
         )
     )
     result.accelerators[name] = chosen.instance_type.accelerator.slug
@@ -127,11 +136,12 @@ def _add_savings_plans(result: OfferSet, chosen: dict[str, Price]) -> None:
             SavingsPlanOffer(option, SAVINGS_PLANS[option], by_type))
 
 
-def _pick(rows: list[Price], p90_gpus: float, *, is_any_provider: bool,
-          sells: set[tuple[int, int]]) -> Price | None:
-    # "Cheapest where offered" buys where commitments are sold, when any place sells them.
+def _pick(rows: list[Price], p90_gpus: float, *, sells: set[tuple[int, int]]) -> Price | None:
+    # Buy where commitments are sold, when any place (or any instance type in the chosen
+    # provider and region) sells them: the p3dn.24xlarge that reserves V100s, not the
+    # p3.16xlarge that does not.
     committing = [p for p in rows if (p.instance_type_id, p.region_id) in sells]
-    pool = committing if is_any_provider and committing else rows
+    pool = committing if committing else rows
     best = choose_on_demand([candidate(p) for p in pool], p90_gpus)
     return next((p for p in pool if best is not None and p.pk == best.key), None)
 
@@ -164,14 +174,17 @@ def gpu_offers(
             result.unpriced[size.gpu_type] = "no catalog GPU matches this name"
             continue
         rows = selectors.current_on_demand(provider, region, slugs)
-        price = _pick(rows, size.p90_gpus, is_any_provider=not provider, sells=sells)
+        price = _pick(rows, size.p90_gpus, sells=sells)
         if price is None:
             where = " ".join(filter(None, [provider, region])) or "any provider"
             result.unpriced[size.gpu_type] = f"no on-demand price for {', '.join(slugs)} in {where}"
             continue
         band = selectors.spot_band_for(price.instance_type.provider.slug, spot_bands)
+        # Bursts buy the cheapest on-demand GPU-hour of the type in the same place.
+        burst = _cheapest_gpu_hour(p for p in rows if p.region_id == price.region_id and
+                                   p.instance_type.provider_id == price.instance_type.provider_id)
         _add_offer(result, size, price, band,
-                   _cheapest_gpu_hour(selectors.cloud_on_demand(slugs)))
+                   _cheapest_gpu_hour(selectors.cloud_on_demand(slugs)), burst)
         chosen[size.gpu_type] = price
     _add_savings_plans(result, chosen)
     return result

@@ -25,12 +25,15 @@ DEFAULT_POOL_POINTS = 30
 
 
 def pool_sizes(jobs: PoolJobs, n_points: int = DEFAULT_POOL_POINTS,
-               include: Sequence[int] = ()) -> tuple[int, ...]:
-    """About `n_points` whole pool sizes: the sizes in `include` (e.g. the no-wait
-    commitments, so the sweep holds them) and the rest evenly from 0 to the no-wait peak."""
-    peak = peak_concurrent_gpus(jobs)
-    extra = sorted({int(n) for n in include if n >= 0})
-    even = np.round(np.linspace(0, peak, max(2, n_points - len(extra)))).astype(int)
+               include: Sequence[int] = (), step: int = 1) -> tuple[int, ...]:
+    """About `n_points` pool sizes, each a whole number of `step` GPUs (the GPUs of one
+    instance: what is priced is what can be bought): the sizes in `include` (e.g. the no-wait
+    commitments, so the sweep holds them) and the rest evenly from 0 to the no-wait peak
+    (rounded up to whole instances)."""
+    step = max(1, int(step))
+    peak = -(-peak_concurrent_gpus(jobs) // step)  # instances
+    extra = sorted({int(n) for n in include if n >= 0 and n % step == 0})
+    even = np.round(np.linspace(0, peak, max(2, n_points - len(extra)))).astype(int) * step
     return tuple(int(n) for n in np.unique(np.concatenate([even, extra]).astype(int)))
 
 
@@ -91,17 +94,28 @@ def sweep_points(
         return [future.result() for future in futures]
 
 
-def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float) -> int:
-    """The cheapest point whose P95 wait meets the target (ties: shorter P95, then the smaller
-    pool); when none meets it (no pool of 0 swept), the point with the shortest P95 wait."""
+def _worst_p95(point: PointFigures) -> float:
+    """The P95 wait the target holds: every job's, and every job-size class's."""
+    return max(point.p95_wait_hours, point.worst_class_p95_wait_hours)
+
+
+def recommend_index(points: Sequence[PointFigures], target_p95_wait_hours: float, *,
+                    is_commitment_allowed: bool = True) -> int:
+    """The cheapest point whose P95 wait meets the target in every job-size class (1, 2-7,
+    8-63, 64+ GPUs) as well as over all jobs (ties: shorter P95, then the smaller pool);
+    when none meets it (no pool of 0 swept), the point with the shortest worst P95.
+    When the buying rule allows no commitment, only pools of 0 GPUs (everything in the
+    cloud) may be recommended."""
     if not target_p95_wait_hours >= 0:
         raise ValueError("target_p95_wait_hours: must be a number of hours >= 0")
     if not points:
         raise ValueError("pool_gpus: nothing was swept")
-    meeting = [i for i, p in enumerate(points) if p.p95_wait_hours <= target_p95_wait_hours]
+    buyable = [i for i, p in enumerate(points) if is_commitment_allowed or p.pool_gpus == 0]
+    if not buyable:
+        raise ValueError("pool_gpus: include 0 (nothing may be committed on this history)")
+    meeting = [i for i in buyable if _worst_p95(points[i]) <= target_p95_wait_hours]
     if not meeting:
-        return min(range(len(points)), key=lambda i: (points[i].p95_wait_hours,
-                                                      points[i].total_usd))
+        return min(buyable, key=lambda i: (_worst_p95(points[i]), points[i].total_usd))
     return min(meeting, key=lambda i: (round(points[i].total_usd, 6), points[i].p95_wait_hours,
                                        points[i].pool_gpus))
 
@@ -177,7 +191,7 @@ class CapacityPlan:
 
     @property
     def is_target_met(self) -> bool:
-        return self.recommended.p95_wait_hours <= self.target_p95_wait_hours
+        return _worst_p95(self.recommended) <= self.target_p95_wait_hours
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -195,12 +209,14 @@ class CapacityPlan:
 def plan_from_points(
     jobs: PoolJobs, points: Sequence[PointFigures], prices: CapacityPrices, *,
     target_p95_wait_hours: float, no_wait_references: Sequence[NoWaitReference],
+    is_commitment_allowed: bool = True,
 ) -> CapacityPlan:
     """Recommend among swept points and compare; replays the references and the recommended
     point once more (its queue over time). Swept points are priced at `prices`; each
     reference at its own pool price (bursts at `prices`, so the comparison is like for
     like on everything but how the pool is bought)."""
-    index = recommend_index(points, target_p95_wait_hours)
+    index = recommend_index(points, target_p95_wait_hours,
+                            is_commitment_allowed=is_commitment_allowed)
     chosen = points[index]
     against = [compare("all on demand", chosen, _figures(jobs, GridPoint(0, "fifo", "none", 0.0),
                                                         prices))]

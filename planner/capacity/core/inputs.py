@@ -12,16 +12,12 @@ from typing import Any
 
 from planner.capacity.core.frontier import MAX_HOURS, parse_hours_list, parse_pool_sizes
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
-from planner.capacity.core.prices import OwnedHardware
+from planner.capacity.core.owned import OWNED_KEYS, checked
 from planner.core.purchase_options import RESERVED_1Y, RESERVED_3Y
 
 POOL_PRICES: tuple[str, ...] = ("cheapest", RESERVED_1Y, RESERVED_3Y, "owned")
-# Owned hardware defaults: an 8-GPU H100 server at about $300k (so $37.5k per GPU with its
-# share of the server), 5 years of use, 1.2 kW per GPU at the wall, PUE 1.3, $0.10/kWh.
-OWNED_DEFAULTS: dict[str, float] = {
-    "purchase_usd_per_gpu": 37_500.0, "lifetime_years": 5.0, "power_kw_per_gpu": 1.2,
-    "pue": 1.3, "usd_per_kwh": 0.10,
-}
+# Owned hardware: the figures a user may give (blank: the GPU type's default, core/owned.py).
+OWNED_FIGURES: tuple[str, ...] = OWNED_KEYS
 DEFAULT_MAX_WAIT_HOURS = (2.0,)
 DEFAULT_TARGET_P95_WAIT_HOURS = 2.0
 
@@ -39,24 +35,19 @@ class CapacityInputs:
     max_wait_hours: tuple[float, ...] = DEFAULT_MAX_WAIT_HOURS
     target_p95_wait_hours: float = DEFAULT_TARGET_P95_WAIT_HOURS
     pool_price: str = "cheapest"
-    owned: OwnedHardware | None = None
+    owned: dict[str, float] | None = None
     is_spot_allowed: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe (an infinite limit is "inf"); capacity_inputs() reads it back."""
-        owned = self.owned
         return {
             "gpu_type": self.gpu_type, "pool_gpus": list(self.pool_gpus),
             "disciplines": list(self.disciplines), "policies": list(self.policies),
             "max_wait_hours": ["inf" if math.isinf(t) else t for t in self.max_wait_hours],
             "target_p95_wait_hours": self.target_p95_wait_hours,
             "pool_price": self.pool_price,
-            "owned": None if owned is None else {
-                "purchase_usd_per_gpu": owned.purchase_usd_per_gpu,
-                "lifetime_years": owned.lifetime_years,
-                "power_kw_per_gpu": owned.power_kw_per_gpu, "pue": owned.pue,
-                "usd_per_kwh": owned.usd_per_kwh},
+            "owned": None if self.owned is None else dict(self.owned),
             "is_spot_allowed": self.is_spot_allowed,
         }
 
@@ -94,11 +85,10 @@ def _number(raw: Any, name: str, default: float) -> float:
     return value
 
 
-def _owned(raw: Mapping[str, Any] | None) -> OwnedHardware:
-    given = raw or {}
-    values = {key: _number(given.get(key), key, default) for key, default in
-              OWNED_DEFAULTS.items()}
-    return OwnedHardware(**values)
+def _owned(raw: Mapping[str, Any] | None) -> dict[str, float]:
+    if raw is not None and not isinstance(raw, Mapping):
+        raise ValueError("owned: give the owned-hardware figures by name")
+    return checked(raw or {})
 
 
 def _flag(raw: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,16 @@ class PoolJobs:
     @property
     def gpu_seconds(self) -> np.ndarray:
         return np.asarray(self.gpus * self.duration_s, dtype=np.float64)
+
+    @cached_property
+    def size_classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Jobs grouped by size class once per history (the sweep's every point reuses it):
+        (job order by class, where each class starts in it, GPU-seconds in that order)."""
+        bounds = np.array([2, 8, 64])  # classes 1, 2-7, 8-63, 64+ GPUs
+        index = np.searchsorted(bounds, self.gpus, side="right")
+        order = np.argsort(index, kind="stable")
+        starts = np.searchsorted(index[order], np.arange(len(bounds) + 2))
+        return order, starts, self.gpu_seconds[order]
 
 
 def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:
@@ -114,3 +125,26 @@ def peak_concurrent_gpus(jobs: PoolJobs) -> int:
     flags = np.concatenate([np.where(is_instant, 2.0, 0.0), np.ones(jobs.n_jobs)])
     order = np.lexsort((flags, times))
     return int(np.cumsum(deltas[order]).max())
+
+
+def hourly_gpus(jobs: PoolJobs) -> np.ndarray:
+    """Average GPUs in use in each whole hour from the first submit, if every job starts when
+    submitted (the no-wait demand a commitment is judged on, as the purchase mix's)."""
+    if jobs.n_jobs == 0:
+        return np.zeros(0)
+    origin = float(jobs.submit_s[0])
+    start = jobs.submit_s - origin
+    end = start + jobs.duration_s
+    n_hours = max(1, math.ceil(float(end.max()) / 3600.0))
+    edges = np.arange(n_hours + 1, dtype=np.float64) * 3600.0
+    # GPU-seconds used before t = sum_j g_j * clip(t - s_j, 0, d_j), a piecewise-linear curve
+    # whose slope rises by g at each start and falls by g at each end.
+    times = np.concatenate([start, end])
+    slope = np.concatenate([jobs.gpus, -jobs.gpus]).astype(np.float64)
+    order = np.argsort(times, kind="stable")
+    times, slope = times[order], slope[order]
+    cum_slope = np.concatenate([[0.0], np.cumsum(slope)])
+    cum_moment = np.concatenate([[0.0], np.cumsum(slope * times)])
+    seen = np.searchsorted(times, edges, side="right")
+    used = edges * cum_slope[seen] - cum_moment[seen]
+    return np.asarray(np.diff(used) / 3600.0, dtype=np.float64)

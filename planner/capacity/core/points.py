@@ -4,7 +4,7 @@ its GPU-hours, waits, utilisation and dollars."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,10 @@ class PointFigures:
     burst_spot_usd: float
     burst_usd: float
     total_usd: float
+    # Per job-size class (JOB_CLASSES): jobs, P95, P99 and max wait and the GPU-hour weighted
+    # mean wait, in hours; the worst class's P95 is what the recommendation holds to target.
+    waits_by_class: dict[str, dict[str, float]] = field(default_factory=dict)
+    worst_class_p95_wait_hours: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: an infinite max_wait_hours becomes the string "inf"."""
@@ -99,6 +103,7 @@ def point_figures(
     on_demand_usd = (burst_gpu_hours - spot_gpu_hours) * prices.on_demand_usd_per_gpu_hour
     spot_usd = spot_gpu_hours * (prices.spot_usd_per_gpu_hour or 0.0)
     p50, p95, p99 = _wait_percentiles(wait_s)
+    by_class = waits_by_class(jobs, wait_s)
     mean_duration_s = float(jobs.duration_s.mean())
     return PointFigures(
         pool_gpus=n, discipline=point.discipline, policy=point.policy,
@@ -113,7 +118,37 @@ def point_figures(
         utilization=utilization, span_hours=span_hours, pool_usd=pool_usd,
         burst_on_demand_usd=on_demand_usd, burst_spot_usd=spot_usd,
         burst_usd=on_demand_usd + spot_usd, total_usd=pool_usd + on_demand_usd + spot_usd,
+        waits_by_class=by_class,
+        worst_class_p95_wait_hours=max((c["p95_wait_hours"] for c in by_class.values()),
+                                       default=0.0),
     )
+
+
+# Job-size classes by GPUs: (name, fewest, most).
+JOB_CLASSES: tuple[tuple[str, int, float], ...] = (
+    ("1 GPU", 1, 1), ("2-7 GPUs", 2, 7), ("8-63 GPUs", 8, 63), ("64+ GPUs", 64, math.inf))
+
+
+def waits_by_class(jobs: PoolJobs, wait_s: np.ndarray) -> dict[str, dict[str, float]]:
+    """Waits per job-size class that has jobs: `jobs`, nearest-rank `p95_wait_hours` and
+    `p99_wait_hours`, `max_wait_hours` and `gpu_hour_weighted_mean_wait_hours` (each job's
+    wait weighted by its GPU-hours: the share of the work that waits)."""
+    order, starts, weights = jobs.size_classes
+    waits = wait_s[order]
+    found: dict[str, dict[str, float]] = {}
+    for k, (name, _, _) in enumerate(JOB_CLASSES):
+        low, high = int(starts[k]), int(starts[k + 1])
+        if high <= low:
+            continue
+        part, weight = waits[low:high], weights[low:high]
+        total = float(weight.sum())
+        mean = float(np.einsum("i,i->", part, weight)) / total if total > 0 \
+            else float(part.mean())
+        _, p95, p99 = _wait_percentiles(part)
+        found[name] = {"jobs": float(high - low), "p95_wait_hours": p95, "p99_wait_hours": p99,
+                       "max_wait_hours": float(part.max()) / 3600.0,
+                       "gpu_hour_weighted_mean_wait_hours": mean / 3600.0}
+    return found
 
 
 def replay_point(jobs: PoolJobs, point: GridPoint) -> PoolOutcome:

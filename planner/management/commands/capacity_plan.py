@@ -12,8 +12,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from planner.capacity import services
-from planner.capacity.core.inputs import OWNED_DEFAULTS, POOL_PRICES
+from planner.capacity.core.inputs import OWNED_FIGURES, POOL_PRICES
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
+from planner.capacity.core.owned import LABELS as OWNED_LABELS
 from planner.management.inputs import job_file, report_path
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import RunOptions
@@ -52,9 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--pool-price", default="cheapest", choices=POOL_PRICES,
                             help="what the pool costs: the cheapest commitment, one term, or "
                                  "owned hardware (--owned-*)")
-        for key, default in OWNED_DEFAULTS.items():
-            parser.add_argument(f"--owned-{key.replace('_', '-')}", default=str(default),
-                                help=f"owned hardware: {key} (default {default:g})")
+        for key in OWNED_FIGURES:
+            words, unit = OWNED_LABELS[key]
+            parser.add_argument(f"--owned-{key.replace('_', '-')}", default=None,
+                                help=f"owned hardware: {words.lower()}"
+                                     + (f" ({unit})" if unit else "")
+                                     + "; default: the GPU type's, with its source")
         parser.add_argument("--spot", action="store_true", dest="is_spot_allowed",
                             help="interruptible jobs burst to spot (else on-demand)")
         parser.add_argument("--json", action="store_true", help="print the API document")
@@ -94,7 +98,8 @@ def _raw_inputs(options: dict[str, Any]) -> dict[str, Any]:
         "max_wait_hours": options["max_wait_hours"],
         "target_p95_wait_hours": options["target_p95_wait_hours"],
         "pool_price": options["pool_price"], "is_spot_allowed": options["is_spot_allowed"],
-        "owned": {key: options[f"owned_{key}"] for key in OWNED_DEFAULTS},
+        "owned": {key: options[f"owned_{key}"] for key in OWNED_FIGURES
+                  if options[f"owned_{key}"] is not None},
     }
 
 
@@ -132,8 +137,20 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         f"(T {_hours(best['max_wait_hours'])} h): ${best['total_usd']:,.0f}, "
         f"P95 wait {best['p95_wait_hours']:.2f} h, mean wait {best['mean_wait_hours']:.2f} h",
     ]
-    if payload.get("purchase"):
-        lines.append(f"  to buy it: {payload['purchase']['words']}")
+    if payload.get("headline"):
+        lines.append(f"  {payload['headline']}")
+    for name, waits in (best.get("waits_by_class") or {}).items():
+        lines.append(f"    {name}: {waits['jobs']:,.0f} jobs, P95 wait "
+                     f"{waits['p95_wait_hours']:.2f} h, P99 {waits['p99_wait_hours']:.2f} h, "
+                     f"longest {waits['max_wait_hours']:.2f} h, GPU-hour weighted mean "
+                     f"{waits['gpu_hour_weighted_mean_wait_hours']:.2f} h")
+    purchase = payload.get("purchase") or {}
+    for line in purchase.get("lines") or []:
+        lines.append(f"  to buy it: {line['sentence']}")
+    if purchase and not purchase.get("lines"):
+        lines.append(f"  to buy it: nothing committed: {' '.join(purchase.get('reasons') or [])}")
+    if purchase.get("would_buy"):
+        lines.append(f"  {purchase['would_buy']['words']}")
     for item in payload["against"]:
         ref = item["reference"]
         pct = "" if item["saved_pct"] is None else f" ({item['saved_pct']:.1f} %)"

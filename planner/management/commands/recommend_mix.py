@@ -90,16 +90,8 @@ class Command(BaseCommand):
 def summary_lines(document: dict[str, Any]) -> list[str]:
     buy = document["what_to_buy"]
     lines = ["What to buy:"]
-    for line in buy["lines"]:
-        savings = line.get("savings_usd") or {}
-        lines.append(
-            f"  {line['words']} in {label(line['provider'])} {line['region']}: "
-            f"{line['term_words']}, {line['payment_words']}; upfront ${line['upfront_usd']:,.0f}, "
-            f"${line['usd_per_hour']:,.2f}/hour; savings over the term P10 "
-            f"${savings.get('p10') or 0:,.0f} / P90 ${savings.get('p90') or 0:,.0f}; "
-            f"break-even at {line['break_even_utilization_pct']:.0f}% utilisation; "
-            f"starting {line['starting']}"
-        )
+    for line in buy["lines"]:  # the buying rule's one line, as every page and report
+        lines.append(f"  {line['sentence']}; starting {line['starting']}")
     if buy["lines"]:
         lines.append(f"  total: upfront ${buy['upfront_usd']:,.0f}, "
                      f"${buy['usd_per_hour']:,.2f}/hour")

@@ -24,43 +24,17 @@ from typing import Any
 import numpy as np
 
 from planner.core.formatting import label
-from planner.core.purchase_options import PURCHASE_OPTION_WORDS
 from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
+from planner.purchase_mix.core.buying_rule import BuyLine, buy_line
 from planner.purchase_mix.core.demand import HourlyDemand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer, offers_by_type
 from planner.purchase_mix.core.outcome import ReplayOutcome
 from planner.purchase_mix.core.replay import MixReplay, replay_mix
-from planner.purchase_mix.core.risk import RiskSettings, Spread, TermChoice, TypeSizing, size_type
+from planner.purchase_mix.core.risk import RiskSettings, TermChoice, TypeSizing, size_type
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.spot_jobs import spot_plan_for
 from planner.purchase_mix.core.type_plan import TypeDecision
-
-
-@dataclass(frozen=True)
-class BuyLine:
-    """One purchase: `count` instances of `instance_type` in `region` for the term."""
-
-    gpu_type: str
-    provider: str
-    region: str
-    instance_type: str
-    term: str
-    term_words: str
-    payment_option: str
-    payment_words: str
-    count: int
-    gpus: int
-    upfront_usd: float  # all instances, paid at purchase
-    usd_per_hour: float  # all instances, effective (upfront amortised + fee)
-    recurring_usd_per_hour: float  # all instances, billed hourly
-    starting: str
-    gpus_per_instance: int = 1
-    offering_class: str = ""
-    term_years: float = 1.0
-    break_even_utilization_pct: float = 0.0  # effective rate / the baseline's rate
-    savings_usd: Spread | None = None  # over the term, P10/P50/P90, against the baseline
-    words: str = ""  # "3 x p4d.24xlarge (8 GPUs each, 24 GPUs)"
 
 
 @dataclass(frozen=True)
@@ -154,13 +128,6 @@ def alternative_for(offer: GpuOffer, spot: SpotPlan | None, *, is_spot_allowed: 
     return min(found, key=lambda item: item.usd_per_hour)
 
 
-def count_words(count: int, instance_type: str, gpus_per_instance: int) -> str:
-    """"3 x p4d.24xlarge (8 GPUs each, 24 GPUs)": instances, GPUs per instance and in all."""
-    each = "1 GPU each" if gpus_per_instance == 1 else f"{gpus_per_instance} GPUs each"
-    total = count * gpus_per_instance
-    return f"{count} x {instance_type} ({each}, {total} GPU{'' if total == 1 else 's'})"
-
-
 def _choice_for(sizing: TypeSizing, layer_option: CommitmentOption) -> TermChoice | None:
     for choice in sizing.choices:
         if (choice.term, choice.payment_option, choice.usd_per_hour) == (
@@ -170,30 +137,17 @@ def _choice_for(sizing: TypeSizing, layer_option: CommitmentOption) -> TermChoic
 
 
 def _lines(offer: GpuOffer, sizing: TypeSizing) -> tuple[BuyLine, ...]:
+    """The risk-sized layers as purchase lines (the buying rule's one format)."""
     lines = []
     for layer in sizing.layers:
-        option, count = layer.option, layer.count
-        choice = _choice_for(sizing, option)
-        recurring = option.recurring_usd_per_hour
-        if recurring is None:
-            recurring = option.usd_per_hour if option.upfront_usd == 0 else 0.0
-        lines.append(BuyLine(
-            gpu_type=offer.gpu_type, provider=offer.provider, region=offer.region,
-            instance_type=offer.instance_type, term=option.term,
-            term_words=PURCHASE_OPTION_WORDS.get(option.term, option.term),
-            payment_option=option.payment_option,
-            payment_words=option.payment_words,
-            count=count, gpus=count * offer.gpus_per_instance,
-            upfront_usd=count * option.upfront_usd, usd_per_hour=count * option.usd_per_hour,
-            recurring_usd_per_hour=count * recurring,
-            starting="now" if option.term_years > 1 else "now; review at renewal in 12 months",
-            gpus_per_instance=offer.gpus_per_instance, offering_class=option.offering_class,
-            term_years=option.term_years,
-            break_even_utilization_pct=choice.break_even_utilization_pct if choice else
-            100.0 * option.usd_per_hour / sizing.alternative_usd_per_hour,
-            savings_usd=layer.savings_usd,
-            words=count_words(count, offer.instance_type, offer.gpus_per_instance),
-        ))
+        choice = _choice_for(sizing, layer.option)
+        line = buy_line(offer, layer.option, layer.count,
+                        alternative_usd_per_hour=sizing.alternative_usd_per_hour,
+                        savings_usd=layer.savings_usd,
+                        first_year_savings_usd=layer.first_year_savings_usd)
+        if choice is not None:  # the same ratio, as the term's choice states it
+            line = replace(line, break_even_utilization_pct=choice.break_even_utilization_pct)
+        lines.append(line)
     return tuple(lines)
 
 

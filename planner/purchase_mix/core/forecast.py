@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -23,6 +24,7 @@ GRID_POINTS = 96
 BLOCK_HISTORY_HOURS = 365 * 24
 MIN_DAYS_FOR_COMMITMENT = 30
 MIN_DAYS_FOR_3_YEARS = 90
+MIN_TREND_DAYS = 3  # fewer whole days: no trend is fitted, and none is drawn
 Z_90 = 1.6449  # two-sided 90 % normal interval
 
 
@@ -44,7 +46,7 @@ class TrendFit:
 def fit_growth(hourly_total: np.ndarray) -> TrendFit:
     """Trend of daily mean demand (any unit) with a 90 % interval; None below 3 days."""
     n_days = len(hourly_total) // 24
-    if n_days < 3:
+    if n_days < MIN_TREND_DAYS:
         return TrendFit(n_days, None, None, None, False)
     daily = hourly_total[: n_days * 24].reshape(n_days, 24).mean(axis=1)
     mean = float(daily.mean())
@@ -58,6 +60,11 @@ def fit_growth(hourly_total: np.ndarray) -> TrendFit:
     scale = 365.0 / mean
     low, high = (slope - Z_90 * slope_se) * scale, (slope + Z_90 * slope_se) * scale
     return TrendFit(n_days, float(slope * scale), float(low), float(high), bool(high < 0))
+
+
+class TermLike(Protocol):
+    @property
+    def term_years(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,15 @@ def gate_history(n_hours: int, trend: TrendFit) -> HistoryGate:
             ": no 3-year term."
         )
     return HistoryGate(days, is_any, is_3y, tuple(reasons))
+
+
+def option_block(option: TermLike, gate: HistoryGate) -> str:
+    """Why the gate forbids a term ("" when it allows it): the buying rule's history gates."""
+    if not gate.is_commitment_allowed:
+        return gate.reasons[0]
+    if option.term_years > 1 and not gate.is_3_year_allowed:
+        return next((r for r in gate.reasons if "3-year" in r), "no 3-year term")
+    return ""
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,11 @@ class GpuOffer:
     elsewhere_usd_per_hour: float | None = None
     elsewhere: str = ""  # where, which machine (GPUs per machine, SXM or PCIe)
     gpu_words: str = ""  # the bought GPU with its form factor, e.g. "A100 SXM4-40GB"
+    # The cheapest on-demand GPU-hour of the type in the same provider and region (where a
+    # job that does not fit a committed pool bursts): its instance type, GPUs, $/instance-hour.
+    burst_instance_type: str = ""
+    burst_gpus_per_instance: int = 0
+    burst_usd_per_hour: float | None = None
 
     def __post_init__(self) -> None:
         if self.gpus_per_instance <= 0:

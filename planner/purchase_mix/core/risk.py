@@ -85,6 +85,7 @@ class Layer:
     count: int
     savings_usd: Spread  # over the layer's own term, against no commitment
     worst_case_savings_usd: float  # lowest scenario CVaR, over the term
+    first_year_savings_usd: Spread | None = None  # the layer's first 12 months
 
 
 @dataclass(frozen=True)
@@ -169,10 +170,9 @@ def _recurring(option: CommitmentOption) -> float:
 
 def _blocked_reason(option: CommitmentOption, gate: HistoryGate, alt: float) -> str:
     words = PURCHASE_OPTION_WORDS.get(option.term, option.term)
-    if not gate.is_commitment_allowed:
-        return gate.reasons[0]
-    if option.term_years > 1 and not gate.is_3_year_allowed:
-        return next((r for r in gate.reasons if "3-year" in r), "no 3-year term")
+    blocked = forecast.option_block(option, gate)
+    if blocked:
+        return blocked
     if option.usd_per_hour >= alt:
         return (
             f"Never pays off at this price: the {words} costs ${option.usd_per_hour:,.3f}/h "
@@ -248,7 +248,8 @@ def _layers(
         count, score = best_count(sim, low, option.usd_per_hour, alt, option.term_years)
         if count > 0:
             savings = _savings(sim, low, count, option.usd_per_hour, alt, option.term_years)
-            layers.append(Layer(option, count, Spread.of(savings), score))
+            first = _savings(sim, low, count, option.usd_per_hour, alt, 1.0)
+            layers.append(Layer(option, count, Spread.of(savings), score, Spread.of(first)))
             low += count
     return tuple(layers)
 
@@ -297,13 +298,9 @@ def size_type(
     x = np.asarray(demand_instances, dtype=np.float64)
     trend = forecast.fit_growth(x)
     gate = forecast.gate_history(len(x), trend)
-    table = forecast.block_table(x)
     years = max([1.0, *(option.term_years for option in options)])
-    paths = forecast.sample_paths(
-        table, scenarios=settings.growth_scenarios_per_year, n_paths=settings.n_paths,
-        n_weeks=_weeks(years), service_years_left=service_years_left, seed=settings.seed,
-    )
-    sim = _Sim(table, paths, settings)
+    sim = _sim_for(x, years, settings, service_years_left)
+    table, paths = sim.table, sim.paths
     alt = alternative_usd_per_hour
     choices = tuple(term_choice(sim, option, gate, alt) for option in options)
     layers = _layers(sim, choices, options, alt)
@@ -328,3 +325,29 @@ def size_type(
         coverage_pct=Spread.of(100.0 * used / np.maximum(demand, 1e-12)),
         utilization_pct=Spread.of(100.0 * used / bought) if bought > 0 else None,
     )
+
+
+def _sim_for(x: np.ndarray, years: float, settings: RiskSettings,
+             service_years_left: float | None = None) -> _Sim:
+    table = forecast.block_table(x)
+    paths = forecast.sample_paths(
+        table, scenarios=settings.growth_scenarios_per_year, n_paths=settings.n_paths,
+        n_weeks=_weeks(years), service_years_left=service_years_left, seed=settings.seed,
+    )
+    return _Sim(table, paths, settings)
+
+
+def term_savings(
+    demand_instances: np.ndarray, option: CommitmentOption, count: int, *,
+    alternative_usd_per_hour: float, settings: RiskSettings,
+) -> tuple[Spread, Spread]:
+    """Savings of `count` instances on `option` against running the same demand at the
+    alternative rate: over the whole term and over the first year, P10/P50/P90 over the
+    growth scenarios' block-bootstrapped paths of `demand_instances` (hourly, instances)."""
+    if alternative_usd_per_hour <= 0:
+        raise ValueError("the alternative rate must be > 0 USD per instance-hour")
+    x = np.asarray(demand_instances, dtype=np.float64)
+    sim = _sim_for(x, max(1.0, option.term_years), settings)
+    alt, rate = alternative_usd_per_hour, option.usd_per_hour
+    return (Spread.of(_savings(sim, 0, count, rate, alt, option.term_years)),
+            Spread.of(_savings(sim, 0, count, rate, alt, 1.0)))

@@ -89,6 +89,36 @@ def _against_table(payload: dict[str, Any]) -> Table:
                  columns, rows, note=" ".join(notes + ([statement] if statement else [])))
 
 
+def _waits_table(payload: dict[str, Any]) -> Table:
+    """Waits per job-size class at the recommended point."""
+    columns = (Column("job_size", "Job size"), Column("jobs", "Jobs", "count"),
+               Column("p95", "P95 wait", "h", digits=2), Column("p99", "P99 wait", "h", digits=2),
+               Column("max", "Longest wait", "h", digits=2),
+               Column("mean", "Mean wait, GPU-hour weighted", "h", digits=2))
+    by_class = (payload.get("recommended") or {}).get("waits_by_class") or {}
+    rows = tuple((name, as_number(c.get("jobs")), as_number(c.get("p95_wait_hours")),
+                  as_number(c.get("p99_wait_hours")), as_number(c.get("max_wait_hours")),
+                  as_number(c.get("gpu_hour_weighted_mean_wait_hours")))
+                 for name, c in by_class.items())
+    return Table("waits_by_class", "Waits by job size at the recommended point", "Waits",
+                 columns, rows, note="The wait target holds over all jobs and in every class.")
+
+
+def _owned_table(payload: dict[str, Any]) -> Table | None:
+    """Owned hardware's figures, each labelled default (source) or your input."""
+    sources = (payload.get("prices") or {}).get("sources") or [{}]
+    figures = sources[0].get("figures") or []
+    if not figures:
+        return None
+    columns = (Column("name", "Figure"), Column("value", "Value"), Column("unit", "Unit"),
+               Column("label", "From"))
+    rows = tuple((f["name"], as_number(f["value"]), f["unit"], f["label"]) for f in figures)
+    lines = "; ".join(f"{line['name']} {fmt.usd_per(line['usd_per_gpu_hour'], 'GPU-hour')}"
+                      for line in sources[0].get("lines") or [])
+    return Table("owned", "Owned hardware: figures and sources", "Owned", columns, rows,
+                 note=f"Per GPU-hour: {lines}.")
+
+
 def _queue_table(payload: dict[str, Any]) -> Table:
     queue = payload.get("queue") or {}
     rows = tuple((as_number(h), as_number(j), as_number(g)) for h, j, g in
@@ -175,6 +205,10 @@ def _percent_of(fraction: Any) -> float | None:
 
 
 def recommendation_words(payload: dict[str, Any]) -> str:
+    """The document's headline (the page's and the command line's); older documents: the
+    pool and queue."""
+    if payload.get("headline"):
+        return str(payload["headline"])
     best = payload.get("recommended") or {}
     return (f"Commit {fmt.count(best.get('pool_gpus') or 0)} {payload.get('gpu_type')} GPUs, "
             f"queue {curve_name(best)}")
@@ -190,6 +224,15 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
         +
         f"{fmt.usd(as_number(best.get('total_usd')) or 0)} over the history, P95 wait "
         f"{as_number(best.get('p95_wait_hours')) or 0:.2f} h.")]
+    purchase = payload.get("purchase") or {}
+    if purchase:
+        findings.append(Finding(
+            "To buy it", "; ".join(str(line.get("sentence") or line.get("words"))
+                                   for line in purchase.get("lines") or [])
+            or "Nothing committed",
+            " ".join([*(purchase.get("reasons") or []),
+                      *([purchase["would_buy"]["words"]] if purchase.get("would_buy") else [])])
+            or "The purchase mix's buying rule: whole instances, money over the whole term."))
     for item in payload.get("against") or []:
         pct = item.get("saved_pct")
         findings.append(Finding(
@@ -219,7 +262,8 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
                  f"{fmt.count(len(payload['points']))} points (pool sizes x queues x waiting "
                  "policies)",
         summary=_summary(payload), findings=_findings(payload),
-        tables=(points, _against_table(payload), queue,
+        tables=(points, _against_table(payload), _waits_table(payload),
+                *filter(None, [_owned_table(payload)]), queue,
                 _sources_table(payload, today=report_day(generated_at), stale_days=stale_days),
                 _assumptions_table(payload)),
         charts=(frontier_chart(payload), _queue_chart(queue)),

@@ -46,7 +46,10 @@ def _commitment_text(item: dict[str, Any]) -> str:
 
 
 def _line_text(line: dict[str, Any]) -> str:
-    """"3 x p4d.24xlarge (8 GPUs each, 24 GPUs), 3-year reservation, all upfront"."""
+    """The buying rule's one line (its `sentence`); older documents: "3 x p4d.24xlarge (8 GPUs
+    each, 24 GPUs), 3-year reservation, all upfront"."""
+    if line.get("sentence"):
+        return str(line["sentence"])
     words = line.get("words") or (f"{line.get('count')} x {line.get('instance_type')} "
                                   f"({line.get('gpus')} GPUs)")
     return f"{words}, {line.get('term_words')}, {line.get('payment_words')}"

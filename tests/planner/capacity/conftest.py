@@ -13,7 +13,7 @@ from tests.planner.conftest import PHILLY, PHILLY_MAP, file_upload
 PHILLY_OPTIONS = mix_services.ParseOptions(
     fmt="mapped", column_map=dict(item.split("=") for item in PHILLY_MAP.split(",")),
     time_unit="min", origin="2017-10-01", default_gpu_type="V100")
-SMALL_SWEEP = {"pool_gpus": [0, 100, 200, 350], "max_wait_hours": [2]}
+SMALL_SWEEP = {"pool_gpus": [0, 96, 200, 352], "max_wait_hours": [2]}
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ def _run(*args: str) -> str:
 
 
 def test_json_has_points_and_the_recommended_point(loaded_catalog, db):
-    payload = json.loads(_run(*PHILLY_ARGS, "--pool-gpus", "0,150,300", "--max-wait-hours",
+    payload = json.loads(_run(*PHILLY_ARGS, "--pool-gpus", "0,152,304", "--max-wait-hours",
                               "1,inf", "--json"))
     points = payload["points"]
     assert len(points) == 3 + 3 * 2 * 2  # none, then constant and size_aware at T = 1, inf
@@ -29,7 +29,7 @@ def test_json_has_points_and_the_recommended_point(loaded_catalog, db):
     assert all(keys <= set(point) for point in points)
     assert payload["recommended"] in points
     assert {p["max_wait_hours"] for p in points} == {0.0, 1.0, "inf"}
-    inf = [p for p in points if p["max_wait_hours"] == "inf" and p["pool_gpus"] == 300]
+    inf = [p for p in points if p["max_wait_hours"] == "inf" and p["pool_gpus"] == 304]
     assert all(p["jobs_burst"] == 0 for p in inf)
 
 

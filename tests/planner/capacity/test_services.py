@@ -25,24 +25,30 @@ def test_a_sweep_recommends_the_cheapest_point_meeting_the_target(
     assert run.status == CapacityRun.Status.DONE, run.error
     doc = run.result
     assert doc["gpu_type"] == "V100" and len(doc["points"]) == 4 * 3
-    meeting = [p for p in doc["points"] if p["p95_wait_hours"] <= 2]
-    assert doc["recommended"]["total_usd"] == min(p["total_usd"] for p in meeting)
+    # 16.5 days of history: the buying rule commits nothing, so the one buyable pool (0 GPUs,
+    # every job in the cloud) is recommended, and the purchase says why.
+    assert doc["recommended"]["pool_gpus"] == 0
     assert doc["recommended"] == doc["points"][doc["recommended_index"]]
-    # Pool 0 is all on demand: the purchase mix's all-on-demand cost of the same jobs.
+    # Pool 0 is all on demand, at the cheapest on-demand V100 GPU-hour in the offer's place
+    # (p3.16xlarge, $3.06), not the committed p3dn.24xlarge's ($3.90) the purchase mix uses.
     analysis = analysed.runs.get().result["hindsight_reference"]["plans"][0]["expected"]
     zero = doc["points"][0]
     assert zero["pool_gpus"] == 0
-    assert zero["total_usd"] == pytest.approx(analysis["all_on_demand_cost_usd"], rel=1e-9)
+    burst = doc["prices"]["on_demand_usd_per_gpu_hour"]
+    assert burst == pytest.approx(3.06)
+    assert doc["prices"]["sources"][1]["instance_type"] == "p3.16xlarge"
+    assert zero["total_usd"] == pytest.approx(doc["gpu_hours"] * burst, rel=1e-9)
+    assert zero["total_usd"] == pytest.approx(
+        analysis["all_on_demand_cost_usd"] * 3.06 / 3.90, rel=1e-3)
     names = [a["name"] for a in doc["against"]]
     assert names == ["all on demand", "what to buy now", "no-wait hindsight optimum"]
     references = doc["no_wait_references"]
     assert doc["against"][1]["reference"]["pool_gpus"] == references["what to buy now"]
-    # 16.5 days of history: the purchase mix commits nothing yet; its hindsight optimum does.
-    assert doc["no_wait_pool_gpus"] == 0
-    assert doc["against"][2]["reference"]["pool_gpus"] == references[names[2]] > 0
-    purchase = doc["purchase"]  # the recommended pool as whole instances of the offer
-    assert purchase["gpus"] >= doc["recommended"]["pool_gpus"] > purchase["gpus"] - 8
-    assert purchase["instances"] * 8 == purchase["gpus"] and purchase["usd_per_hour"] > 0
+    # Neither the purchase mix nor its hindsight reference commits on 16.5 days.
+    assert doc["no_wait_pool_gpus"] == 0 == references[names[2]]
+    purchase = doc["purchase"]
+    assert purchase["lines"] == [] and purchase["gpus"] == 0
+    assert "16.5 days" in purchase["reasons"][0] and "30 days" in purchase["reasons"][0]
     assert {s["purchase_option"] for s in doc["prices"]["sources"]} >= {"on_demand"}
     assert all(s["as_of"] for s in doc["prices"]["sources"])
 
@@ -69,12 +75,39 @@ def test_a_second_delivery_of_a_finished_sweep_does_nothing(
 
 def test_owned_hardware_prices_the_pool(analysed, django_capture_on_commit_callbacks):
     owned = {"purchase_usd_per_gpu": 8766.0, "lifetime_years": 1, "power_kw_per_gpu": 0.5,
-             "pue": 2, "usd_per_kwh": 0.1}
+             "pue": 2, "usd_per_kwh": 0.1, "network_pct": 0, "storage_pct": 0,
+             "space_usd_per_kw_month": 0, "staff_usd_per_gpu_year": 0,
+             "cost_of_capital_pct": 0, "resale_pct": 0}
     run = _sweep(analysed, {**SMALL_SWEEP, "pool_price": "owned", "owned": owned},
                  django_capture_on_commit_callbacks)
     prices = run.result["prices"]
     assert prices["pool_usd_per_gpu_hour"] == pytest.approx(1.0 + 0.5 * 2 * 0.1)
-    assert prices["sources"][0]["basis"] == "estimated"
+    source = prices["sources"][0]
+    assert source["basis"] == "estimated"
+    assert {f["label"] for f in source["figures"]} == {"your input"}
+
+
+def test_owned_hardware_defaults_per_gpu_type_say_their_source(
+        analysed, django_capture_on_commit_callbacks):
+    run = _sweep(analysed, {**SMALL_SWEEP, "pool_price": "owned",
+                            "owned": {"purchase_usd_per_gpu": 9000}},
+                 django_capture_on_commit_callbacks)
+    source = run.result["prices"]["sources"][0]
+    figures = {f["key"]: f for f in source["figures"]}
+    assert figures["purchase_usd_per_gpu"]["label"] == "your input"
+    assert figures["purchase_usd_per_gpu"]["value"] == 9000
+    # V100: NVIDIA DGX-1's 3.5 kW over 8 GPUs, not the H100's 1.2 kW
+    power = figures["power_kw_per_gpu"]
+    assert power["value"] == pytest.approx(0.4375) and power["basis"] == "default"
+    assert power["label"].startswith("default (NVIDIA DGX-1 datasheet")
+    assert figures["resale_pct"]["label"].startswith("default (assumption")
+    names = [line["name"] for line in source["lines"]]
+    assert names == ["hardware, depreciated", "network", "storage", "resale value",
+                     "cost of capital", "power", "space and cooling", "staff"]
+    assert sum(line["usd_per_gpu_hour"] for line in source["lines"]) == pytest.approx(
+        run.result["prices"]["pool_usd_per_gpu_hour"])
+    assert next(line for line in source["lines"] if line["name"] == "resale value")[
+        "usd_per_gpu_hour"] < 0
 
 
 @pytest.mark.parametrize(("raw", "field"), [
@@ -98,8 +131,8 @@ def test_an_unanalysed_history_is_refused(user, db):
 
 
 def test_infinite_wait_is_stored_and_read_back(analysed, django_capture_on_commit_callbacks):
-    run = _sweep(analysed, {"pool_gpus": [100], "policies": ["constant"],
+    run = _sweep(analysed, {"pool_gpus": [96], "policies": ["constant"],
                             "max_wait_hours": ["inf"]}, django_capture_on_commit_callbacks)
-    point = run.result["points"][0]
+    point = next(p for p in run.result["points"] if p["pool_gpus"] == 96)
     assert point["max_wait_hours"] == "inf" and point["jobs_burst"] == 0
     assert math.isinf(float(point["max_wait_hours"]))

@@ -7,13 +7,14 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from django.utils.html import escape
 from openpyxl import load_workbook
 
 from planner.capacity.models import CapacityRun
 from tests.clients import signed_in
 from tests.planner.capacity.conftest import SMALL_SWEEP
 
-FORM = {"gpu_type": "V100", "pool_gpus": "0,100,200,350", "disciplines": ["fifo"],
+FORM = {"gpu_type": "V100", "pool_gpus": "0,96,200,352", "disciplines": ["fifo"],
         "policies": ["none", "constant", "size_aware"], "max_wait_hours": "2",
         "target_p95_wait_hours": "2", "pool_price": "cheapest"}
 
@@ -38,7 +39,10 @@ def test_the_page_shows_the_recommended_point_charts_and_table(swept):
     page = client.get(_url(history))
     assert page.status_code == 200
     html = page.content.decode()
-    assert f"Commit {best['pool_gpus']} V100 GPUs" in html
+    assert escape(run.result["headline"]) in html
+    # 16.5 days of history: nothing is committed, and the page says why
+    assert best["pool_gpus"] == 0 and "Commit nothing" in run.result["headline"]
+    assert "16.5 days" in html.split('id="pool-purchase"', 1)[1].split("</div>", 1)[0]
     assert 'data-figure="capacity-frontier"' in html and 'data-figure="capacity-queue"' in html
     assert html.count('class="chosen"') == 1 and "capacity-points" in html
     assert "/capacity/report.xlsx" in html
@@ -85,12 +89,14 @@ def test_api_reports_and_page_agree_on_the_recommended_point(swept):
         assert row["Age (days)"] == age
         assert (row["Stale"] or "") == ("stale" if age > 180 else "")
     html = client.get(f"/api/histories/{history.pk}/capacity/report.html").content.decode()
-    assert "Cost against P95 wait" in html and f"Commit {best['pool_gpus']}" in html
+    assert "Cost against P95 wait" in html and escape(payload["headline"]) in html
     # The report words the queue as the page does ("queue FIFO, ...", never the code "fifo"),
     # prices in dollars and percentages without a space.
     page = client.get(f"/history/{history.pk}/capacity").content.decode()
     queue = {"fifo": "FIFO", "backfill": "Backfill"}[best["discipline"]]
-    assert f"queue {queue}" in page and f"queue {queue}, " in html and "queue fifo" not in html
+    assert "queue fifo" not in html and "queue fifo" not in page
+    if best["pool_gpus"]:  # a pool of 0 has no queue: the headline says nothing is committed
+        assert f"queue {queue}" in page and f"queue {queue}, " in html
     assert "USD/GPU-hour</td>" not in html and "/GPU-hour" in html and " %<" not in html
 
 

@@ -98,3 +98,19 @@ def test_trend_and_team_charts_have_units():
     bar = charts.team_bar({"ml": 10.0, "cv": 5.0})
     assert list(bar.data[0].x) == ["ml", "cv"]
     assert bar.layout.yaxis.title.text == "GPU-hours"
+
+
+def test_the_trend_chart_projects_only_what_the_page_says_it_fits():
+    """Under 3 whole days the sizing fits no trend ("too short to fit") and the chart draws
+    no projection; from 3 days both fit and the projection is drawn."""
+    def days(n):
+        index = pd.date_range("2025-01-01", periods=n, freq="D", tz="UTC")
+        return pd.Series(np.linspace(10, 12, n), index=index)
+
+    future = days(30)
+    short = charts.demand_trend(days(2), future, None)
+    assert [trace.name for trace in short.data] == ["Daily mean demand"]
+    assert "too short to project" in short.layout.title.text
+    long = charts.demand_trend(days(5), future, None)
+    assert [trace.name for trace in long.data] == ["Daily mean demand",
+                                                   "Projection (fitted trend)"]

@@ -129,6 +129,10 @@ def resolve_columns(
         if found is not None:
             _refuse_repeated(header, found, name, is_exact=wanted is not None)
             columns[name] = found
+    if fmt != "usage" and "start" not in columns and "submit" in columns:
+        # A trace with only submit times (Philly, Helios): each job starts when submitted,
+        # the purchase mix's no-wait reading.
+        columns["start"] = columns["submit"]
     missing = [name for name in _required(fmt, columns, default_gpu_type) if name not in columns]
     if missing:
         raise UploadSettingError(_missing_message(missing, header), missing=tuple(missing),
@@ -263,6 +267,7 @@ def parse_job_history(
     with _open_binary(source) as stream:
         layout, chunks = read_csv_chunks(stream, max_bytes=max_bytes, is_quoted=fmt != "slurm")
         columns = resolve_columns(layout.header, base_fmt, mapping, default_gpu_type)
+        _refuse_unitless_numbers(base_fmt, columns, time_unit, origin)
         kwargs: dict[str, object] = {
             "columns": columns,
             "time_spec": time_spec,
@@ -278,6 +283,23 @@ def parse_job_history(
         collector.span.check(columns["start"], columns.get("end", columns.get("duration", "")))
     id_field = columns.get("job_id", "JobID" if base_fmt == "slurm" else "(line)")
     return _result(collector, layout, base_fmt, duplicate_ids, id_field)
+
+
+def _refuse_unitless_numbers(fmt: str, columns: Mapping[str, str], time_unit: str | None,
+                             origin: str | None) -> None:
+    """Plain-number durations or offsets need their unit: read in the wrong one, a history of
+    minutes becomes one 60 times smaller, with no warning."""
+    if time_unit or fmt == "slurm":
+        return
+    numeric = [columns["duration"]] if "duration" in columns and "end" not in columns else []
+    if origin is not None:
+        numeric += [columns[name] for name in ("start", "end", "timestamp") if name in columns]
+    if numeric:
+        names = ", ".join(dict.fromkeys(numeric))
+        raise UploadSettingError(
+            f"{'The columns' if len(set(numeric)) > 1 else 'The column'} {names} "
+            f"{'hold' if len(set(numeric)) > 1 else 'holds'} plain numbers: "
+            "give their time unit (s, min or h), e.g. --time-unit min.", setting="time_unit")
 
 
 def _duplicate_rows(collector: _Collector, policy: str, id_field: str) -> np.ndarray | None:

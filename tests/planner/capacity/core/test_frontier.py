@@ -80,3 +80,34 @@ def test_a_no_wait_reference_is_priced_as_it_is_bought_and_bursts_like_the_sweep
     assert bought.pool_usd == pytest.approx(6.0 * 4)  # its own $6/hour for the 4 h span
     assert bought.burst_usd == swept.burst_usd == pytest.approx(8 * 1 * 3.0)
     assert bought.total_usd == pytest.approx(24 + 24)
+
+
+def test_the_recommendation_meets_the_target_in_every_job_size_class():
+    """Many small jobs hide a few large ones that wait: the cheaper pool's P95 over all jobs
+    meets 2 h, but jobs of 8+ GPUs wait 6.7 h at P95; the dearer pool keeps every class
+    under 2 h and is the one recommended."""
+    from dataclasses import replace
+
+    cheap = replace(_point(200, 100, 0.9), worst_class_p95_wait_hours=6.7)
+    dear = replace(_point(216, 107, 0.5), worst_class_p95_wait_hours=1.8)
+    assert recommend_index([cheap, dear], 2.0) == 1
+
+
+def test_waits_by_class_weigh_by_gpu_hours_and_cover_every_class():
+    from planner.capacity.core.points import GridPoint, point_figures, replay_point
+
+    # a 1-GPU job and a 64-GPU job on a 64-GPU pool: the small one runs, the big one waits
+    # for it (1 h), then a 4-GPU job arrives and waits behind the big one under FIFO.
+    jobs = PoolJobs("x", np.array([0.0, 1.0, 2.0]), np.array([3600.0, 7200.0, 60.0]),
+                    np.array([1, 64, 4]), np.zeros(3, dtype=bool))
+    point = GridPoint(64, "fifo", "constant", math.inf)
+    figures = point_figures(jobs, replay_point(jobs, point), point, CapacityPrices(1.0, 3.0))
+    by_class = figures.waits_by_class
+    assert set(by_class) == {"1 GPU", "2-7 GPUs", "64+ GPUs"}
+    assert by_class["1 GPU"]["p95_wait_hours"] == 0
+    big = by_class["64+ GPUs"]
+    assert big["p95_wait_hours"] == big["max_wait_hours"] == pytest.approx((3600 - 1) / 3600)
+    assert big["gpu_hour_weighted_mean_wait_hours"] == pytest.approx((3600 - 1) / 3600)
+    assert figures.worst_class_p95_wait_hours == max(
+        c["p95_wait_hours"] for c in by_class.values())
+    assert figures.to_dict()["waits_by_class"] == by_class

@@ -8,6 +8,7 @@ import pytest
 
 from planner.purchase_mix.core.demand import bucket_gpu_seconds, split_hourly_demand
 from planner.purchase_mix.core.upload.csv_stream import read_header
+from planner.purchase_mix.core.upload.jobs import UploadSettingError
 from planner.purchase_mix.core.upload.parsing import parse_job_history
 
 NOW = 1_764_547_200  # 2025-12-01T00:00:00Z
@@ -61,8 +62,34 @@ def test_timestamps_outside_2000_to_a_year_ahead_are_refused(start, end, field, 
 
 def test_a_duration_that_ends_more_than_a_year_ahead_is_refused():
     text = "job_id,start,duration,gpu_type,gpu_count\na,2025-06-01,100000000,A100,8\n"
-    result = parse_job_history(io.BytesIO(text.encode()), "generic", now_epoch_s=NOW)
+    result = parse_job_history(io.BytesIO(text.encode()), "generic", now_epoch_s=NOW,
+                               time_unit="s")
     assert _where(result) == [(2, "duration")]
+
+
+def test_plain_number_durations_without_a_time_unit_are_refused_naming_the_setting():
+    text = "job_id,start,duration,gpu_type,gpu_count\na,2025-06-01,600,A100,8\n"
+    with pytest.raises(UploadSettingError, match="duration holds plain numbers") as caught:
+        parse_job_history(io.BytesIO(text.encode()), "generic", now_epoch_s=NOW)
+    assert caught.value.setting == "time_unit"
+    # in minutes, the same row is ten hours
+    result = parse_job_history(io.BytesIO(text.encode()), "generic", now_epoch_s=NOW,
+                               time_unit="min")
+    assert result.history is not None
+    jobs = result.history.jobs
+    assert int(jobs["end_epoch_s"].iloc[0] - jobs["start_epoch_s"].iloc[0]) == 36_000
+
+
+def test_a_submit_column_alone_gives_each_job_its_start():
+    text = "job_id,submit_time,duration,num_gpu\na,10,30,2\n"
+    result = parse_job_history(io.BytesIO(text.encode()), "mapped", now_epoch_s=NOW,
+                               mapping={"submit": "submit_time", "duration": "duration",
+                                        "gpu_count": "num_gpu"},
+                               time_unit="min", origin="2025-01-01T00:00:00Z",
+                               default_gpu_type="V100")
+    assert result.history is not None, result.errors
+    job = result.history.jobs.iloc[0]
+    assert job["start_epoch_s"] == job["submit_epoch_s"] == 1735689600 + 600
 
 
 def test_a_history_spanning_more_than_ten_years_is_refused_naming_both_lines():
