@@ -125,13 +125,16 @@ CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
-if env_bool("BEHIND_PROXY", HTTPS):
+BEHIND_PROXY = env_bool("BEHIND_PROXY", HTTPS)
+if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Forwarded headers (X-Forwarded-Proto/-For/-Host) are dropped unless the request comes from one
 # of these addresses (the reverse proxy's; planner.security.TrustedProxyMiddleware).
 TRUSTED_PROXIES = frozenset(env_list("TRUSTED_PROXIES", "127.0.0.1,::1"))
 # How many trusted proxies stand in front: the client's address is that many entries from the
-# right of X-Forwarded-For (sign-in throttling counts per client address). 0: REMOTE_ADDR.
+# right of X-Forwarded-For (planner.client_ip: sign-in and sign-up throttling, the preview
+# limit and the log count per client address). 0: REMOTE_ADDR. `check --deploy` fails with
+# HTTPS=1 behind a proxy (BEHIND_PROXY) and 0 here: every client would share the proxy's.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -194,6 +197,19 @@ UPLOAD_FORM_OVERHEAD_BYTES = 1024 * 1024
 PRICE_STALE_DAYS = env_int("PRICE_STALE_DAYS", 180)
 # Plans a visitor without an account may have computed per address (cached ones are free).
 ANONYMOUS_PREVIEWS_PER_10_MINUTES = env_int("ANONYMOUS_PREVIEWS_PER_10_MINUTES", 20)
+# Accounts made from one client address per hour (sign-up beyond it: 429 with Retry-After).
+SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 5)
+# Fair shares (planner.limits): what one user may keep, create per minute (pages and API
+# alike; beyond it 429 with Retry-After) and have queued or running at once.
+USER_MAX_PLANS = env_int("USER_MAX_PLANS", 500)
+USER_MAX_SIMULATIONS = env_int("USER_MAX_SIMULATIONS", 500)
+USER_MAX_REPORTS = env_int("USER_MAX_REPORTS", 200)
+USER_MAX_CAPACITY_RUNS = env_int("USER_MAX_CAPACITY_RUNS", 100)
+PLANS_PER_MINUTE = env_int("PLANS_PER_MINUTE", 20)
+SIMULATIONS_PER_MINUTE = env_int("SIMULATIONS_PER_MINUTE", 20)
+REPORTS_PER_MINUTE = env_int("REPORTS_PER_MINUTE", 10)
+CAPACITY_RUNS_PER_MINUTE = env_int("CAPACITY_RUNS_PER_MINUTE", 5)
+USER_MAX_ACTIVE_RUNS = env_int("USER_MAX_ACTIVE_RUNS", 4)
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server).
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -269,7 +285,11 @@ RUNS_REQUEUE_AFTER_SECONDS = env_int("RUNS_REQUEUE_AFTER_SECONDS", 60)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Every line names the client's address (planner.client_ip), "-" outside a request.
+    "filters": {"client": {"()": "planner.client_ip.ClientAddressFilter"}},
+    "formatters": {"client": {"format": "%(levelname)s %(name)s [%(client)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client"],
+                             "formatter": "client"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 
