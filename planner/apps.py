@@ -13,4 +13,5 @@ class PlannerConfig(AppConfig):
         from planner.plans import tasks as plan_tasks  # noqa: F401
         from planner.purchase_mix import signals  # noqa: F401
         from planner.purchase_mix import tasks as purchase_mix_tasks  # noqa: F401
+        from planner.reports import signals as report_signals  # noqa: F401
         from planner.reports import tasks as report_tasks  # noqa: F401

@@ -6,6 +6,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import dj_database_url
+from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
 
 from planner.env import env_bool, env_int, env_list, env_secret, env_str
@@ -51,6 +52,7 @@ MIDDLEWARE = [
     "planner.security.UploadLimitMiddleware",
     "planner.security.SecurityHeadersMiddleware",
     "planner.security.QueueUnavailableMiddleware",
+    "planner.limits.LimitsMiddleware",
     "planner.security.NulAddressMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -222,6 +224,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Short runs (a plan, a simulation: seconds) have their own queue, "short": every worker takes
+# both queues, and a worker for "short" alone (`-Q short`, `make run` starts one) keeps them
+# moving while long capacity sweeps, analyses or plan sweep parts hold the other processes.
+CELERY_TASK_QUEUES = (Queue("celery"), Queue("short"))
+CELERY_TASK_ROUTES = {"planner.run_plan": {"queue": "short"},
+                      "simulator.run_simulation": {"queue": "short"}}
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL

@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -44,6 +44,7 @@ from planner.purchase_mix.documents import (
     upload_texts_check,
 )
 from planner.purchase_mix.models import AnalysisRun, History
+from planner.reports.models import Report
 from planner.runs import Attempt, run_enqueue, run_progress
 
 UPLOAD_DIR = "histories"
@@ -58,20 +59,35 @@ class StorageQuotaError(UploadTooLargeError):
     """The upload would take the owner's histories over settings.USER_STORAGE_QUOTA_BYTES."""
 
 
+def _files_bytes(names: Iterable[str]) -> int:
+    total = 0
+    for name in names:
+        if name:
+            try:
+                total += default_storage.size(name)
+            except OSError:  # deleted meanwhile: takes no room
+                continue
+    return total
+
+
 def storage_used(owner_id: int) -> int:
-    """Bytes of the owner's uploaded job histories (what the storage quota counts)."""
-    total = History.objects.filter(owner_id=owner_id).aggregate(total=Sum("size_bytes"))["total"]
-    return int(total or 0)
+    """Bytes the owner's files take on disk (what the storage quota counts): each job
+    history's upload and the tables derived from it (parsed jobs, hourly demand), and the
+    files of their reports."""
+    rows = History.objects.filter(owner_id=owner_id).values_list("upload", "parsed", "demand")
+    reports = Report.objects.filter(owner_id=owner_id).aggregate(total=Sum("size_bytes"))
+    return _files_bytes(name for row in rows for name in row) + int(reports["total"] or 0)
 
 
 def _check_quota(owner_id: int, size_bytes: int) -> None:
     used, quota = storage_used(owner_id), settings.USER_STORAGE_QUOTA_BYTES
     if used + size_bytes > quota:
         raise StorageQuotaError(
-            f"This file ({filesizeformat(size_bytes)}) would take your job histories to "
-            f"{filesizeformat(used + size_bytes)}, over your {filesizeformat(quota)} of "
-            f"storage ({filesizeformat(used)} used); nothing was stored. Delete a history you "
-            "no longer need to make room.")
+            f"This file ({filesizeformat(size_bytes)} with the tables derived from it) would "
+            f"take your files to {filesizeformat(used + size_bytes)}, over your "
+            f"{filesizeformat(quota)} of storage ({filesizeformat(used)} used: job histories, "
+            "their derived tables and reports); nothing was stored. Delete a history or report "
+            "you no longer need to make room.")
 
 
 def history_delete(*, owner_id: int, history_id: int) -> History | None:
@@ -236,7 +252,7 @@ def history_create(
         with transaction.atomic():
             # Again inside the write: two uploads at once cannot both take the last room.
             get_user_model().objects.select_for_update().filter(pk=owner_id).first()
-            _check_quota(owner_id, size_bytes)
+            _check_quota(owner_id, _files_bytes(names.values()))
             history = History.objects.create(
                 owner_id=owner_id,
                 **_history_fields(name, size_bytes, options, parsed, parsed.history),

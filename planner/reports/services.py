@@ -9,6 +9,7 @@ from typing import Any
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from planner.limits import creation_check
 from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.model import report_from_dict
@@ -94,6 +95,7 @@ def report_create(*, owner_id: int, document: ReportDocument, fmt: str) -> Repor
     fmt = report_format(fmt)
     if fmt == "pdf" and pdf_missing():
         raise ValueError(f"format: {pdf_missing()}")
+    creation_check(owner_id=owner_id, kind="report")
     with transaction.atomic():
         stored = Report.objects.create(
             owner_id=owner_id, kind=document.kind, subject_id=document.subject_id, fmt=fmt,
@@ -124,3 +126,12 @@ def _compute(stored: Report) -> dict[str, Any]:
 def report_execute(*, report_id: int, attempt: Attempt) -> None:
     """Claim a queued report, render and save its file; a second call does nothing."""
     run_execute(Report, report_id, _compute, attempt=attempt, message="rendering")
+
+
+def report_delete(*, owner_id: int, report_id: int) -> Report | None:
+    """Delete the owner's report (its file goes once the deletion commits:
+    planner.reports.signals); None when it is not theirs."""
+    report = Report.objects.defer("document").filter(owner_id=owner_id, pk=report_id).first()
+    if report is not None:
+        report.delete()
+    return report
