@@ -6,8 +6,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import dj_database_url
-from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from planner.env import env_bool, env_int, env_list, env_secret, env_str
 
