@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "planner.security.SecurityHeadersMiddleware",
     "planner.security.QueueUnavailableMiddleware",
     "planner.limits.LimitsMiddleware",
+    "planner.dbretry.DatabaseRetryMiddleware",
     "planner.security.NulAddressMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -81,11 +82,19 @@ TEMPLATES = [
     },
 ]
 
+# Persistent connections are checked before each request reuses them (CONN_HEALTH_CHECKS): a
+# database restart leaves every one of them dead, which without the check was a 500 per
+# process.
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_max_age=60
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_max_age=60,
+        conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, waiting up to DB_CONNECT_WAIT_SECONDS for a restarting server.
+    DATABASES["default"]["ENGINE"] = "planner.postgres"
+DB_CONNECT_WAIT_SECONDS = env_int("DB_CONNECT_WAIT_SECONDS", 15)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and IMMEDIATE transactions let the web server and the worker write without lock errors.
     # Connections persist like on other databases: a new one per request cost a third of a
