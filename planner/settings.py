@@ -54,6 +54,7 @@ MIDDLEWARE = [
     "planner.security.QueueUnavailableMiddleware",
     "planner.limits.LimitsMiddleware",
     "planner.dbretry.DatabaseRetryMiddleware",
+    "planner.storage.DiskFullMiddleware",
     "planner.security.NulAddressMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -182,7 +183,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Files written whole or not at all; a nearly full disk refused (planner/storage.py).
+    "default": {"BACKEND": "planner.storage.AtomicFileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -193,6 +195,10 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = VAR_DIR / "media"
+# Writes under VAR_DIR (uploads, derived tables, reports) that would leave less than this free
+# are refused with 507, and /healthz says "degraded" below it: room kept for the database,
+# the queue and the logs.
+DISK_MIN_FREE_BYTES = env_int("DISK_MIN_FREE_BYTES", 1024**3)
 
 # Uploads: job histories may be large; they stream to disk above 5 MB.
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024)

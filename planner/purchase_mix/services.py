@@ -46,6 +46,7 @@ from planner.purchase_mix.documents import (
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.reports.models import Report
 from planner.runs import Attempt, run_enqueue, run_progress
+from planner.storage import disk_room_check
 
 UPLOAD_DIR = "histories"
 MAX_ROW_ERRORS = 200
@@ -205,11 +206,15 @@ def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[s
         for name, sizes in demand.interruptible_gpu_hours_by_job_gpus.items()
     }
     frame.attrs["off_spot_gpu_hours"] = dict(demand.off_spot_gpu_hours)
-    return {
-        "upload": default_storage.save(f"{stem}.csv", File(upload)),
-        "parsed": _save_parquet(f"{stem}.jobs.parquet", _records(history)),
-        "demand": _save_parquet(f"{stem}.demand.parquet", frame),
-    }
+    saved: dict[str, str] = {}
+    try:  # all three or none: a full disk on the last leaves none of the first two
+        saved["upload"] = default_storage.save(f"{stem}.csv", File(upload))
+        saved["parsed"] = _save_parquet(f"{stem}.jobs.parquet", _records(history))
+        saved["demand"] = _save_parquet(f"{stem}.demand.parquet", frame)
+    except BaseException:
+        _delete_files(saved)
+        raise
+    return saved
 
 
 def _delete_files(names: Mapping[str, str]) -> None:
@@ -237,6 +242,7 @@ def history_create(
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
     _check_quota(owner_id, size_bytes)
+    disk_room_check(settings.MEDIA_ROOT, size_bytes)  # 507 before parsing, not after
     run_options_check(run_options or RunOptions())
     try:
         parsed = history_parse(upload, options=options)
