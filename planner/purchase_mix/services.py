@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -19,8 +19,6 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Sum
-from django.template.defaultfilters import filesizeformat
 
 from planner import runs
 from planner.purchase_mix.core.analysis import fit_trend
@@ -44,51 +42,18 @@ from planner.purchase_mix.documents import (
     upload_texts_check,
 )
 from planner.purchase_mix.models import AnalysisRun, History
-from planner.reports.models import Report
+from planner.purchase_mix.quota import (  # noqa: F401 - StorageQuotaError, storage_used: part of this service
+    StorageQuotaError,
+    UploadTooLargeError,
+    files_bytes,
+    quota_check,
+    storage_used,
+)
 from planner.runs import Attempt, run_enqueue, run_progress
 from planner.storage import disk_room_check
 
 UPLOAD_DIR = "histories"
 MAX_ROW_ERRORS = 200
-
-
-class UploadTooLargeError(ValueError):
-    """The upload exceeds settings.UPLOAD_MAX_BYTES."""
-
-
-class StorageQuotaError(UploadTooLargeError):
-    """The upload would take the owner's histories over settings.USER_STORAGE_QUOTA_BYTES."""
-
-
-def _files_bytes(names: Iterable[str]) -> int:
-    total = 0
-    for name in names:
-        if name:
-            try:
-                total += default_storage.size(name)
-            except OSError:  # deleted meanwhile: takes no room
-                continue
-    return total
-
-
-def storage_used(owner_id: int) -> int:
-    """Bytes the owner's files take on disk (what the storage quota counts): each job
-    history's upload and the tables derived from it (parsed jobs, hourly demand), and the
-    files of their reports."""
-    rows = History.objects.filter(owner_id=owner_id).values_list("upload", "parsed", "demand")
-    reports = Report.objects.filter(owner_id=owner_id).aggregate(total=Sum("size_bytes"))
-    return _files_bytes(name for row in rows for name in row) + int(reports["total"] or 0)
-
-
-def _check_quota(owner_id: int, size_bytes: int) -> None:
-    used, quota = storage_used(owner_id), settings.USER_STORAGE_QUOTA_BYTES
-    if used + size_bytes > quota:
-        raise StorageQuotaError(
-            f"This file ({filesizeformat(size_bytes)} with the tables derived from it) would "
-            f"take your files to {filesizeformat(used + size_bytes)}, over your "
-            f"{filesizeformat(quota)} of storage ({filesizeformat(used)} used: job histories, "
-            "their derived tables and reports); nothing was stored. Delete a history or report "
-            "you no longer need to make room.")
 
 
 def history_delete(*, owner_id: int, history_id: int) -> History | None:
@@ -241,7 +206,7 @@ def history_create(
     """
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
-    _check_quota(owner_id, size_bytes)
+    quota_check(owner_id, size_bytes)
     disk_room_check(settings.MEDIA_ROOT, size_bytes)  # 507 before parsing, not after
     run_options_check(run_options or RunOptions())
     try:
@@ -258,7 +223,7 @@ def history_create(
         with transaction.atomic():
             # Again inside the write: two uploads at once cannot both take the last room.
             get_user_model().objects.select_for_update().filter(pk=owner_id).first()
-            _check_quota(owner_id, _files_bytes(names.values()))
+            quota_check(owner_id, files_bytes(names.values()))
             history = History.objects.create(
                 owner_id=owner_id,
                 **_history_fields(name, size_bytes, options, parsed, parsed.history),
