@@ -38,13 +38,16 @@ migrate: install .secret_key
 catalog: migrate
 	SECRET_KEY_FILE=.secret_key $(BIN)/python manage.py load_catalog
 
-# Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker).
+# Web server and two Celery workers on the embedded defaults (SQLite, filesystem broker): one
+# takes every queue, one only "short" (plans, simulations: they never wait behind long sweeps).
 run: catalog
 	@echo ""
 	@echo "GPU Planner: open http://127.0.0.1:$(PORT)/  (Ctrl-C stops the server and the worker)"
 	@echo ""
 	@SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker --loglevel=WARNING --concurrency=1 & \
-	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	  worker=$$!; \
+	  SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker -Q short -n short@%h --loglevel=WARNING --concurrency=1 & \
+	  short=$$!; trap "kill $$worker $$short 2>/dev/null" EXIT INT TERM; \
 	  SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install .secret_key

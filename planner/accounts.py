@@ -1,6 +1,7 @@
 """Accounts: sign-up and the API tokens page (log-in and log-out are Django's own views under
 /accounts/)."""
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
@@ -10,6 +11,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from planner import tokens
+from planner.client_ip import client_address
+from planner.throttle import throttle_count, throttle_hit, throttle_key, throttle_seconds_left
+
+SIGNUP_WINDOW_SECONDS = 3600
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -17,13 +22,23 @@ def signup(request: HttpRequest) -> HttpResponse:
     of this site's, else to the front door."""
     form = UserCreationForm(request.POST or None)
     next_url = safe_next(request)
-    if request.method == "POST" and form.is_valid():
+    key = throttle_key("signup", client_address(request))
+    retry_after = 0
+    if request.method == "POST" and throttle_count(key) >= settings.SIGNUPS_PER_HOUR:
+        retry_after = throttle_seconds_left(key)
+        form.add_error(None, f"Too many accounts made from your address in the last hour; try "
+                             f"again in {-(-retry_after // 60)} minutes.")
+    elif request.method == "POST" and form.is_valid():
         user = form.save()
+        throttle_hit(key, SIGNUP_WINDOW_SECONDS)
         login(request, user, backend="planner.security.ThrottledModelBackend")
         return redirect(next_url or "home")
-    status = 400 if form.errors else 200
-    return render(request, "registration/signup.html", {"form": form, "next": next_url},
-                  status=status)
+    status = 429 if retry_after else 400 if form.errors else 200
+    response = render(request, "registration/signup.html", {"form": form, "next": next_url},
+                      status=status)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def safe_next(request: HttpRequest) -> str:

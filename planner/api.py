@@ -13,8 +13,10 @@ from ninja.errors import AuthenticationError
 
 from planner.api_auth import API_AUTH, challenge
 from planner.capacity.api import router as capacity_router
+from planner.limits import QuotaExceededError, RateLimitedError, limit_response
 from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
+from planner.reports.api import router as reports_router
 from planner.runs import QueueUnavailableError
 from planner.storage.api import router as storage_router
 from planner.serving.api import router as serving_router
@@ -39,6 +41,15 @@ def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
     return response
 
 
+@api.exception_handler(RateLimitedError)
+@api.exception_handler(QuotaExceededError)
+def _over_share(request: HttpRequest, exc: Exception) -> HttpResponse:
+    if isinstance(exc, RateLimitedError):
+        return limit_response(request, str(exc), 429,
+                              {"Retry-After": str(exc.retry_after_seconds)})
+    return limit_response(request, str(exc), 403)
+
+
 @api.exception_handler(QueueUnavailableError)
 def _queue_unavailable(request: HttpRequest, exc: QueueUnavailableError) -> HttpResponse:
     return api.create_response(request, {"detail": QueueUnavailableError.message}, status=503)
@@ -51,6 +62,7 @@ api.add_router("/simulations", simulator_router, auth=API_AUTH)
 api.add_router("/serving", serving_router, auth=API_AUTH)
 api.add_router("/plans", plans_router, auth=API_AUTH)
 api.add_router("/storage", storage_router, auth=API_AUTH)
+api.add_router("/reports", reports_router, auth=API_AUTH)
 
 
 @dataclass(frozen=True)

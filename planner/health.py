@@ -1,9 +1,11 @@
 """/healthz: is the database reachable, the broker reachable, does a worker answer, is the page
-cache on Redis or degraded to per-process memory, and how much waits in the run outbox?"""
+cache on Redis or degraded to per-process memory, how much waits in the run outbox, and how
+much room is left on the disk holding VAR_DIR (uploads, reports, the SQLite file)?"""
 
 import time
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
@@ -11,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from planner.cache import cache_check
 from planner.outbox import outbox_waiting
+from planner.storage import disk_free_bytes
 
 WORKER_PING_SECONDS = 1.0
 
@@ -32,6 +35,17 @@ def _database() -> str:
     return "ok"
 
 
+def _disk() -> dict[str, Any]:
+    """Free bytes under VAR_DIR against DISK_MIN_FREE_BYTES: "low" once writes are refused."""
+    try:
+        free = disk_free_bytes(settings.VAR_DIR)
+    except OSError as exc:
+        return {"status": f"error: {exc.__class__.__name__}", "free_bytes": None,
+                "min_free_bytes": settings.DISK_MIN_FREE_BYTES}
+    return {"status": "ok" if free >= settings.DISK_MIN_FREE_BYTES else "low",
+            "free_bytes": free, "min_free_bytes": settings.DISK_MIN_FREE_BYTES}
+
+
 def _broker_and_workers() -> tuple[str, str]:
     from planner.celery import app
 
@@ -50,16 +64,19 @@ def _broker_and_workers() -> tuple[str, str]:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 when the database and the broker answer (the web tier can take work), else 503;
-    the worker count says whether queued work will start soon."""
+    """200 when the database and the broker answer and the disk has room (the web tier can
+    take work), else 503 "degraded"; the worker count says whether queued work will start
+    soon."""
     started = time.monotonic()
     database = _database()
     broker, workers = _broker_and_workers()
+    disk = _disk()
     body: dict[str, Any] = {
-        "database": database, "broker": broker, "workers": workers, "cache": cache_check(),
+        "database": database, "broker": broker, "workers": workers, "disk": disk,
+        "cache": cache_check(),
         "outbox_waiting": _outbox_waiting() if database == "ok" else None,
         "checked_in_ms": round((time.monotonic() - started) * 1000),
     }
-    healthy = database == "ok" and broker == "ok"
+    healthy = database == "ok" and broker == "ok" and disk["status"] == "ok"
     return JsonResponse({"status": "ok" if healthy else "degraded", **body},
                         status=200 if healthy else 503)

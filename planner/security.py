@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.defaultfilters import filesizeformat
 
+from planner.client_ip import client_address
 from planner.throttle import throttle_clear, throttle_count, throttle_hit, throttle_key
 
 # Failed sign-ins per (user name, client address) before the pair is locked, and for how long;
@@ -32,20 +33,6 @@ CONTENT_SECURITY_POLICY = (
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
 FORWARDED_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED_HOST")
-
-
-def client_address(request: HttpRequest | None) -> str:
-    """The client's address: REMOTE_ADDR, or behind TRUSTED_PROXY_COUNT proxies the address
-    the outermost of them saw (that many entries from the right of X-Forwarded-For)."""
-    if request is None:
-        return ""
-    remote = str(request.META.get("REMOTE_ADDR", ""))
-    count = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
-    if count <= 0:
-        return remote
-    hops = [hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")
-            if hop.strip()]
-    return hops[-count][:64] if len(hops) >= count else remote
 
 
 def _pair_key(username: str, request: HttpRequest | None) -> str:

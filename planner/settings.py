@@ -7,6 +7,7 @@ from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from planner.env import env_bool, env_int, env_list, env_secret, env_str
 
@@ -51,6 +52,9 @@ MIDDLEWARE = [
     "planner.security.UploadLimitMiddleware",
     "planner.security.SecurityHeadersMiddleware",
     "planner.security.QueueUnavailableMiddleware",
+    "planner.limits.LimitsMiddleware",
+    "planner.dbretry.DatabaseRetryMiddleware",
+    "planner.storage.DiskFullMiddleware",
     "planner.security.NulAddressMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -79,11 +83,19 @@ TEMPLATES = [
     },
 ]
 
+# Persistent connections are checked before each request reuses them (CONN_HEALTH_CHECKS): a
+# database restart leaves every one of them dead, which without the check was a 500 per
+# process.
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_max_age=60
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_max_age=60,
+        conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, waiting up to DB_CONNECT_WAIT_SECONDS for a restarting server.
+    DATABASES["default"]["ENGINE"] = "planner.postgres"
+DB_CONNECT_WAIT_SECONDS = env_int("DB_CONNECT_WAIT_SECONDS", 15)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and IMMEDIATE transactions let the web server and the worker write without lock errors.
     # Connections persist like on other databases: a new one per request cost a third of a
@@ -125,13 +137,16 @@ CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
-if env_bool("BEHIND_PROXY", HTTPS):
+BEHIND_PROXY = env_bool("BEHIND_PROXY", HTTPS)
+if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Forwarded headers (X-Forwarded-Proto/-For/-Host) are dropped unless the request comes from one
 # of these addresses (the reverse proxy's; planner.security.TrustedProxyMiddleware).
 TRUSTED_PROXIES = frozenset(env_list("TRUSTED_PROXIES", "127.0.0.1,::1"))
 # How many trusted proxies stand in front: the client's address is that many entries from the
-# right of X-Forwarded-For (sign-in throttling counts per client address). 0: REMOTE_ADDR.
+# right of X-Forwarded-For (planner.client_ip: sign-in and sign-up throttling, the preview
+# limit and the log count per client address). 0: REMOTE_ADDR. `check --deploy` fails with
+# HTTPS=1 behind a proxy (BEHIND_PROXY) and 0 here: every client would share the proxy's.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -168,7 +183,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Files written whole or not at all; a nearly full disk refused (planner/storage.py).
+    "default": {"BACKEND": "planner.storage.AtomicFileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -179,6 +195,10 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = VAR_DIR / "media"
+# Writes under VAR_DIR (uploads, derived tables, reports) that would leave less than this free
+# are refused with 507, and /healthz says "degraded" below it: room kept for the database,
+# the queue and the logs.
+DISK_MIN_FREE_BYTES = env_int("DISK_MIN_FREE_BYTES", 1024**3)
 
 # Uploads: job histories may be large; they stream to disk above 5 MB.
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
@@ -194,6 +214,19 @@ UPLOAD_FORM_OVERHEAD_BYTES = 1024 * 1024
 PRICE_STALE_DAYS = env_int("PRICE_STALE_DAYS", 180)
 # Plans a visitor without an account may have computed per address (cached ones are free).
 ANONYMOUS_PREVIEWS_PER_10_MINUTES = env_int("ANONYMOUS_PREVIEWS_PER_10_MINUTES", 20)
+# Accounts made from one client address per hour (sign-up beyond it: 429 with Retry-After).
+SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 5)
+# Fair shares (planner.limits): what one user may keep, create per minute (pages and API
+# alike; beyond it 429 with Retry-After) and have queued or running at once.
+USER_MAX_PLANS = env_int("USER_MAX_PLANS", 500)
+USER_MAX_SIMULATIONS = env_int("USER_MAX_SIMULATIONS", 500)
+USER_MAX_REPORTS = env_int("USER_MAX_REPORTS", 200)
+USER_MAX_CAPACITY_RUNS = env_int("USER_MAX_CAPACITY_RUNS", 100)
+PLANS_PER_MINUTE = env_int("PLANS_PER_MINUTE", 20)
+SIMULATIONS_PER_MINUTE = env_int("SIMULATIONS_PER_MINUTE", 20)
+REPORTS_PER_MINUTE = env_int("REPORTS_PER_MINUTE", 10)
+CAPACITY_RUNS_PER_MINUTE = env_int("CAPACITY_RUNS_PER_MINUTE", 5)
+USER_MAX_ACTIVE_RUNS = env_int("USER_MAX_ACTIVE_RUNS", 4)
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server).
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -206,6 +239,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Short runs (a plan, a simulation: seconds) have their own queue, "short": every worker takes
+# both queues, and a worker for "short" alone (`-Q short`, `make run` starts one) keeps them
+# moving while long capacity sweeps, analyses or plan sweep parts hold the other processes.
+CELERY_TASK_QUEUES = (Queue("celery"), Queue("short"))
+CELERY_TASK_ROUTES = {"planner.run_plan": {"queue": "short"},
+                      "simulator.run_simulation": {"queue": "short"}}
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
@@ -269,7 +308,11 @@ RUNS_REQUEUE_AFTER_SECONDS = env_int("RUNS_REQUEUE_AFTER_SECONDS", 60)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Every line names the client's address (planner.client_ip), "-" outside a request.
+    "filters": {"client": {"()": "planner.client_ip.ClientAddressFilter"}},
+    "formatters": {"client": {"format": "%(levelname)s %(name)s [%(client)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client"],
+                             "formatter": "client"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 

@@ -10,6 +10,7 @@ deleted as new ones are written.
 from __future__ import annotations
 
 import hashlib
+import math
 from datetime import timedelta
 
 from django.db import IntegrityError, models, transaction
@@ -60,3 +61,11 @@ def throttle_hit(key: str, window_seconds: int) -> int:
 
 def throttle_clear(key: str) -> None:
     ThrottleCounter.objects.filter(key=key).delete()
+
+
+def throttle_seconds_left(key: str) -> int:
+    """Whole seconds until `key`'s current window ends (0 when none is open): what a 429's
+    Retry-After says."""
+    ends = ThrottleCounter.objects.filter(key=key, window_ends__gt=timezone.now()).values_list(
+        "window_ends", flat=True).first()
+    return max(1, math.ceil((ends - timezone.now()).total_seconds())) if ends else 0

@@ -49,3 +49,11 @@ def create_simulation(request: HttpRequest, payload: SimulationIn) -> Status[Any
 def get_simulation(request: HttpRequest, run_id: int) -> SimulationRun:
     """Status, progress and, when done, the full breakdown (memory GiB, seconds, tokens/s)."""
     return get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
+
+
+@router.delete("/{run_id}", response={204: None}, summary="Delete a simulation")
+def delete_simulation(request: HttpRequest, run_id: int) -> Status[None]:
+    """204; 404 for a simulation that is not yours."""
+    if services.simulation_delete(owner_id=request.user.pk, run_id=run_id) is None:
+        raise HttpError(404, "Not Found")
+    return Status(204, None)

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from planner.core.layout_knobs import LAYOUT_KNOBS
 from planner.core.providers import MAX_CLUSTER_NODES
+from planner.limits import creation_check
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import Accelerator, InstanceType
@@ -135,9 +136,19 @@ def simulation_create(*, owner_id: int, kind: str, request: dict[str, Any]) -> S
     if kind not in SimulationRun.Kind.values:
         raise ValueError(f"kind: must be one of {', '.join(SimulationRun.Kind.values)}")
     _checked_request(kind, request)
+    creation_check(owner_id=owner_id, kind="simulation")
     with transaction.atomic():
         run = SimulationRun.objects.create(owner_id=owner_id, kind=kind, request=request)
         run_enqueue(run)
+    return run
+
+
+def simulation_delete(*, owner_id: int, run_id: int) -> SimulationRun | None:
+    """Delete the owner's simulation (a worker still running it stores nothing); None when it
+    is not theirs."""
+    run = SimulationRun.objects.filter(owner_id=owner_id, pk=run_id).first()
+    if run is not None:
+        run.delete()
     return run
 
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("simulations/accuracy.csv", views.simulation_accuracy_csv, name="accuracy_csv"),
     path("simulations/<int:run_id>", views.simulation_detail, name="detail"),
     path("simulations/<int:run_id>/status", views.simulation_status, name="status"),
+    path("simulations/<int:run_id>/delete", views.simulation_delete, name="delete"),
     path("simulations/runs", own.measured_runs, name="runs"),
     path("simulations/runs/template.csv", own.measured_runs_template, name="runs_template"),
     path("simulations/runs/fit", own.measured_runs_fit, name="runs_fit"),

@@ -5,10 +5,12 @@ import csv
 from functools import cached_property
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.html import json_script
 from plotly.utils import PlotlyJSONEncoder
 
@@ -91,6 +93,21 @@ def _figures(run: SimulationRun) -> list[str]:
 def simulation_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
     return render(request, "simulator/detail.html", {"run": run, "figures": _figures(run)})
+
+
+@login_required
+def simulation_delete(request: HttpRequest, run_id: int) -> HttpResponse:
+    """GET: what deleting the simulation removes; POST: delete it."""
+    run = get_object_or_404(SimulationRun, pk=run_id, owner=request.user)
+    if request.method == "POST":
+        services.simulation_delete(owner_id=request.user.pk, run_id=run.id)
+        messages.success(request, f"Deleted {run}.")
+        return redirect("simulator:list")
+    running = "" if run.is_finished else " It is still running: the run stops."
+    return render(request, "forms/confirm_delete.html", {
+        "name": str(run), "back_url": reverse("simulator:detail", args=[run.id]),
+        "what": f"A simulation asked for {run.created_at:%Y-%m-%d %H:%M} UTC.{running}",
+        "consequences": ["Its request and its result."]})
 
 
 @login_required

@@ -197,11 +197,13 @@ def worker_database_url() -> str:
 
 def start_worker(
     redis_url: str, log_path: Path, loglevel: str = "WARNING", node_name: str = "worker1",
-    beat: bool = False, **extra_env: str,
+    beat: bool = False, queues: str = "", **extra_env: str,
 ) -> subprocess.Popen[bytes]:
     """A real `celery worker` process (solo pool) on Redis and the test database; with
-    beat=True it runs Celery beat inside it too (`-B`, the schedule file beside the log)."""
+    beat=True it runs Celery beat inside it too (`-B`, the schedule file beside the log);
+    `queues` ("short"): only those queues (default: every queue, as deployed workers)."""
     beat_args = ["-B", f"--schedule={log_path.with_suffix('.beat-schedule')}"] if beat else []
+    beat_args += [f"--queues={queues}"] if queues else []
     env = dict(
         os.environ,
         REDIS_URL=redis_url,

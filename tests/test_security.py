@@ -135,6 +135,7 @@ def test_a_users_uploaded_files_are_deleted_with_the_user(ada: User, settings: A
 
 def test_check_deploy_is_clean_with_the_production_variables(tmp_path: Path) -> None:
     env = {**os.environ, "DEBUG": "0", "HTTPS": "1", "ALLOWED_HOSTS": "planner.example.org",
+           "TRUSTED_PROXY_COUNT": "1",
            "SECRET_KEY": "k" * 20 + "Zx9!" * 10 + "q" * 12, "VAR_DIR": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

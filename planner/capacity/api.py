@@ -106,3 +106,12 @@ def get_capacity_report(request: HttpRequest, history_id: int, fmt: str) -> Http
     response = HttpResponse(rendered.content, content_type=rendered.content_type)
     response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
     return response
+
+
+@router.delete("/{history_id}/capacity", response={204: None},
+               summary="Delete every capacity sweep of a history")
+def delete_capacity(request: HttpRequest, history_id: int) -> Status[None]:
+    """204 (the history and its analyses stay); 404 for a history that is not yours."""
+    if services.capacity_delete(owner_id=_owner_id(request), history_id=history_id) is None:
+        raise HttpError(404, "Not Found")
+    return Status(204, None)

@@ -29,6 +29,7 @@ from planner.capacity.documents import (
 from planner.capacity.models import CapacityPart, CapacityRun
 from planner.capacity.purchase import pool_gate
 from planner.core.serialize import json_safe
+from planner.limits import creation_check
 from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors as mix_selectors
 from planner.purchase_mix import services as mix_services
@@ -89,11 +90,21 @@ def capacity_create(*, history: History, raw: dict[str, Any]) -> CapacityRun:
     if inputs.pool_gpus and inputs.pool_price != "owned":
         # whole instances: a size that cannot be bought is refused now, not in the sweep
         capacity_grid(capacity_jobs(history_jobs(history), inputs), inputs, analysis.result)
+    creation_check(owner_id=history.owner_id, kind="capacity")
     with transaction.atomic():  # the row and its outbox entry: both or neither
         run = CapacityRun.objects.create(history=history, analysis=analysis,
                                          inputs=inputs.to_dict())
         run_enqueue(run)
     return run
+
+
+def capacity_delete(*, owner_id: int, history_id: int) -> int | None:
+    """Delete every capacity sweep of the owner's history (a worker still sweeping one
+    stores nothing); how many, or None when the history is not theirs."""
+    if not History.objects.filter(owner_id=owner_id, pk=history_id).exists():
+        return None
+    deleted, by_model = CapacityRun.objects.filter(history_id=history_id).delete()
+    return int(by_model.get(CapacityRun._meta.label, 0))
 
 
 def latest_capacity(history_id: int) -> CapacityRun | None:

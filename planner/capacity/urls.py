@@ -9,6 +9,7 @@ urlpatterns = [
     path("history/<int:pk>/capacity/status", views.capacity_status, name="capacity_status"),
     path("history/<int:pk>/capacity/report.<str:fmt>", views.capacity_report,
          name="capacity_report"),
+    path("history/<int:pk>/capacity/delete", views.capacity_delete, name="capacity_delete"),
     path("history/<int:pk>/capacity/reports", views.capacity_report_start,
          name="capacity_report_start"),
 ]

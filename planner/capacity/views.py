@@ -4,10 +4,12 @@ the queue at the recommended point and the table; its status JSON and its export
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import json_script
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -112,3 +114,20 @@ def capacity_report_start(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
     return redirect("planner:report_detail", report_id=stored.id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def capacity_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: what deleting the history's capacity sweeps removes; POST: delete them."""
+    history = _owned(request, pk)
+    if request.method == "POST":
+        count = services.capacity_delete(owner_id=history.owner_id, history_id=history.pk)
+        messages.success(request, f"Deleted {count} capacity sweep(s) of “{history.name}”.")
+        return redirect("planner:capacity_detail", pk=history.pk)
+    return render(request, "forms/confirm_delete.html", {
+        "name": f"the capacity sweeps of {history.name}",
+        "back_url": reverse("planner:capacity_detail", args=[history.pk]),
+        "what": f"{history.capacity_runs.count()} capacity sweep(s) of this job history.",
+        "consequences": ["Their frontiers and results (a running sweep stops).",
+                         "The job history, its analyses and reports already made stay."]})

@@ -21,6 +21,7 @@ from planner.core.formatting import large_count, number
 from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
+from planner.limits import creation_check
 from planner.plans.carbon import carbon_summary, plan_carbon_factors
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.fields import ASSUMPTION_FIELDS
@@ -334,6 +335,7 @@ def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = Fals
     # then failed in the worker.
     check_catalog_names(scenario)
     simulator_for(request=simulation_request(scenario), owner_id=owner_id)
+    creation_check(owner_id=owner_id, kind="plan")
     with transaction.atomic():
         stored = PlanScenario.objects.create(
             owner_id=owner_id,

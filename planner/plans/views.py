@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_POST
 
+from planner.client_ip import client_address
 from planner.plans import compare, preview, selectors, services
 from planner.plans import reports as plan_reports
 from planner.plans.core.fields import split_field_message
@@ -150,7 +151,7 @@ def plan_preview(request: HttpRequest, *, raw: dict[str, Any] | None, form: Plan
     if raw is not None:
         try:
             found = preview.preview_plan(raw=raw, today=timezone.now().date(),
-                                         client=str(request.META.get("REMOTE_ADDR", "")))
+                                         client=client_address(request))
         except preview.PreviewLimitError as exc:
             context["preview_error"], status = str(exc), 429
         except ValueError as exc:
@@ -158,7 +159,10 @@ def plan_preview(request: HttpRequest, *, raw: dict[str, Any] | None, form: Plan
         else:
             context["view"] = PlanView(lambda: found.document, sort=context["sort"])
             context["result_key"], status = found.version, 200
-    return render(request, "planner/plans/detail.html", context, status=status)
+    response = render(request, "planner/plans/detail.html", context, status=status)
+    if status == 429:
+        response["Retry-After"] = str(preview.RATE_WINDOW_SECONDS)
+    return response
 
 
 @login_required

@@ -19,8 +19,6 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Sum
-from django.template.defaultfilters import filesizeformat
 
 from planner import runs
 from planner.purchase_mix.core.analysis import fit_trend
@@ -44,34 +42,18 @@ from planner.purchase_mix.documents import (
     upload_texts_check,
 )
 from planner.purchase_mix.models import AnalysisRun, History
+from planner.purchase_mix.quota import (  # noqa: F401 - StorageQuotaError, storage_used: part of this service
+    StorageQuotaError,
+    UploadTooLargeError,
+    files_bytes,
+    quota_check,
+    storage_used,
+)
 from planner.runs import Attempt, run_enqueue, run_progress
+from planner.storage import disk_room_check
 
 UPLOAD_DIR = "histories"
 MAX_ROW_ERRORS = 200
-
-
-class UploadTooLargeError(ValueError):
-    """The upload exceeds settings.UPLOAD_MAX_BYTES."""
-
-
-class StorageQuotaError(UploadTooLargeError):
-    """The upload would take the owner's histories over settings.USER_STORAGE_QUOTA_BYTES."""
-
-
-def storage_used(owner_id: int) -> int:
-    """Bytes of the owner's uploaded job histories (what the storage quota counts)."""
-    total = History.objects.filter(owner_id=owner_id).aggregate(total=Sum("size_bytes"))["total"]
-    return int(total or 0)
-
-
-def _check_quota(owner_id: int, size_bytes: int) -> None:
-    used, quota = storage_used(owner_id), settings.USER_STORAGE_QUOTA_BYTES
-    if used + size_bytes > quota:
-        raise StorageQuotaError(
-            f"This file ({filesizeformat(size_bytes)}) would take your job histories to "
-            f"{filesizeformat(used + size_bytes)}, over your {filesizeformat(quota)} of "
-            f"storage ({filesizeformat(used)} used); nothing was stored. Delete a history you "
-            "no longer need to make room.")
 
 
 def history_delete(*, owner_id: int, history_id: int) -> History | None:
@@ -189,11 +171,15 @@ def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[s
         for name, sizes in demand.interruptible_gpu_hours_by_job_gpus.items()
     }
     frame.attrs["off_spot_gpu_hours"] = dict(demand.off_spot_gpu_hours)
-    return {
-        "upload": default_storage.save(f"{stem}.csv", File(upload)),
-        "parsed": _save_parquet(f"{stem}.jobs.parquet", _records(history)),
-        "demand": _save_parquet(f"{stem}.demand.parquet", frame),
-    }
+    saved: dict[str, str] = {}
+    try:  # all three or none: a full disk on the last leaves none of the first two
+        saved["upload"] = default_storage.save(f"{stem}.csv", File(upload))
+        saved["parsed"] = _save_parquet(f"{stem}.jobs.parquet", _records(history))
+        saved["demand"] = _save_parquet(f"{stem}.demand.parquet", frame)
+    except BaseException:
+        _delete_files(saved)
+        raise
+    return saved
 
 
 def _delete_files(names: Mapping[str, str]) -> None:
@@ -220,7 +206,8 @@ def history_create(
     """
     if size_bytes > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(_too_large_message(size_bytes))
-    _check_quota(owner_id, size_bytes)
+    quota_check(owner_id, size_bytes)
+    disk_room_check(settings.MEDIA_ROOT, size_bytes)  # 507 before parsing, not after
     run_options_check(run_options or RunOptions())
     try:
         parsed = history_parse(upload, options=options)
@@ -236,7 +223,7 @@ def history_create(
         with transaction.atomic():
             # Again inside the write: two uploads at once cannot both take the last room.
             get_user_model().objects.select_for_update().filter(pk=owner_id).first()
-            _check_quota(owner_id, size_bytes)
+            quota_check(owner_id, files_bytes(names.values()))
             history = History.objects.create(
                 owner_id=owner_id,
                 **_history_fields(name, size_bytes, options, parsed, parsed.history),

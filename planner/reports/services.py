@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from planner.limits import creation_check
 from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.model import report_from_dict
@@ -17,6 +19,7 @@ from planner.reports.render.html import report_html
 from planner.reports.render.pdf import PdfUnavailableError, pdf_missing, report_pdf
 from planner.reports.render.xlsx import report_xlsx
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
+from planner.storage import disk_room_check, is_disk_full
 
 CONTENT_TYPES = {
     "pdf": "application/pdf",
@@ -94,6 +97,8 @@ def report_create(*, owner_id: int, document: ReportDocument, fmt: str) -> Repor
     fmt = report_format(fmt)
     if fmt == "pdf" and pdf_missing():
         raise ValueError(f"format: {pdf_missing()}")
+    creation_check(owner_id=owner_id, kind="report")
+    disk_room_check(settings.MEDIA_ROOT)  # refused now (507), not accepted and then failed
     with transaction.atomic():
         stored = Report.objects.create(
             owner_id=owner_id, kind=document.kind, subject_id=document.subject_id, fmt=fmt,
@@ -112,7 +117,13 @@ def _compute(stored: Report) -> dict[str, Any]:
         raise ValueError(str(exc)) from None
     run_progress(Report, stored.id, 90, "saving the file")
     old_name = stored.file.name
-    stored.file.save(stored.filename, ContentFile(rendered.content), save=False)
+    try:  # written whole or not at all (planner.storage): never a 0-byte file
+        stored.file.save(stored.filename, ContentFile(rendered.content), save=False)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        raise ValueError("The server's storage is full: the report could not be saved. Ask "
+                         "for it again later.") from None
     Report.objects.filter(pk=stored.id).update(file=stored.file.name,
                                                size_bytes=len(rendered.content))
     if old_name and old_name != stored.file.name:
@@ -124,3 +135,12 @@ def _compute(stored: Report) -> dict[str, Any]:
 def report_execute(*, report_id: int, attempt: Attempt) -> None:
     """Claim a queued report, render and save its file; a second call does nothing."""
     run_execute(Report, report_id, _compute, attempt=attempt, message="rendering")
+
+
+def report_delete(*, owner_id: int, report_id: int) -> Report | None:
+    """Delete the owner's report (its file goes once the deletion commits:
+    planner.reports.signals); None when it is not theirs."""
+    report = Report.objects.defer("document").filter(owner_id=owner_id, pk=report_id).first()
+    if report is not None:
+        report.delete()
+    return report

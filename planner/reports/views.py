@@ -1,10 +1,13 @@
 """Report pages: the user's reports, one report's progress, its status JSON and its file;
 and the download response every export view returns."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
+from planner.reports import services as report_services
 from planner.reports.models import Report
 from planner.reports.services import CONTENT_TYPES, Rendered
 from planner.runs import run_status
@@ -45,3 +48,19 @@ def report_file(request: HttpRequest, report_id: int) -> FileResponse:
         raise Http404("The report is not rendered yet.")
     return FileResponse(report.file.open("rb"), as_attachment=True, filename=report.filename,
                         content_type=CONTENT_TYPES[report.fmt])
+
+
+@login_required
+def report_delete(request: HttpRequest, report_id: int) -> HttpResponse:
+    """GET: what deleting the report removes; POST: delete it with its file."""
+    report = _owned(request, report_id)
+    if request.method == "POST":
+        report_services.report_delete(owner_id=request.user.pk, report_id=report.id)
+        messages.success(request, f"Deleted the report “{report.title}”.")
+        return redirect("planner:report_list")
+    return render(request, "forms/confirm_delete.html", {
+        "name": report.title, "back_url": reverse("planner:report_detail", args=[report.id]),
+        "what": f"A {report.fmt.upper()} report asked for {report.created_at:%Y-%m-%d %H:%M} "
+                "UTC.",
+        "consequences": ["Its file, and its place in your storage quota.",
+                         f"The {report.get_kind_display().lower()} it was made from stays."]})

@@ -1,0 +1,152 @@
+"""Fair shares: what one user may keep, create per minute and have queued at once.
+
+Every create service (plans, simulations, reports, capacity sweeps) calls `creation_check`
+once the input is checked (a refused input counts for nothing), pages and API alike; beyond
+a limit it raises, and `LimitsMiddleware` answers:
+- RateLimitedError: 429 with Retry-After: more than <KIND>S_PER_MINUTE creations in a minute,
+  or USER_MAX_ACTIVE_RUNS of the user's runs (of any kind) queued or running, so one user's
+  burst waits for their own runs and cannot fill the queue ahead of everyone else's;
+- QuotaExceededError: 403: USER_MAX_<KIND>S stored (delete some to make room).
+Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.apps import apps
+from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from planner.runs import TrackedRun
+from planner.throttle import throttle_hit, throttle_key, throttle_seconds_left
+
+RATE_WINDOW_SECONDS = 60
+# What a 429 for too many active runs asks to wait: a typical plan's time on a busy worker.
+ACTIVE_RETRY_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class Share:
+    """One kind of object a user creates: its model, the path to its owner, its settings."""
+
+    model: str  # "app_label.Model"
+    owner: str  # the lookup from the model to the user's id
+    max_setting: str
+    rate_setting: str
+    noun: str  # plural, as the messages say it
+
+
+SHARES: dict[str, Share] = {
+    "plan": Share("planner.PlanScenario", "owner_id", "USER_MAX_PLANS", "PLANS_PER_MINUTE",
+                  "plans"),
+    "simulation": Share("simulator.SimulationRun", "owner_id", "USER_MAX_SIMULATIONS",
+                        "SIMULATIONS_PER_MINUTE", "simulations"),
+    "report": Share("planner.Report", "owner_id", "USER_MAX_REPORTS", "REPORTS_PER_MINUTE",
+                    "reports"),
+    "capacity": Share("planner.CapacityRun", "history__owner_id", "USER_MAX_CAPACITY_RUNS",
+                      "CAPACITY_RUNS_PER_MINUTE", "capacity sweeps"),
+}
+
+
+class RateLimitedError(Exception):
+    """Too many creations in the window, or too many runs queued: 429 with Retry-After."""
+
+    def __init__(self, message: str, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class QuotaExceededError(Exception):
+    """The user keeps as many objects of this kind as one account may: 403."""
+
+
+def _owner_lookup(model: type[models.Model]) -> str:
+    """How a run model reaches its owner ("" for parts of a run, which have none)."""
+    for lookup in ("owner", "history"):
+        try:
+            model._meta.get_field(lookup)
+        except FieldDoesNotExist:
+            continue
+        return "owner_id" if lookup == "owner" else "history__owner_id"
+    return ""
+
+
+def active_runs(owner_id: int) -> int:
+    """The user's runs queued or running, of every kind (plans, simulations, analyses,
+    reports, capacity sweeps, calibration fits; a split sweep counts once)."""
+    active = (TrackedRun.Status.QUEUED, TrackedRun.Status.RUNNING)
+    total = 0
+    for model in apps.get_models():
+        lookup = _owner_lookup(model) if issubclass(model, TrackedRun) else ""
+        if lookup:
+            total += model._default_manager.filter(**{lookup: owner_id},
+                                                   status__in=active).count()
+    return total
+
+
+def creation_check(*, owner_id: int | None, kind: str) -> None:
+    """Count one creation of `kind` for the user and refuse it beyond their share; nothing
+    for runs without an owner (commands)."""
+    if owner_id is None:
+        return
+    share = SHARES[kind]
+    key = throttle_key("create", kind, str(owner_id))
+    per_minute = int(getattr(settings, share.rate_setting))
+    if throttle_hit(key, RATE_WINDOW_SECONDS) > per_minute:
+        wait = throttle_seconds_left(key) or RATE_WINDOW_SECONDS
+        raise RateLimitedError(
+            f"Too many {share.noun} started: at most {per_minute} a minute per account; "
+            f"try again in {wait} s.", wait)
+    running, most = active_runs(owner_id), settings.USER_MAX_ACTIVE_RUNS
+    if running >= most:
+        raise RateLimitedError(
+            f"You have {running} runs queued or running, the most one account may have at "
+            f"once; this starts once one of them finishes (try again in a few seconds).",
+            ACTIVE_RETRY_SECONDS)
+    kept, limit = _kept(share, owner_id), int(getattr(settings, share.max_setting))
+    if kept >= limit:
+        raise QuotaExceededError(
+            f"You keep {kept} {share.noun}, the most one account may keep ({limit}); delete "
+            f"some you no longer need to make room.")
+
+
+def _kept(share: Share, owner_id: int) -> int:
+    model = apps.get_model(share.model)
+    return int(model._default_manager.filter(**{share.owner: owner_id}).count())
+
+
+def limit_response(request: HttpRequest, message: str, status: int,
+                   headers: dict[str, str] | None = None) -> HttpResponse:
+    """The refusal: JSON {"detail": message} under /api/, else a page saying it."""
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": message}, status=status)
+    else:
+        response = render(request, "planner/limit.html", {"message": message, "status": status},
+                          status=status)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+class LimitsMiddleware:
+    """429 (Retry-After) and 403 for the errors above, whichever view or API raised them."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception
+                          ) -> HttpResponse | None:
+        if isinstance(exception, RateLimitedError):
+            return limit_response(request, str(exception), 429,
+                                  {"Retry-After": str(exception.retry_after_seconds)})
+        if isinstance(exception, QuotaExceededError):
+            return limit_response(request, str(exception), 403)
+        return None
