@@ -38,17 +38,19 @@ migrate: install .secret_key
 catalog: migrate
 	SECRET_KEY_FILE=.secret_key $(BIN)/python manage.py load_catalog
 
-# Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker).
+# Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker). The
+# worker's child is replaced once it grew past CELERY_WORKER_MAX_MEMORY_PER_CHILD KiB (4 GiB).
+WORKER_MEMORY := --max-memory-per-child=$${CELERY_WORKER_MAX_MEMORY_PER_CHILD:-4194304}
 run: catalog
 	@echo ""
 	@echo "GPU Planner: open http://127.0.0.1:$(PORT)/  (Ctrl-C stops the server and the worker)"
 	@echo ""
-	@SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker --loglevel=WARNING --concurrency=1 & \
+	@SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker --loglevel=WARNING --concurrency=1 $(WORKER_MEMORY) & \
 	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	  SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install .secret_key
-	SECRET_KEY_FILE=.secret_key $(BIN)/celery -A planner worker --loglevel=INFO --concurrency=1
+	SECRET_KEY_FILE=.secret_key $(BIN)/celery -A planner worker --loglevel=INFO --concurrency=1 $(WORKER_MEMORY)
 
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
