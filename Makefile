@@ -40,18 +40,20 @@ catalog: migrate
 
 # Web server and two Celery workers on the embedded defaults (SQLite, filesystem broker): one
 # takes every queue, one only "short" (plans, simulations: they never wait behind long sweeps).
+# A worker's child is replaced once it grew past CELERY_WORKER_MAX_MEMORY_PER_CHILD KiB (4 GiB).
+WORKER_MEMORY := --max-memory-per-child=$${CELERY_WORKER_MAX_MEMORY_PER_CHILD:-4194304}
 run: catalog
 	@echo ""
 	@echo "GPU Planner: open http://127.0.0.1:$(PORT)/  (Ctrl-C stops the server and the worker)"
 	@echo ""
-	@SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker --loglevel=WARNING --concurrency=1 & \
+	@SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker --loglevel=WARNING --concurrency=1 $(WORKER_MEMORY) & \
 	  worker=$$!; \
-	  SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker -Q short -n short@%h --loglevel=WARNING --concurrency=1 & \
+	  SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/celery -A planner worker -Q short -n short@%h --loglevel=WARNING --concurrency=1 $(WORKER_MEMORY) & \
 	  short=$$!; trap "kill $$worker $$short 2>/dev/null" EXIT INT TERM; \
 	  SECRET_KEY_FILE=.secret_key DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install .secret_key
-	SECRET_KEY_FILE=.secret_key $(BIN)/celery -A planner worker --loglevel=INFO --concurrency=1
+	SECRET_KEY_FILE=.secret_key $(BIN)/celery -A planner worker --loglevel=INFO --concurrency=1 $(WORKER_MEMORY)
 
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.

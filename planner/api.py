@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError
+from ninja.errors import AuthenticationError, HttpError
+from ninja.parser import Parser
+from ninja.types import DictStrAny
 
 from planner.api_auth import API_AUTH, challenge
 from planner.capacity.api import router as capacity_router
@@ -23,13 +25,40 @@ from planner.serving.api import router as serving_router
 from pricing.api import router as pricing_router
 from simulator.api import router as simulator_router
 
+
+class UnsupportedMediaTypeError(ValueError):
+    """A JSON body sent under another content type (415)."""
+
+
+class JsonOnlyParser(Parser):
+    """JSON bodies only as application/json (or a +json type): a body sent as text/plain or a
+    form would otherwise be read as JSON all the same."""
+
+    def parse_body(self, request: HttpRequest) -> DictStrAny:
+        media_type = (request.content_type or "").strip().lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            raise UnsupportedMediaTypeError(
+                f"send the body as JSON with Content-Type: application/json (it came as "
+                f"{media_type or 'no content type'!r})")
+        return super().parse_body(request)
+
+
 api = NinjaAPI(
     title="GPU Planner API",
     version="1",
     description="GPU catalog, cloud prices, simulations and plans. Prices are USD per hour.",
     openapi_url="/openapi.json",
     docs_url="/docs",
+    parser=JsonOnlyParser(),
 )
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    """Ninja's answer, except a body under the wrong content type: 415 saying what to send."""
+    if isinstance(exc.__cause__, UnsupportedMediaTypeError):
+        return api.create_response(request, {"detail": str(exc.__cause__)}, status=415)
+    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
 
 
 @api.exception_handler(AuthenticationError)

@@ -14,7 +14,12 @@ error. The protocol survives what workers and databases do:
 - only the delivery that holds the run may store or fail it (its task id is the fence), so a
   worker that lost its lease and still finishes stores nothing, and the run finishes once;
 - the broker's own redelivery of the unacknowledged message (after its visibility timeout, just
-  above the task time limit) finds the run finished and does nothing.
+  above the task time limit) finds the run finished and does nothing;
+- a run whose worker died (lease expired, or the broker redelivered the message its worker
+  held) counts `lost_workers`; the MAX_LOST_WORKERS-th death fails it with a message, so an
+  input that kills every worker that takes it does not loop for ever;
+- MemoryError (the worker's memory limit) fails the run readably and is not re-raised: Celery
+  would take it as unrecoverable and stop the whole worker.
 
 Tasks are sent through the transactional outbox (planner.outbox): the run row and its outbox
 entry are written in one transaction, so a broker outage delays a run and never loses it.
@@ -73,6 +78,8 @@ class TrackedRun(models.Model):
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=64, blank=True, help_text="The delivery that holds it")
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Times it was claimed")
+    lost_workers = models.PositiveSmallIntegerField(
+        default=0, help_text="Times its worker died")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(
@@ -96,13 +103,18 @@ class Attempt:
 
     task_id: str = ""
     is_last_try: bool = True
+    # The broker sent this message again because the worker that took it never acknowledged
+    # it (it died): a run still held under this task id lost its worker.
+    is_redelivered: bool = False
 
     @classmethod
     def of(cls, request: Any, max_retries: int | None) -> Attempt:
         """From a bound Celery task's `self.request` and `self.max_retries`."""
+        delivery = getattr(request, "delivery_info", None) or {}
         return cls(
             task_id=str(request.id or ""),
             is_last_try=max_retries is not None and request.retries >= max_retries,
+            is_redelivered=bool(delivery.get("redelivered")),
         )
 
 
@@ -129,6 +141,15 @@ class QueueUnavailableError(Exception):
 
 # Queued rows older than this are sent again by the sweep (a message lost with the broker).
 REQUEUE_AFTER_SECONDS = 60
+# The worker running a run may die this many times; the last death fails the run (an input
+# that kills every worker that takes it must not loop for ever).
+MAX_LOST_WORKERS = 3
+LOST_WORKERS_MESSAGE = (
+    f"its worker stopped {MAX_LOST_WORKERS} times while running it (out of memory, killed or "
+    "restarted), so it was not started again: try a smaller input, or ask the operator")
+MEMORY_MESSAGE = (
+    "ran out of memory: the input needs more than a worker may use; try a smaller input "
+    "(fewer rows, GPU types, points or a shorter period)")
 # A running task renews its lease this often; a lease older than RUN_LEASE_SECONDS is a dead
 # worker's (settings override both).
 HEARTBEAT_SECONDS = 10
@@ -164,6 +185,7 @@ def runs_sweep() -> int:
     for model in apps.get_models():
         if not issubclass(model, TrackedRun) or not model.TASK_NAME:
             continue
+        _fail_lost(model.objects.all(), _dead())
         stuck = model.objects.filter(
             Q(status=TrackedRun.Status.QUEUED, created_at__lt=queued_before) | _dead()
         ).values_list("pk", flat=True)
@@ -194,18 +216,42 @@ def _dead() -> Q:
     )
 
 
+def _lost(attempt: Attempt) -> Q:
+    """Runs whose worker died: a lease not renewed, or a run still held by this delivery's
+    task id when the broker redelivered its message (the worker never acknowledged it)."""
+    lost = _dead()
+    if attempt.task_id and attempt.is_redelivered:
+        lost |= Q(status=TrackedRun.Status.RUNNING, task_id=attempt.task_id)
+    return lost
+
+
+def _fail_lost(rows: models.QuerySet[Any], lost: Q) -> int:
+    """Fail the `lost` runs among `rows` whose worker died MAX_LOST_WORKERS times (this death
+    included) instead of taking them again; returns how many."""
+    return rows.filter(lost, lost_workers__gte=MAX_LOST_WORKERS - 1).update(
+        status=TrackedRun.Status.FAILED, error=LOST_WORKERS_MESSAGE, progress_message="failed",
+        lost_workers=F("lost_workers") + 1, finished_at=timezone.now(), heartbeat_at=None,
+    )
+
+
 def run_claim(model: type[Run], run_id: int, attempt: Attempt, message: str) -> Run | None:
     """queued (or a dead worker's running) -> running in one conditional update, with a fresh
-    lease; None if not ours."""
-    claimable = Q(status=TrackedRun.Status.QUEUED) | _dead()
-    if attempt.task_id:
+    lease; None if not ours. Taking a dead worker's run counts the lost worker; the
+    MAX_LOST_WORKERS-th loss fails the run instead."""
+    rows, lost = model.objects.filter(pk=run_id), _lost(attempt)
+    if _fail_lost(rows, lost):
+        logger.warning("%s %s failed: its worker died %d times", model._meta.label, run_id,
+                       MAX_LOST_WORKERS)
+        return None
+    claimable = Q(status=TrackedRun.Status.QUEUED)
+    if attempt.task_id and not attempt.is_redelivered:  # a retry of this same delivery
         claimable |= Q(status=TrackedRun.Status.RUNNING, task_id=attempt.task_id)
     now = timezone.now()
-    claimed = model.objects.filter(claimable, pk=run_id).update(
-        status=TrackedRun.Status.RUNNING, started_at=now, heartbeat_at=now,
-        task_id=attempt.task_id, attempts=F("attempts") + 1, progress_pct=1,
-        progress_message=message[:200], error="",
-    )
+    claim = {"status": TrackedRun.Status.RUNNING, "started_at": now, "heartbeat_at": now,
+             "task_id": attempt.task_id, "attempts": F("attempts") + 1, "progress_pct": 1,
+             "progress_message": message[:200], "error": ""}
+    claimed = rows.filter(claimable).update(**claim) or rows.filter(lost).update(
+        **claim, lost_workers=F("lost_workers") + 1)
     return model.objects.get(pk=run_id) if claimed else None
 
 
@@ -289,10 +335,11 @@ def run_execute(
     message: str = "started",
 ) -> None:
     """Claim, compute and store once, renewing the lease meanwhile. ValueError becomes a
-    readable failure; a transient database error is re-raised for the task to retry (the last
-    try fails the run); anything else is stored as an internal error and re-raised for the
-    worker's log. A compute that hands the work to subtasks returns None: the run stays
-    running (without a lease: its parts hold theirs) until they store it."""
+    readable failure, and so do MemoryError and RecursionError (not re-raised: the worker
+    lives and takes the next task); a transient database error is re-raised for the task to
+    retry (the last try fails the run); anything else is stored as an internal error and
+    re-raised for the worker's log. A compute that hands the work to subtasks returns None:
+    the run stays running (without a lease: its parts hold theirs) until they store it."""
     run = run_claim(model, run_id, attempt, message)
     if run is None:
         return
@@ -310,6 +357,13 @@ def run_execute(
         raise
     except ValueError as exc:
         run_fail(model, run_id, str(exc), holder=holder)
+    except MemoryError:
+        # Not re-raised: Celery takes a MemoryError as unrecoverable and stops the whole
+        # worker; the compute's arrays are freed with its frames, and the worker goes on.
+        logger.warning("%s %s: out of memory", model._meta.label, run_id)
+        run_fail(model, run_id, MEMORY_MESSAGE, holder=holder)
+    except RecursionError:
+        run_fail(model, run_id, "the input is nested too deeply to read", holder=holder)
     except Exception as exc:
         run_fail(model, run_id, f"internal error: {exc.__class__.__name__}", holder=holder)
         raise

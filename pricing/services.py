@@ -17,6 +17,7 @@ from planner.core.providers import GCP, PROVIDERS_BY_CODE
 from planner.core.purchase_options import ON_DEMAND, PAY_AS_YOU_GO
 from pricing.canonical import node_fabric
 from pricing.catalog_sources import DISCOUNT_LEVELS_SOURCE, SNAPSHOTS, SnapshotSource
+from pricing.importers.catalog_check import CATALOG_COLUMNS, catalog_errors
 from pricing.importers.common import ParsedPrices, PriceFileError, PriceFileErrors
 from pricing.importers.levels import derive_prices, read_levels
 from pricing.importers.registry import parse_file
@@ -345,8 +346,14 @@ def prices_import(
     summary = ImportSummary()
     summary.add_skipped(parsed.skipped)
     free_dropped = ParsedPrices(_without_free_pay_as_you_go(parsed.frame, summary), {})
-    checked = check_prices(_with_gpu_counts(free_dropped), file=snapshot.file,
-                           today=timezone.now().date())
+    counted = _with_gpu_counts(free_dropped)
+    errors = catalog_errors(counted.frame, _current_prices(), file=snapshot.file)
+    try:
+        checked = check_prices(counted, file=snapshot.file, today=timezone.now().date())
+    except PriceFileErrors as refused:  # the file's own errors and the catalog's, together
+        errors = refused.errors + errors
+    if errors:
+        raise PriceFileErrors(sorted(errors, key=lambda e: (e.line or 0, e.field)))
     summary.add_skipped(checked.skipped)
     frame = checked.frame
     try:
@@ -374,30 +381,21 @@ def _write_parsed(frame: pd.DataFrame, snapshot: SnapshotSource, summary: Import
             transaction.set_rollback(True)
 
 
+def _current_prices() -> pd.DataFrame:
+    """The catalog's current priced rows (CATALOG_COLUMNS) an import is checked against."""
+    values = Price.objects.filter(is_current=True, usd_per_hour__gt=0).values_list(
+        "instance_type__provider__slug", "instance_type__name", "region__code",
+        "purchase_option", "instance_type__accelerator__slug", "instance_type__gpu_count",
+        "usd_per_hour", "as_of", "source__name")
+    frame = pd.DataFrame(list(values), columns=list(CATALOG_COLUMNS))
+    return frame.assign(usd_per_hour=frame["usd_per_hour"].astype(float))
+
+
 def _current_on_demand() -> pd.DataFrame:
-    values = Price.objects.filter(is_current=True, purchase_option=ON_DEMAND).values_list(
-        "instance_type__provider__slug",
-        "instance_type__name",
-        "instance_type__accelerator__slug",
-        "instance_type__gpu_count",
-        "region__code",
-        "usd_per_hour",
-        "as_of",
-    )
-    frame = pd.DataFrame(
-        list(values),
-        columns=[
-            "provider",
-            "instance_type",
-            "accelerator",
-            "gpu_count",
-            "region",
-            "usd_per_hour",
-            "as_of",
-        ],
-    )
-    frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
-    return frame
+    frame = _current_prices()
+    columns = ["provider", "instance_type", "accelerator", "gpu_count", "region", "usd_per_hour",
+               "as_of"]
+    return frame.loc[frame["purchase_option"] == ON_DEMAND, columns].reset_index(drop=True)
 
 
 def _listed_keys() -> set[tuple]:

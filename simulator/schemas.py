@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, create_model
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    create_model,
+)
 
 from planner.core.layout_knobs import LAYOUT_KNOBS, LayoutKnob
 from planner.core.providers import MAX_CLUSTER_NODES
@@ -50,8 +58,9 @@ def bounded(bound: Bound, description: str = "") -> Any:
     if bound.is_integer:
         return Annotated[StrictInt | None, Field(None, ge=int(bound.minimum),
                                                  le=int(bound.maximum), description=description)]
-    return Annotated[float | None, Field(None, ge=bound.minimum, le=bound.maximum,
-                                         description=description, allow_inf_nan=False)]
+    # Strict: JSON true is not 1 (a boolean is no number of anything).
+    return Annotated[StrictFloat | None, Field(None, ge=bound.minimum, le=bound.maximum,
+                                               description=description, allow_inf_nan=False)]
 
 
 def closed_model(name: str, fields: dict[str, Any], doc: str) -> type[ClosedSchema]:

@@ -31,6 +31,7 @@ from simulator.core import (
 from simulator.core.crossval import calibrate_and_validate, cross_validate
 from simulator.core.hardware import GpuSpec
 from simulator.core.layout import RECOMPUTE_MODES, LayoutConstraints
+from simulator.core.search import candidate_layouts
 from simulator.hardware_adapter import gpu_spec, hardware, is_simulatable
 from simulator.models import SimulationRun, UserCalibration
 from simulator.requests import (
@@ -47,6 +48,8 @@ REFERENCE_RUNS_FILES = (
     DATA_DIR / "whole_runs.csv",
 )
 SWEEP_NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
+# The layout knobs that decide whether a layout of a GPU count and batch exists at all.
+LAYOUT_SHAPE = ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages")
 
 
 @cache
@@ -119,7 +122,24 @@ def _checked_request(kind: str, request: dict[str, Any]) -> SimulationInputs:
             raise ValueError(f"nodes: must be between 1 and {MAX_CLUSTER_NODES}")
         if not is_simulatable(instance.accelerator):
             raise ValueError(f"instance_type: {instance.accelerator} has no published peak")
+        _check_some_layout(inputs, instance, nodes)
     return inputs
+
+
+def _check_some_layout(inputs: SimulationInputs, instance: InstanceType, nodes: int) -> None:
+    """ValueError naming the layout (or the nodes) when no layout of the cluster's GPUs is
+    consistent with the fixed knobs and the batch: refused before it is stored, not failed."""
+    cluster = hardware(instance, nodes)
+    batch = inputs.goal.global_batch(inputs.workload)
+    if candidate_layouts(inputs.workload, cluster, batch, inputs.constraints):
+        return
+    fixed = [f"{name}={getattr(inputs.constraints, name)}" for name in LAYOUT_SHAPE
+             if getattr(inputs.constraints, name) is not None]
+    field = "layout" if fixed else "nodes"
+    raise ValueError(
+        f"{field}: no layout of {cluster.n_gpus} GPUs ({nodes} x {instance.name}) is "
+        f"consistent with {', '.join(fixed) or 'the model'} and a global batch of {batch:,} "
+        "sequences: change the layout, the node count or the batch")
 
 
 def _instance(request: dict[str, Any]) -> InstanceType:

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.core.management.color import no_style
 
@@ -201,7 +202,8 @@ def start_worker(
 ) -> subprocess.Popen[bytes]:
     """A real `celery worker` process (solo pool) on Redis and the test database; with
     beat=True it runs Celery beat inside it too (`-B`, the schedule file beside the log);
-    `queues` ("short"): only those queues (default: every queue, as deployed workers)."""
+    `queues` ("short"): only those queues (default: every queue, as deployed workers).
+    Started as deployed, with `--max-memory-per-child` (settings.py's default)."""
     beat_args = ["-B", f"--schedule={log_path.with_suffix('.beat-schedule')}"] if beat else []
     beat_args += [f"--queues={queues}"] if queues else []
     env = dict(
@@ -216,6 +218,7 @@ def start_worker(
             [
                 sys.executable, "-m", "celery", "-A", "planner", "worker", "--pool=solo",
                 f"--loglevel={loglevel}", f"--hostname={node_name}@%h", "--without-gossip",
+                f"--max-memory-per-child={django_settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD}",
                 "--without-mingle",
                 "--without-heartbeat",
                 *beat_args,

@@ -206,3 +206,54 @@ def test_random_hostile_plan_bodies(ana: User, eager: Any,
     _check(tally, str(mutations)[:200], response, lambda pk: PlanScenario.objects.get(pk=pk))
     assert not tally.server_errors and not tally.failed_runs, (tally.server_errors,
                                                                tally.failed_runs)
+
+
+@pytest.mark.parametrize(("url", "path"), [
+    ("/api/plans", ("tokens",)), ("/api/plans", ("budget_usd",)),
+    ("/api/plans", ("layout", "tp")), ("/api/simulations", ("goal", "tokens")),
+    ("/api/simulations", ("workload", "n_layers")),
+])
+def test_a_boolean_is_not_a_number(ana: User, url: str, path: tuple[str, ...]) -> None:
+    # "tokens": true planned one token
+    body = PLAN if url == "/api/plans" else _simulation(
+        InstanceType.objects.get(provider__slug="aws", name="p4de.24xlarge").id)
+    response = _post(signed_in(ana), url, _with(body, path, True))
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][-len(path):] == list(path)
+    assert not PlanScenario.objects.exists() and not SimulationRun.objects.exists()
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
+                                          "application/octet-stream"])
+def test_json_only_as_application_json(ana: User, content_type: str) -> None:
+    response = signed_in(ana).post("/api/plans", json.dumps(PLAN), content_type=content_type)
+    assert response.status_code == 415
+    assert response.json()["detail"] == (
+        "send the body as JSON with Content-Type: application/json (it came as "
+        f"{content_type!r})")
+    assert not PlanScenario.objects.exists()
+
+
+def test_json_under_its_own_type_with_a_charset_is_read(ana: User, eager: Any) -> None:
+    with eager(execute=True):
+        response = signed_in(ana).post("/api/plans", json.dumps(PLAN),
+                                       content_type="application/json; charset=utf-8")
+    assert response.status_code == 201, response.content
+
+
+@pytest.mark.parametrize(("layout", "nodes", "says"), [
+    ({"tp": 16}, 1, "layout: no layout of 8 GPUs (1 x p4de.24xlarge) is consistent with tp=16 "
+                    "and a global batch of 1,024 sequences"),
+    ({"pp": 3, "tp": 2}, 1, "consistent with tp=2, pp=3 and"),
+    ({"dp": 5}, 2, "layout: no layout of 16 GPUs (2 x p4de.24xlarge) is consistent with dp=5"),
+])
+def test_a_simulation_without_a_consistent_layout_is_refused_before_it_is_stored(
+    ana: User, layout: dict[str, int], nodes: int, says: str
+) -> None:
+    # accepted (201), then failed "no layout is consistent"
+    instance = InstanceType.objects.get(provider__slug="aws", name="p4de.24xlarge")
+    body = {**_simulation(instance.id), "layout": layout, "nodes": nodes}
+    response = _post(signed_in(ana), "/api/simulations", body)
+    assert response.status_code == 400
+    assert says in response.json()["detail"]
+    assert not SimulationRun.objects.exists()

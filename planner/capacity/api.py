@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 from ninja.errors import HttpError
 from ninja.responses import Status
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 
 from planner.capacity import reports as capacity_reports
 from planner.capacity import services
@@ -28,7 +28,7 @@ router = Router(tags=["capacity"])
 
 # Bounded like every API body (simulator/schemas.py): closed, finite, strings short and
 # NUL-free, lists short; the service's checks (capacity_inputs) then name what is wrong.
-Hours = Annotated[float, Field(ge=0, le=MAX_HOURS, allow_inf_nan=False)]
+Hours = Annotated[StrictFloat, Field(ge=0, le=MAX_HOURS, allow_inf_nan=False)]
 
 
 class CapacityIn(ClosedSchema):
@@ -40,7 +40,7 @@ class CapacityIn(ClosedSchema):
     max_wait_hours: Annotated[list[Hours | Literal["inf"]], Field(max_length=50)] = [2.0]
     target_p95_wait_hours: Hours = DEFAULT_TARGET_P95_WAIT_HOURS
     pool_price: Key = "cheapest"
-    owned: Annotated[dict[Key, Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]],
+    owned: Annotated[dict[Key, Annotated[StrictFloat, Field(ge=0, le=1e9, allow_inf_nan=False)]],
                      Field(max_length=20)] | None = None
     is_spot_allowed: StrictBool = False
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from planner.capacity.core.frontier import (
     CapacityPlan,
+    check_points,
     plan_from_points,
     pool_sizes,
     sweep_grid,
@@ -211,7 +212,9 @@ def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str,
     sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references), step=step)
     if not pool_gate(jobs).is_commitment_allowed:
         sizes = tuple(sorted({0, *sizes}))  # everything in the cloud: the one buyable pool
-    return sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
+    grid = sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
+    check_points(len(grid), jobs.n_jobs)
+    return grid
 
 
 def _pool_source_words(source: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 from django.conf import settings
 from django.db import transaction
 
-from planner.capacity.core.frontier import figures_from_dict, sweep_points
+from planner.capacity.core.frontier import check_points, figures_from_dict, sweep_points
 from planner.capacity.core.inputs import CapacityInputs, capacity_inputs
 from planner.capacity.core.jobs import PoolJobs
 from planner.capacity.documents import (
@@ -91,6 +91,8 @@ def capacity_create(*, history: History, raw: dict[str, Any]) -> CapacityRun:
         # whole instances: a size that cannot be bought is refused now, not in the sweep
         capacity_grid(capacity_jobs(history_jobs(history), inputs), inputs, analysis.result)
     creation_check(owner_id=history.owner_id, kind="capacity")
+    if len(history.gpu_types) == 1:  # then every job is swept: the bound is known now
+        check_points(inputs.n_points, history.records)
     with transaction.atomic():  # the row and its outbox entry: both or neither
         run = CapacityRun.objects.create(history=history, analysis=analysis,
                                          inputs=inputs.to_dict())

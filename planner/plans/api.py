@@ -11,7 +11,15 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.responses import NinjaJSONEncoder
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, create_model, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    create_model,
+    model_validator,
+)
 
 from planner.compression import STORED_LEVEL, compress, gzip_response
 from planner.core.layout_knobs import KNOBS_BY_NAME
@@ -44,12 +52,13 @@ def _annotation(field: ScenarioField) -> Any:
             bounds["le"] = field.maximum
         if field.kind == "integer":
             return Annotated[StrictInt | None, Field(None, description=description, **bounds)]
-        return Annotated[float | None, Field(None, description=description,
-                                             allow_inf_nan=False, **bounds)]
+        # Strict: JSON true is not 1 ("tokens": true planned one token).
+        return Annotated[StrictFloat | None, Field(None, description=description,
+                                                   allow_inf_nan=False, **bounds)]
     if field.is_layout and field.choices_from in KNOBS_BY_NAME:
         choice: Any = Literal[KNOBS_BY_NAME[field.choices_from].choices]
         return Annotated[choice | None, Field(None, description=description)]
-    band = Annotated[float, Field(ge=field.minimum or 0, le=field.maximum or 100,
+    band = Annotated[StrictFloat, Field(ge=field.minimum or 0, le=field.maximum or 100,
                                   allow_inf_nan=False)]
     json_type: Any = {
         "choices": Annotated[list[Key], Field(max_length=MAX_CHOICES)] | Text,

@@ -261,6 +261,11 @@ class PlanView:
         return lever_summary(self._document)
 
     @cached_property
+    def no_option(self) -> str:
+        """Why nothing is recommended (plans stored before it was kept: the old words)."""
+        return str(self._document.get("no_option") or "No option meets the deadline and budget")
+
+    @cached_property
     def what_would_work(self) -> dict[str, Any] | None:
         found: dict[str, Any] | None = self._document.get("what_would_work")
         return found

@@ -133,3 +133,88 @@ def test_status_json_has_one_shape(run: SimulationRun) -> None:
     assert set(run_status(run)) == {
         "id", "status", "progress_pct", "message", "error", "is_finished", "attempts"}
     assert run_status(run)["is_finished"] is False
+
+
+def test_a_memory_error_fails_the_run_readably_and_is_not_raised(run: SimulationRun) -> None:
+    # Raised, it reached Celery, which takes MemoryError as unrecoverable and stops the worker.
+    def compute(row: SimulationRun) -> dict:
+        raise MemoryError
+
+    run_execute(SimulationRun, run.id, compute, attempt=FIRST)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error.startswith("ran out of memory: the input needs")
+
+
+def test_a_recursion_error_fails_the_run_readably(run: SimulationRun) -> None:
+    def compute(row: SimulationRun) -> dict:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    run_execute(SimulationRun, run.id, compute, attempt=FIRST)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == "the input is nested too deeply to read"
+
+
+def _expire_lease(run: SimulationRun, settings) -> None:
+    SimulationRun.objects.filter(pk=run.id).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.RUN_LEASE_SECONDS + 1))
+
+
+def test_a_run_whose_worker_died_three_times_fails_saying_so(run: SimulationRun,
+                                                             settings) -> None:
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    for n in (2, 3):
+        _expire_lease(run, settings)
+        taken = run_claim(SimulationRun, run.id, Attempt(task_id=f"task-{n}"), "started")
+        assert taken is not None and taken.lost_workers == n - 1 and taken.attempts == n
+    _expire_lease(run, settings)
+    assert run_claim(SimulationRun, run.id, Attempt(task_id="task-4"), "started") is None
+    run.refresh_from_db()
+    assert (run.status, run.lost_workers, run.attempts) == ("failed", 3, 3)
+    assert run.error.startswith("its worker stopped 3 times while running it")
+
+
+def test_a_broker_redelivery_of_a_held_run_counts_a_lost_worker(run: SimulationRun) -> None:
+    """The worker died holding the message: the broker sends the same task id again."""
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    again = Attempt(task_id="task-1", is_last_try=False, is_redelivered=True)
+    for lost in (1, 2):
+        taken = run_claim(SimulationRun, run.id, again, "started")
+        assert taken is not None and taken.lost_workers == lost
+    assert run_claim(SimulationRun, run.id, again, "started") is None
+    run.refresh_from_db()
+    assert run.status == "failed" and run.lost_workers == 3
+
+
+def test_a_retry_after_a_transient_error_is_no_lost_worker(run: SimulationRun) -> None:
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    for _ in range(4):
+        assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.lost_workers) == ("running", 5, 0)
+
+
+def test_the_sweep_fails_a_run_whose_worker_died_three_times(run: SimulationRun, settings,
+                                                             monkeypatch) -> None:
+    from planner import runs
+    from planner.celery import app
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(runs, "outbox_publish", lambda: 0)
+    monkeypatch.setattr(app.tasks[SimulationRun.TASK_NAME], "apply_async",
+                        lambda args, **kwargs: sent.append(args))
+    assert run_claim(SimulationRun, run.id, FIRST, "started") is not None
+    SimulationRun.objects.filter(pk=run.id).update(lost_workers=2)
+    _expire_lease(run, settings)
+    assert runs.runs_sweep() == 0 and sent == []
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error.startswith("its worker stopped 3 times")
+
+
+def test_an_attempt_knows_a_broker_redelivery() -> None:
+    class Request:
+        id, retries = "task-1", 0
+        delivery_info = {"redelivered": True}
+
+    assert Attempt.of(Request(), 5) == Attempt("task-1", False, True)
+    Request.delivery_info = None  # eager and the filesystem broker say nothing
+    assert Attempt.of(Request(), 5) == Attempt("task-1", False, False)

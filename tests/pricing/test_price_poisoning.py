@@ -135,3 +135,54 @@ def test_pages_and_plans_keep_working_with_a_zero_price_planted_in_the_database(
     assert all(o["usd_per_hour"] > 0 and o["total_usd"] > 0 for o in plan.result["options"])
     page = client.get(f"/plans/{plan.pk}").content.decode()
     assert "Skipped a bad price: aws p4d.24xlarge" in page
+
+
+def test_a_price_40000x_below_the_catalogs_for_the_same_instance_is_refused_naming_the_row(
+    loaded_catalog: None, fixtures_dir: Path, tmp_path: Path
+) -> None:
+    # $0.0008/h passes the per-GPU floor (0.0001), and plans recommended p4d at $10 in total
+    lines = (fixtures_dir / "pricing" / "skypilot_aws_us-east-1.csv").read_text().splitlines()
+    poisoned = [line.replace(",32.7726,", ",0.0008,") if line.startswith("p4d.24xlarge,")
+                else line for line in lines]
+    path = tmp_path / "skypilot_cheap.csv"
+    path.write_text("\n".join(poisoned) + "\n")
+    before = Price.objects.count()
+    message = _import(path, "skypilot", "--as-of", "2025-06-01", "--provider", "aws")
+    assert ("skypilot_cheap.csv, line 13, field 'usd_per_hour': 0.0008 USD/h (0.0001 USD per "
+            "GPU-hour) for p4d.24xlarge in us-east-1 is 27,447x below the lowest current "
+            "on-demand price of aws p4d.24xlarge (2.74471 USD per GPU-hour, aws p4d.24xlarge in "
+            "us-east-2 from ec2instances.info (Vantage) GPU extract via tsaol/aws-gpu, "
+            "2026-01-21)") in message
+    assert "a price more than 10x outside the catalog's range is refused" in message
+    assert Price.objects.count() == before
+    assert not Price.objects.filter(usd_per_hour__lt=1, instance_type__name="p4d.24xlarge",
+                                    purchase_option="on_demand").exists()
+
+
+def test_a_spot_price_above_on_demand_in_another_file_is_refused_naming_the_row(
+    loaded_catalog: None, fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """Azure's Retail Prices API answers spot and on-demand as separate items, often fetched
+    apart: a $1,000/h spot item is checked against the catalog's on-demand price."""
+    sample = json.loads((fixtures_dir / "pricing" / "azure_retail_gpu_sample.json").read_text())
+    spot = next(item for item in sample["Items"] if item["meterName"] == "ND96asr A100 v4 Spot")
+    spot.update(retailPrice=1000.0, unitPrice=1000.0)
+    path = tmp_path / "azure_spot.json"
+    path.write_text(json.dumps({**sample, "Items": [spot], "Count": 1}))
+    before = Price.objects.count()
+    message = _import(path, "azure-retail", "--as-of", "2025-06-01")
+    assert ("azure_spot.json, line 1, field 'usd_per_hour': spot price 1000 USD/h is above the "
+            "catalog's current on-demand price 27.197 USD/h of Standard_ND96asr_v4 in eastus "
+            "(from ") in message
+    assert Price.objects.count() == before
+
+
+def test_prices_near_the_catalogs_import_and_the_catalog_reloads_unchanged(
+    loaded_catalog: None, fixtures_dir: Path
+) -> None:
+    """A spot price below the catalog's on-demand and the shipped files themselves pass."""
+    call_command("import_prices", "--format", "azure-retail", "--as-of", "2025-06-01",
+                 str(fixtures_dir / "pricing" / "azure_retail_gpu_sample.json"))
+    before = Price.objects.count()
+    call_command("load_catalog")
+    assert Price.objects.count() == before

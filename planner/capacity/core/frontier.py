@@ -20,6 +20,7 @@ from planner.capacity.core.points import (
     replay_point,
 )
 from planner.capacity.core.prices import CapacityPrices
+from planner.core.limits import MAX_CAPACITY_JOB_POINTS, MAX_CAPACITY_POINTS, MAX_GPUS_IN_USE
 
 DEFAULT_POOL_POINTS = 30
 
@@ -60,7 +61,23 @@ def sweep_grid(
               for p in dict.fromkeys(policies)
               for t in (dict.fromkeys(max_wait_hours) if p != "none" else (0.0,))]
     sizes_sorted = sorted(set(int(n) for n in sizes))
+    check_points(len(sizes_sorted) * len(dict.fromkeys(curves)))
     return tuple(GridPoint(n, d, p, t) for d, p, t in dict.fromkeys(curves) for n in sizes_sorted)
+
+
+def check_points(n_points: int, n_jobs: int | None = None) -> None:
+    """ValueError naming pool_gpus when a sweep has more than MAX_CAPACITY_POINTS points, or
+    (given its jobs) more than MAX_CAPACITY_JOB_POINTS points x jobs to replay."""
+    if n_points > MAX_CAPACITY_POINTS:
+        raise ValueError(
+            f"pool_gpus: the sweep has {n_points:,} points (pool sizes x disciplines x policies "
+            f"x wait limits); at most {MAX_CAPACITY_POINTS:,}: give fewer pool sizes or limits")
+    if n_jobs is not None and n_points * n_jobs > MAX_CAPACITY_JOB_POINTS:
+        raise ValueError(
+            f"pool_gpus: {n_points:,} points x {n_jobs:,} jobs is {n_points * n_jobs:,} job "
+            f"replays; at most {MAX_CAPACITY_JOB_POINTS:,} (about two CPU-minutes): give "
+            f"at most {MAX_CAPACITY_JOB_POINTS // max(n_jobs, 1):,} points, or a shorter "
+            "history")
 
 
 def grid_parts(n_points: int, n_parts: int) -> list[tuple[int, int]]:
@@ -257,8 +274,9 @@ def parse_pool_sizes(text: str) -> tuple[int, ...]:
     """"0,8,16" -> (0, 8, 16); ValueError naming the field otherwise."""
     values = []
     for item in filter(None, (part.strip() for part in str(text).split(","))):
-        if not item.isdigit() or int(item) > 10_000_000:
-            raise ValueError(f"pool_gpus: {item!r} is not a whole number of GPUs from 0")
+        if not item.isdigit() or int(item) > MAX_GPUS_IN_USE:
+            raise ValueError(f"pool_gpus: {item!r} is not a whole number of GPUs from 0 to "
+                             f"{MAX_GPUS_IN_USE:,}")
         values.append(int(item))
     return tuple(values)
 

@@ -10,7 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.capacity.core.frontier import MAX_HOURS, parse_hours_list, parse_pool_sizes
+from planner.capacity.core.frontier import (
+    DEFAULT_POOL_POINTS,
+    MAX_HOURS,
+    check_points,
+    parse_hours_list,
+    parse_pool_sizes,
+)
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
 from planner.capacity.core.owned import OWNED_KEYS, checked
 from planner.core.purchase_options import RESERVED_1Y, RESERVED_3Y
@@ -38,6 +44,13 @@ class CapacityInputs:
     owned: dict[str, float] | None = None
     is_spot_allowed: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def n_points(self) -> int:
+        """Points of the sweep (DEFAULT_POOL_POINTS pool sizes when none are given)."""
+        per_size = len(self.disciplines) * sum(
+            1 if policy == "none" else len(self.max_wait_hours) for policy in self.policies)
+        return (len(self.pool_gpus) or DEFAULT_POOL_POINTS) * per_size
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe (an infinite limit is "inf"); capacity_inputs() reads it back."""
@@ -118,7 +131,7 @@ def capacity_inputs(raw: Mapping[str, Any]) -> CapacityInputs:
         raise ValueError("pool_gpus: at most 200 pool sizes")
     if len(waits) > 10:
         raise ValueError("max_wait_hours: at most 10 limits")
-    return CapacityInputs(
+    inputs = CapacityInputs(
         gpu_type=str(raw.get("gpu_type") or "").strip()[:64],
         pool_gpus=sizes,
         disciplines=_choices(raw.get("disciplines") or raw.get("discipline"), "discipline",
@@ -131,3 +144,5 @@ def capacity_inputs(raw: Mapping[str, Any]) -> CapacityInputs:
         owned=_owned(raw.get("owned")) if pool_price == "owned" else None,
         is_spot_allowed=_flag(raw.get("is_spot_allowed")),
     )
+    check_points(inputs.n_points)
+    return inputs

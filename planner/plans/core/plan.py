@@ -129,6 +129,8 @@ class PlanResult:
             "assumptions": json_safe(self.assumptions),
             "constraints": json_safe(_constraints_dict(self.constraints)),
             "what_would_work": what_would_work(self.table, self.constraints),
+            "no_option": (None if self.table["rank"].notna().any()
+                          else no_option_words(self.constraints)),
             "tradeoff": tradeoff_line(self.table, self.recommendations),
             "pick": self.pick_summary(),
         }
@@ -147,6 +149,20 @@ class PlanResult:
             "deadline_miss_probability": float(row["deadline_miss_probability"]),
         })
         return summary
+
+
+def no_option_words(constraints: PlanConstraints) -> str:
+    """Why nothing is recommended, naming only the limits the plan set ("No option meets the
+    CO2e limit of 500 kg"): a limit nobody set is never blamed."""
+    limits = [words for value, words in (
+        (constraints.deadline_hours, f"the deadline of {fmt.duration(constraints.deadline_hours)}"),
+        (constraints.budget_usd, f"the budget of {fmt.usd(constraints.budget_usd)}"),
+        (constraints.max_co2e_kg, f"the CO2e limit of {fmt.number(constraints.max_co2e_kg)} kg"),
+    ) if value is not None]
+    if not limits:
+        return "No option is left"
+    joined = limits[0] if len(limits) == 1 else f"{', '.join(limits[:-1])} and {limits[-1]}"
+    return f"No option meets {joined}"
 
 
 def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:

@@ -20,6 +20,8 @@ from typing import cast
 
 import numpy as np
 
+from planner.core.limits import check_array_bytes
+
 
 @dataclass(frozen=True)
 class TermRate:
@@ -88,7 +90,12 @@ def solve_commitment(
         [peak if terms[i].max_instances is None else terms[i].max_instances for i in order],
         dtype=np.float64,
     )
-    totals = np.arange(0.0, min(peak, caps.sum()) + 1.0)
+    n_levels = int(min(peak, caps.sum())) + 1
+    # The level grid, its split per term and their temporaries (checked before allocation).
+    check_array_bytes((len(terms) + 3, n_levels), "sizing commitments over every level "
+                      f"up to the peak of {peak:,.0f} instances",
+                      "check the GPU counts in the history (the peak sets the levels tried)")
+    totals = np.arange(0.0, float(n_levels))
     split = _split_levels(totals, caps)
     rates = np.array([terms[i].usd_per_hour for i in order])
     cost = len(demand) * (rates @ split) + on_demand_usd_per_hour * on_demand_excess(demand, totals)

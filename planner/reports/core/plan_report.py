@@ -416,7 +416,8 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append("Left out: " + "; ".join(f"{count(v)} {k}" for k, v in left_out.items())
                        + ".")
     if best is None:
-        caveats.append(_nothing_works(document.get("what_would_work") or {}))
+        caveats.append(_nothing_works(document.get("what_would_work") or {},
+                                      document.get("no_option")))
     carbon = document.get("carbon") or {}
     if carbon:
         sources = ", ".join(f"{s.get('source')} (as of {s.get('as_of')})"
@@ -430,8 +431,8 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
     return tuple(caveats)
 
 
-def _nothing_works(would: dict[str, Any]) -> str:
-    text = "No option meets the deadline and budget."
+def _nothing_works(would: dict[str, Any], no_option: str | None) -> str:
+    text = f"{no_option or 'No option meets the deadline and budget'}."
     if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
     if as_number(would.get("budget_usd")):

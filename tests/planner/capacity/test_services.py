@@ -136,3 +136,24 @@ def test_infinite_wait_is_stored_and_read_back(analysed, django_capture_on_commi
     point = next(p for p in run.result["points"] if p["pool_gpus"] == 96)
     assert point["max_wait_hours"] == "inf" and point["jobs_burst"] == 0
     assert math.isinf(float(point["max_wait_hours"]))
+
+
+def test_a_sweep_over_the_points_bound_is_refused_before_it_is_stored(analysed):
+    sizes = ",".join(str(n) for n in range(0, 800, 4))  # 200 sizes x 2 x (1 + 2 x 10) = 8,400
+    raw = {"pool_gpus": sizes, "disciplines": ["fifo", "backfill"],
+           "max_wait_hours": ",".join(str(t) for t in range(1, 11))}
+    with pytest.raises(ValueError, match=r"^pool_gpus: the sweep has 8,400 points .*; at most "
+                                         r"2,000: give fewer pool sizes or limits$"):
+        services.capacity_create(history=analysed, raw=raw)
+    assert not CapacityRun.objects.exists()
+
+
+def test_a_sweep_over_the_work_bound_is_refused_saying_how_many_points_fit(
+        analysed, monkeypatch, django_capture_on_commit_callbacks):
+    monkeypatch.setattr("planner.capacity.core.frontier.MAX_CAPACITY_JOB_POINTS",
+                        analysed.records * 5)
+    assert analysed.gpu_types == ["V100"]  # one type: every job is swept, known at once
+    with pytest.raises(ValueError, match=rf"^pool_gpus: 12 points x {analysed.records:,} jobs "
+                                         r".*: give at most 5 points, or a shorter history$"):
+        services.capacity_create(history=analysed, raw=SMALL_SWEEP)
+    assert not CapacityRun.objects.exists()

@@ -104,3 +104,36 @@ def test_api_takes_the_co2e_limit_and_refuses_a_bad_one(
     wrong = client_ana.post("/api/plans", json.dumps({**body, "carbon_accounting": "scope3"}),
                             content_type="application/json")
     assert wrong.status_code in (400, 422) and "carbon_accounting" in wrong.content.decode()
+
+
+def test_a_co2e_limit_no_option_meets_says_so_not_deadline_and_budget(
+    client_ana, eager_celery, django_capture_on_commit_callbacks
+) -> None:
+    # Neither a deadline nor a budget was set: the page blamed them all the same.
+    body = {"workload": "llama2-7b", "tokens": 1e11, "providers": ["aws"],
+            "purchase_options": ["on_demand"], "max_co2e_kg": 1.5}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client_ana.post("/api/plans", json.dumps(body), content_type="application/json")
+    assert created.status_code == 201
+    plan_id = created.json()["id"]
+    result = client_ana.get(f"/api/plans/{plan_id}").json()["result"]
+    assert result["no_option"] == "No option meets the CO2e limit of 1.5 kg"
+    page = client_ana.get(f"/plans/{plan_id}").content.decode()
+    assert "No option meets the CO2e limit of 1.5 kg; see the reasons below." in page
+    assert "deadline and budget" not in page
+
+
+@pytest.mark.parametrize(("limits", "words"), [
+    ({}, "No option is left"),
+    ({"max_co2e_kg": 500.0}, "No option meets the CO2e limit of 500 kg"),
+    ({"deadline_hours": 48.0, "budget_usd": 1e5},
+     "No option meets the deadline of 2.0 days and the budget of $100,000"),
+    ({"deadline_hours": 48.0, "budget_usd": 1e5, "max_co2e_kg": 20.0},
+     "No option meets the deadline of 2.0 days, the budget of $100,000 and the CO2e limit "
+     "of 20 kg"),
+])
+def test_no_option_names_only_the_limits_set(limits: dict, words: str) -> None:
+    from planner.plans.core.assumptions import PlanConstraints
+    from planner.plans.core.plan import no_option_words
+
+    assert no_option_words(PlanConstraints(**limits)) == words

@@ -67,7 +67,8 @@ def test_bad_file_is_400_with_row_errors(user_client):
     body = response.json()
     assert body["errors"] == [
         {"line": 3, "field": "start", "message": "not an ISO-8601 timestamp"},
-        {"line": 4, "field": "gpu_count", "message": "not a whole number >= 0"},
+        {"line": 4, "field": "gpu_count",
+         "message": "not a whole number of GPUs from 0 to 100,000 per job"},
     ]
     assert body["error_count"] == 2 and History.objects.count() == 0
 
@@ -110,6 +111,21 @@ def test_a_cell_holding_nul_is_a_row_error(user_client):
     assert response.json()["errors"] == [
         {"line": 3, "field": "gpu_type", "message": "holds a NUL character (\\x00)"},
         {"line": 4, "field": "team", "message": "holds a NUL character (\\x00)"},
+    ]
+    assert History.objects.count() == 0
+
+
+def test_a_billion_gpu_job_is_400_naming_the_row_and_field(user_client):
+    # accepted before: its analysis allocated an 11 GiB array and the worker was OOM-killed
+    header = "job_id,start,end,gpu_type,gpu_count\n"
+    rows = [f"j{i},2025-01-{1 + i // 2:02d}T{12 * (i % 2):02d}:00:00Z,"
+            f"2025-01-{1 + i // 2:02d}T{12 * (i % 2) + 5:02d}:00:00Z,H100,"
+            f"{1_000_000_000 if i == 30 else 8}\n" for i in range(60)]
+    response = user_client.post(URL, {"file": csv_upload(header + "".join(rows))})
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"line": 32, "field": "gpu_count",
+         "message": "not a whole number of GPUs from 0 to 100,000 per job"},
     ]
     assert History.objects.count() == 0
 

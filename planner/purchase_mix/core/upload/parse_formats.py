@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from planner.core.limits import MAX_GPUS_IN_USE, MAX_GPUS_PER_JOB
 from planner.purchase_mix.core.upload.jobs import ParseError
 from planner.purchase_mix.core.upload.parse_checks import TimeBounds, stamp
 from planner.purchase_mix.core.upload.parse_values import (
@@ -27,8 +28,7 @@ from planner.purchase_mix.core.upload.parse_values import (
 )
 
 Column: TypeAlias = np.ndarray | pa.Array
-# More GPUs in use at once than any fleet has (and than float32 holds exactly).
-MAX_GPUS_IN_USE = 10_000_000
+GPU_COUNT_MESSAGE = f"not a whole number of GPUs from 0 to {MAX_GPUS_PER_JOB:,} per job"
 
 
 @dataclass
@@ -226,7 +226,7 @@ def convert_jobs(
     start = _times(get("start"), checks, columns["start"], time_spec, bounds)
     end = _job_end(get, columns, start, checks, time_spec, bounds)
     gpu_count = _checked(
-        checks, to_gpu_count(get("gpu_count")), columns["gpu_count"], "not a whole number >= 0"
+        checks, to_gpu_count(get("gpu_count")), columns["gpu_count"], GPU_COUNT_MESSAGE
     )
     gpu_type = _gpu_type(
         _optional_text(get, columns, "gpu_type"),
@@ -304,8 +304,10 @@ SLURM_GPU_PATTERNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _slurm_gpus(get: Getter, columns: Mapping[str, str]) -> tuple[np.ndarray, pa.Array]:
-    """GPU count and type: AllocTRES first, then ReqTRES, AllocGRES, ReqGRES."""
+def _slurm_gpus(get: Getter, columns: Mapping[str, str], checks: RowChecks
+                ) -> tuple[np.ndarray, pa.Array]:
+    """GPU count and type: AllocTRES first, then ReqTRES, AllocGRES, ReqGRES. A count above
+    MAX_GPUS_PER_JOB is flagged on the column it came from."""
     n_rows = len(get("JobID"))
     count = np.zeros(n_rows, dtype=np.int64)
     gpu_type = pa.nulls(n_rows, pa.string())
@@ -314,6 +316,7 @@ def _slurm_gpus(get: Getter, columns: Mapping[str, str]) -> tuple[np.ndarray, pa
             continue
         found_count, found_type = _gpu_parts(get(name), untyped, typed)
         is_new = (count == 0) & (found_count > 0)
+        checks.flag(is_new & (found_count > MAX_GPUS_PER_JOB), name, GPU_COUNT_MESSAGE)
         count = np.where(is_new, found_count, count)
         gpu_type = pc.if_else(pa.array(is_new), found_type, gpu_type)
     return count, gpu_type
@@ -325,7 +328,9 @@ def _gpu_parts(values: pa.Array, untyped: str, typed: str) -> tuple[np.ndarray, 
     typed_parts = pc.extract_regex(values, typed)
     typed_count, _ = to_float(pc.struct_field(typed_parts, "n").fill_null("0"))
     count = np.where(total > 0, total, typed_count)
-    return np.nan_to_num(count).astype(np.int64), pc.struct_field(typed_parts, "t")
+    # Clipped above the bound so a 30-digit count cannot wrap the int64 (flagged by the caller).
+    count = np.minimum(np.nan_to_num(count), MAX_GPUS_PER_JOB + 1)
+    return count.astype(np.int64), pc.struct_field(typed_parts, "t")
 
 
 _ISO = TimeSpec(origin_epoch_s=None, unit_seconds=1.0)
@@ -384,7 +389,7 @@ def convert_slurm(
     if bounds.latest_epoch_s is not None:
         checks.flag(end > bounds.latest_epoch_s, columns.get("End", "End"),
                     f"after {stamp(bounds.latest_epoch_s)} (more than a year ahead)")
-    gpu_count, typed = _slurm_gpus(get, columns)
+    gpu_count, typed = _slurm_gpus(get, columns, checks)
     checks.ignore(gpu_count == 0, "no GPUs")
     gpu_type = _gpu_type(typed, checks, "AllocTRES", default_gpu_type)
     state = get("State") if "State" in columns else pa.nulls(len(start), pa.string())

@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from planner.core.limits import MAX_GPUS_PER_JOB
 from planner.purchase_mix.core.upload.jobs import UploadSettingError
 
 SECONDS_PER_UNIT: dict[str, float] = {"s": 1.0, "min": 60.0, "h": 3600.0}
@@ -117,8 +118,9 @@ def to_duration_s(values: pa.Array, spec: TimeSpec) -> tuple[np.ndarray, np.ndar
 
 
 def to_gpu_count(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Whole GPU counts from 0 to MAX_GPUS_PER_JOB (planner.core.limits)."""
     counts, is_bad = to_float(values)
-    is_bad |= (counts < 0) | (counts != np.round(counts)) | (counts > np.iinfo(np.int32).max)
+    is_bad |= (counts < 0) | (counts != np.round(counts)) | (counts > MAX_GPUS_PER_JOB)
     return np.where(is_bad, 0, counts).astype(np.int32), is_bad
 
 

@@ -116,3 +116,12 @@ def test_bad_rates_raise():
         solve_commitment(np.ones(3), [TermRate(0.0)], 1.0)
     with pytest.raises(ValueError):
         solve_commitment(np.ones(3), [], 0.0)
+
+
+def test_a_peak_too_high_to_size_is_refused_before_its_arrays_are_allocated() -> None:
+    # 125 million levels x 12 terms was 11 GiB: the worker died instead of failing the run
+    demand = np.array([8.0, 125_000_000.0, 8.0])
+    terms = [TermRate(1.0 + i / 10) for i in range(12)]
+    with pytest.raises(ValueError, match=r"would need 14.0 GiB of memory \(15 x 125,000,001 "
+                                         r"values\); at most 1.0 GiB per step: check the GPU"):
+        solve_commitment(demand, terms, ON_DEMAND_USD_PER_HOUR)

@@ -145,6 +145,23 @@ def test_a_slurm_elapsed_time_too_large_for_any_clock_is_a_row_error(elapsed: st
     assert [(error.line, error.field) for error in result.errors] == [(2, "End")]
 
 
+@pytest.mark.parametrize(("alloc", "req", "column"), [
+    ("gres/gpu:a100=1000000000", "", "AllocTRES"),
+    ("gres/gpu:a100=99999999999999999999999999999", "", "AllocTRES"),
+    ("billing=8", "gres/gpu:h100=200000", "ReqTRES"),
+])
+def test_a_slurm_job_beyond_any_cluster_is_a_row_error_on_its_column(
+    alloc: str, req: str, column: str
+) -> None:
+    data = (f"JobID|Start|End|AllocTRES|ReqTRES\n"
+            f"1|2024-01-01T00:00:00|2024-01-01T02:00:00|gres/gpu:a100=8|\n"
+            f"2|2024-01-01T00:00:00|2024-01-01T02:00:00|{alloc}|{req}\n").encode()
+    result = parse_job_history(io.BytesIO(data), "slurm", now_epoch_s=NOW)
+    assert result.history is None
+    assert [(e.line, e.field, e.message) for e in result.errors] == [
+        (3, column, "not a whole number of GPUs from 0 to 100,000 per job")]
+
+
 def test_a_file_of_only_a_byte_order_mark_is_empty() -> None:
     with pytest.raises(ValueError, match="the file is empty"):
         parse_job_history(io.BytesIO(b"\xff\xfe"), "generic", now_epoch_s=NOW)  # UTF-16 BOM
@@ -155,7 +172,7 @@ def test_a_usage_sample_beyond_any_fleet_is_a_row_error() -> None:
     result = parse_job_history(io.BytesIO(data), "usage", now_epoch_s=NOW)
     assert result.history is None
     assert [(e.line, e.field) for e in result.errors] == [(2, "gpus_in_use")]
-    assert "from 0 to 10,000,000" in result.errors[0].message
+    assert "from 0 to 1,000,000" in result.errors[0].message
 
 
 @pytest.mark.parametrize("duration", ["1e300", "-5", "soon"])
