@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from planner.core import formatting as fmt
+from planner.core.chart_sets import SAME_OFFER_KEYS
+from planner.core.chart_sets import collapse_regions as collapse_regions  # plans read it here
 from planner.plans.core.assumptions import PlanConstraints
 from planner.plans.core.decision import (
     chance_text,
@@ -380,23 +381,3 @@ def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommenda
                         f"{fmt.count(own - co2e[best])} kg CO2e less "
                         f"({fmt.count(co2e[best])} kg).")
     return Recommendation(pick.key, pick.row_index, pick.title, why, pick.rule)
-
-
-# Columns that make two options the same purchase apart from where it is bought.
-SAME_OFFER_KEYS = ("provider", "instance_type", "nodes", "tp", "pp", "dp", "cp", "zero_stage",
-                   "recompute", "micro_batch", "precision", "purchase_option", "payment_option")
-
-
-def collapse_regions(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per offer that differs only by region: the first (best-ranked) row, with
-    `other_regions` listing the rest cheapest first as (region, total_usd) pairs."""
-    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for option in options:
-        key = tuple(option.get(name) for name in SAME_OFFER_KEYS)
-        if key in kept:
-            kept[key]["other_regions"].append((option["region"], option.get("total_usd")))
-        else:
-            kept[key] = {**option, "other_regions": []}
-    for row in kept.values():
-        row["other_regions"].sort(key=lambda pair: (pair[1] is None, pair[1] or 0.0))
-    return list(kept.values())
