@@ -20,8 +20,8 @@ from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
 from planner.reports.api import router as reports_router
 from planner.runs import QueueUnavailableError
-from planner.storage.api import router as storage_router
 from planner.serving.api import router as serving_router
+from planner.storage.api import router as storage_router
 from pricing.api import router as pricing_router
 from simulator.api import router as simulator_router
 

@@ -11,8 +11,8 @@ from planner.capacity.urls import urlpatterns as capacity_urls
 from planner.plans.urls import urlpatterns as plan_urls
 from planner.purchase_mix.urls import urlpatterns as purchase_mix_urls
 from planner.security import ThrottledAuthenticationForm
-from planner.storage.urls import urlpatterns as storage_urls
 from planner.serving.urls import urlpatterns as serving_urls
+from planner.storage.urls import urlpatterns as storage_urls
 
 planner_urls = [
     path("accounts/signup/", accounts.signup, name="signup"),

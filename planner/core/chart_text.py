@@ -112,6 +112,12 @@ def _amount(value: float) -> str:
     return number(value, 3 if abs(value) < 10 else 1 if abs(value) < 1000 else 0)
 
 
+def chart_caption(figure: dict[str, Any]) -> str:
+    """Which options the chart draws (`layout.meta.caption`), "" when it does not say."""
+    meta = (figure.get("layout") or {}).get("meta")
+    return str(meta.get("caption") or "") if isinstance(meta, dict) else ""
+
+
 def chart_finding(figure: dict[str, Any]) -> str:
     """One sentence: what the chart shows (its highest and lowest point over every series)."""
     layout = figure.get("layout") or {}
@@ -156,11 +162,16 @@ def chart_data(figure: dict[str, Any]) -> ChartData:
         for x, y in zip(xs, ys, strict=False):
             n_points += 1
             if len(rows) < MAX_ROWS:
-                rows.append((name, _cell(x), _cell(y)))
+                rows.append((name, _cell(x, header[1]), _cell(y, header[2])))
     return ChartData(chart_title(figure), header, tuple(rows), n_points)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, title: str = "") -> str:
+    """A number as its axis reads it: money (an axis in USD) to the cent (whole dollars as
+    the chart holds them, e.g. totals rounded to the dollar), else up to 4 decimals."""
+    if _is_number(value) and "USD" in title:
+        amount = float(value)
+        return f"{amount:,.0f}" if amount == round(amount) else f"{amount:,.2f}"
     if _is_number(value):
         return number(float(value), 4)
     return _when(_text(value).replace("<br>", " "))

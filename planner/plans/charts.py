@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from planner.core.chart_sets import breakdown_set, carbon_set, pareto_set
 from planner.core.formatting import (
     PALETTE,
     count,
@@ -22,7 +23,7 @@ from planner.core.formatting import (
     usd,
 )
 from planner.core.purchase_options import PURCHASE_OPTION_COLOURS
-from planner.plans.core.ranking import collapse_regions, pareto_mask
+from planner.plans.core.ranking import pareto_mask
 
 # Up to this many points the time-cost cloud is drawn as SVG, which every browser shows;
 # beyond it WebGL keeps the page responsive (a browser without WebGL shows Plotly's notice).
@@ -55,12 +56,16 @@ def _position(value: float) -> float:
     return float(round(value)) if abs(value) >= 1000 else float(f"{value:.5g}")
 
 
-def _markers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One marker per offer, in its cheapest region (the others differ only in price and would
-    sit on or next to it), its hover text naming the other regions, cheapest first."""
-    points = collapse_regions(sorted(rows, key=lambda o: o["total_usd"]))
+def _markers(rows: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """The offers of pareto_set (each in its cheapest region), their hover text naming the
+    other regions, cheapest first."""
     return [{**row, "hover": _hover(row) + _also_in([r for r, _ in row["other_regions"]])}
-            for row in points]
+            for row in rows]
+
+
+def _ids(rows: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[str]:
+    # Each point's option (row_index of the plan document): the report charts the same ones.
+    return [str(r.get("row_index", "")) for r in rows]
 
 
 def _also_in(regions: list[str], per_line: int = 4) -> str:
@@ -72,8 +77,9 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
     """Every feasible offer as time (days) vs total cost (USD), in its cheapest region; the
     Pareto front as a line. SVG up to SVG_POINT_LIMIT markers, WebGL beyond."""
     figure = go.Figure()
-    feasible = [o for o in options if not o["infeasible_reason"]]
-    points = _markers(feasible)
+    chosen = pareto_set(options)
+    feasible = list(chosen.options)
+    points = _markers(chosen.options)
     trace = go.Scatter if len(points) <= SVG_POINT_LIMIT else go.Scattergl
     for option in sorted({o["purchase_option"] for o in points}):
         rows = [o for o in points if o["purchase_option"] == option]
@@ -86,6 +92,7 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
                 marker={"color": PURCHASE_OPTION_COLOURS.get(option), "size": 6, "opacity": 0.6},
                 text=[r["hover"] for r in rows],
                 hoverinfo="text",
+                ids=_ids(rows),
             )
         )
     # The front of the plotted markers themselves, so it runs through points on the chart.
@@ -106,7 +113,8 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
     )
     return _style(
         figure,
-        "Time to train vs total cost",
+        chosen.title,
+        meta={"caption": chosen.caption},
         xaxis=log_axis([r["time_to_train_hours"] / 24 for r in feasible], "Time to train (days)"),
         yaxis=log_axis([r["total_usd"] for r in feasible], "Total cost (USD)"),
     )
@@ -114,9 +122,10 @@ def pareto_figure(options: list[dict[str, Any]]) -> go.Figure:
 
 def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
     """Compute (useful steps, then failures, restarts and overhead), storage and egress USD of
-    the ten cheapest distinct feasible offers (one offer sold in ten regions is one bar, its
-    other regions in the hover text)."""
-    rows = collapse_regions([o for o in options if not o["infeasible_reason"]])[:10]
+    breakdown_set's offers (one offer sold in ten regions is one bar, its other regions in
+    the hover text)."""
+    chosen = breakdown_set(options)
+    rows = list(chosen.options)
     # Short rank labels on the axis (long names overlapped); the option in the hover text.
     labels = [f"#{count(r['rank'])}" for r in rows]
     hover = [_hover(r) + _also_in([region for region, _ in r["other_regions"]]) for r in rows]
@@ -132,11 +141,12 @@ def cost_breakdown_figure(options: list[dict[str, Any]]) -> go.Figure:
         ("egress", "Egress"),
     ):
         figure.add_trace(go.Bar(
-            name=name, x=labels, y=columns[key], customdata=hover,
+            name=name, x=labels, y=columns[key], customdata=hover, ids=_ids(rows),
             hovertemplate="%{customdata}<br>" + name + ": $%{y:,.0f}<extra></extra>"))
     return _style(
         figure,
-        f"Cost breakdown of the {len(rows)} cheapest offers",
+        chosen.title,
+        meta={"caption": chosen.caption},
         barmode="stack",
         xaxis_title="Option (rank in the table below)",
         yaxis_title="Cost (USD)",
@@ -186,7 +196,7 @@ def _scaling_finding(points: list[dict[str, Any]]) -> str:
             f"{count(len(points))} configurations.")
 
 
-def memory_figure(memory: dict[str, Any], label: str) -> go.Figure:
+def memory_figure(memory: dict[str, Any], label: str, title: str) -> go.Figure:
     """GiB per GPU by part for the recommended configuration, against capacity."""
     parts = [
         ("weights_gib", "Weights"),
@@ -206,13 +216,13 @@ def memory_figure(memory: dict[str, Any], label: str) -> go.Figure:
     )
     return _style(
         figure,
-        "Memory per GPU of the cheapest option",
+        title,
         barmode="stack",
         xaxis_title="Memory per GPU (GiB)",
     )
 
 
-_CARD_MARKERS = {"cheapest_meeting_deadline": ("Cheapest", "diamond"),
+_CARD_MARKERS = {"cheapest_meeting_deadline": ("Cheapest acceptable", "diamond"),
                  "lowest_carbon": ("Lowest carbon", "star")}
 
 
@@ -224,10 +234,11 @@ def _power_trade(row: dict[str, Any]) -> str:
 
 def carbon_figure(options: list[dict[str, Any]],
                   recommendations: list[dict[str, Any]]) -> go.Figure:
-    """Every feasible option with carbon data as expected CO2e (kg) vs total cost (USD), one
-    trace per provider (each region its own point: the grid is what differs), the cheapest
-    and lowest-carbon picks marked."""
-    rows = [o for o in options if not o["infeasible_reason"] and o.get("co2e_kg") is not None]
+    """carbon_set's options as expected CO2e (kg) vs total cost (USD), one trace per provider
+    (each region its own point: the grid is what differs), the cheapest acceptable and
+    lowest-carbon picks marked."""
+    chosen = carbon_set(options)
+    rows = list(chosen.options)
     figure = go.Figure()
     for provider in sorted({r["provider"] for r in rows}):
         mine = [r for r in rows if r["provider"] == provider]
@@ -235,7 +246,7 @@ def carbon_figure(options: list[dict[str, Any]],
             x=[_position(r["co2e_kg"]) for r in mine], y=[_position(r["total_usd"]) for r in mine],
             mode="markers", name=label(provider), marker={"size": 6, "opacity": 0.6},
             text=[f"{_hover(r)} · {count(r['co2e_kg'])} kg CO2e" for r in mine],
-            hoverinfo="text"))
+            hoverinfo="text", ids=_ids(mine)))
     front = sorted((r for r in rows if r.get("is_carbon_pareto")), key=lambda r: r["co2e_kg"])
     figure.add_trace(go.Scatter(
         x=[_position(r["co2e_kg"]) for r in front], y=[_position(r["total_usd"]) for r in front],
@@ -256,8 +267,9 @@ def carbon_figure(options: list[dict[str, Any]],
     capped = next((r["power_cap"] for r in rows if r.get("power_cap")), None)
     return _style(
         figure,
-        "Total cost vs emissions"
+        chosen.title
         + (f" (GPUs capped at {capped['pct']:g} % power)" if capped else ""),
+        meta={"caption": chosen.caption},
         xaxis=log_axis([r["co2e_kg"] for r in rows], "Expected emissions (kg CO2e)"),
         yaxis=log_axis([r["total_usd"] for r in rows], "Total cost (USD)"),
     )

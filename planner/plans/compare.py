@@ -25,6 +25,7 @@ from planner.core.formatting import (
     usd,
 )
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
+from planner.plans.core.ranking import PICK_KEYS
 from planner.plans.models import PlanScenario
 from simulator.core import PRESETS
 
@@ -48,6 +49,7 @@ class Comparison:
     inputs: list[CompareRow]
     outcomes: list[CompareRow]
     figure: SafeString | None
+    notes: tuple[str, ...] = ()
 
     @property
     def n_different(self) -> int:
@@ -88,13 +90,15 @@ def _inputs(scenarios: list[PlanScenario]) -> list[CompareRow]:
 
 
 def top_pick(scenario: PlanScenario) -> dict[str, Any] | None:
-    """The plan's first recommendation with its option row, or None (not done, or none)."""
+    """The plan's pick (the cheapest acceptable option's card, else the lowest-risk card; see
+    planner.plans.core.ranking.top_card) with its option row, or None (not done, or none)."""
     document = scenario.result or {}
     recommendations = document.get("recommendations") or []
     if scenario.status != PlanScenario.Status.DONE or not recommendations:
         return None
     by_index = {o["row_index"]: o for o in document["options"]}
-    card = recommendations[0]
+    card = next((c for key in PICK_KEYS for c in recommendations if c["key"] == key),
+                recommendations[0])
     return {"title": card["title"], **by_index[card["row_index"]]}
 
 
@@ -132,9 +136,41 @@ def _has_limit(scenario: PlanScenario) -> bool:
 
 
 def _miss_text(pick: dict[str, Any]) -> str:
-    """The pick's chance of missing its deadline or budget (one of them when only one is set)."""
+    """The pick's chance of missing its deadline or budget (one of them when only one is set),
+    and "not acceptable" when it is above the plan's threshold."""
     chance = pick.get("miss_probability")
-    return BLANK if chance is None else percent(chance)
+    if chance is None:
+        return BLANK
+    return percent(chance) + (" (not acceptable)" if pick.get("acceptable") is False else "")
+
+
+def _deadline_hours(scenario: PlanScenario) -> float | None:
+    constraints = (scenario.result or {}).get("constraints") or {}
+    hours = constraints.get("deadline_hours")
+    return float(hours) if hours else None
+
+
+def tighter_deadline_notes(scenarios: list[PlanScenario],
+                           picks: list[dict[str, Any] | None]) -> list[str]:
+    """Why a plan with a tighter deadline shows a cheaper pick than one with a looser one:
+    its pick is not acceptable (say its chance), or it differs in another input."""
+    notes = []
+    for a, pick_a in zip(scenarios, picks, strict=True):
+        for b, pick_b in zip(scenarios, picks, strict=True):
+            tight, loose = _deadline_hours(a), _deadline_hours(b)
+            if (pick_a is None or pick_b is None or tight is None or loose is None
+                    or not tight < loose or pick_a["total_usd"] >= pick_b["total_usd"]):
+                continue
+            if pick_a.get("acceptable") is False:
+                why = (f"its pick is not acceptable: {percent(pick_a['miss_probability'])} "
+                       f"chance of missing its limits, so it is the closest to them, not a "
+                       f"pick that meets them")
+            else:
+                why = "the plans differ in other inputs too (see the marked rows)"
+            saving = usd(pick_b["total_usd"] - pick_a["total_usd"])
+            notes.append(f"“{a.name}” has the tighter deadline ({duration(tight)} against "
+                         f"{duration(loose)}) yet costs {saving} less than “{b.name}”: {why}.")
+    return notes
 
 
 def _emissions_text(option: dict[str, Any]) -> str:
@@ -188,7 +224,8 @@ def plan_comparison(scenarios: list[PlanScenario]) -> Comparison:
     if any(picks):
         figure = json_script(_figure(scenarios, picks).to_plotly_json(), "compare-figure",
                              encoder=PlotlyJSONEncoder)
-    return Comparison(scenarios, _inputs(scenarios), outcomes, figure)
+    notes = tuple(tighter_deadline_notes(scenarios, picks))
+    return Comparison(scenarios, _inputs(scenarios), outcomes, figure, notes)
 
 
 def plan_list_rows(scenarios: Iterable[PlanScenario]) -> list[dict[str, Any]]:

@@ -11,11 +11,12 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.core.chart_sets import memory_title
 from planner.core.cloud import HOURS_PER_MONTH
 from planner.core.providers import rates_source
 from planner.plans import charts
 from planner.plans.core.fields import FIELDS_BY_NAME
-from planner.plans.core.ranking import collapse_regions
+from planner.plans.core.ranking import collapse_regions, intensity_text
 from planner.reports.core.plan_levers import lever_summary
 from planner.reports.core.plan_report import has_deadline
 
@@ -107,11 +108,22 @@ def figures_json(document: dict[str, Any]) -> list[dict[str, Any]]:
     if any(o.get("co2e_kg") is not None for o in options):
         figures.append(charts.carbon_figure(options, document["recommendations"]))
     if document.get("chosen_memory"):
-        figures.append(charts.memory_figure(document["chosen_memory"], "per GPU"))
+        figures.append(charts.memory_figure(document["chosen_memory"], "per GPU",
+                                            memory_title(document)))
     encoded = [figure.to_plotly_json() for figure in figures]
     for figure in encoded:
         figure["layout"].pop("template", None)
     return encoded
+
+
+def _intensity(option: dict[str, Any]) -> str:
+    """The grid intensity with the digits that make the card's kWh × PUE × intensity come to
+    its CO2e ("" without carbon data)."""
+    basis = option.get("carbon_basis") or {}
+    if option.get("co2e_kg") is None or not basis:
+        return ""
+    return intensity_text(float(option["energy_kwh"]), float(basis["pue"]),
+                          float(basis["g_co2e_per_kwh"]))
 
 
 def _sorted_rows(options: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
@@ -153,8 +165,19 @@ class PlanView:
     @cached_property
     def cards(self) -> list[dict[str, Any]]:
         by_index = {o["row_index"]: o for o in self._document["options"]}
-        return [{**card, "option": by_index[card["row_index"]]}
+        return [{**card, "option": by_index[card["row_index"]],
+                 "intensity": _intensity(by_index[card["row_index"]])}
                 for card in self._document["recommendations"]]
+
+    @property
+    def decision_rule(self) -> str:
+        """The plan's decision rule in words ("" for plans stored before it was stated)."""
+        return str(self._document.get("decision_rule") or "")
+
+    @property
+    def n_acceptable(self) -> int | None:
+        found = self._document.get("n_acceptable")
+        return None if found is None else int(found)
 
     @property
     def has_feasible(self) -> bool:

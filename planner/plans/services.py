@@ -26,6 +26,7 @@ from planner.plans.carbon import carbon_summary, plan_carbon_factors
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.fields import ASSUMPTION_FIELDS
 from planner.plans.core.plan import PlanResult, plan, price_dates
+from planner.plans.core.ranking import top_card
 from planner.plans.core.sweep_parts import sweep_parts
 from planner.plans.levers import plan_levers_attach, plan_power_caps
 from planner.plans.models import PlanScenario, PlanSweepChunk
@@ -317,13 +318,15 @@ def _scaling(result: PlanResult) -> list[dict[str, Any]]:
 
 
 def _chosen_memory(simulator: Simulator, result: PlanResult) -> dict[str, Any] | None:
-    """Memory breakdown (GiB per GPU) of the top-ranked option, for its chart."""
-    ranked = result.table[result.table["rank"].notna()].sort_values("rank")
-    if ranked.empty:
+    """Memory breakdown (GiB per GPU) of the plan's pick (the cheapest acceptable option, else
+    the lowest-risk one), for its chart; `row_index` says which option it is."""
+    card = top_card(result.recommendations)
+    if card is None:
         return None
-    row = ranked.iloc[0]
-    return simulator_layout_memory(simulator, instance_key=int(row["instance_key"]),
-                                   nodes=int(row["nodes"]), layout=row.to_dict())
+    row = result.table.iloc[card.row_index]
+    memory = simulator_layout_memory(simulator, instance_key=int(row["instance_key"]),
+                                     nodes=int(row["nodes"]), layout=row.to_dict())
+    return None if memory is None else {**memory, "row_index": card.row_index}
 
 
 def scenario_create(*, owner_id: int, raw: dict[str, Any], is_saved: bool = False

@@ -37,6 +37,7 @@ def _chart(script: str, chart_id: str, css: str, suffix: str) -> SafeString:
     return render_to_string("charts/_chart.html", {
         "element_id": element_id, "chart_id": chart_id or f"{element_id}{suffix}", "css": css,
         "title": chart_text.chart_title(figure), "finding": chart_text.chart_finding(figure),
+        "caption": chart_text.chart_caption(figure),
         "data": chart_text.chart_data(figure),
         # written again from the parsed figure: escaped by json_script, nothing marked safe
         "script": json_script(figure, element_id),

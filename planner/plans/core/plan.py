@@ -13,8 +13,10 @@ filters. Time per row (hours):
   about ±2 percentile points.
 Costs (USD) are planner.plans.core.costs evaluated at expected time (expected total) and at
 P90 time (total_p90_usd); commitment rows pay max(run hours, term hours × (1 − reuse)).
-Feasible = expected time ≤ deadline and expected total ≤ budget; Pareto front (expected time
-vs expected total) and rank (expected total, then time, then non-spot first) among those.
+Feasible (ranked) = expected time ≤ deadline and expected total ≤ budget; acceptable = the
+decision rule of planner.plans.core.decision (chance of missing either ≤ miss_threshold).
+Pareto front (expected time vs expected total) among feasible rows; rank among them puts
+acceptable rows first, then expected total, time, non-spot first.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from planner.core.serialize import json_safe
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.carbon import NO_FACTORS, CarbonFactors, energy_band, option_carbon
 from planner.plans.core.costs import OptionRates, option_rates, per_million
+from planner.plans.core.decision import rule_text, within_threshold
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
     CONFIG_DEFAULTS,
@@ -50,6 +53,7 @@ from planner.plans.core.ranking import (
     Recommendation,
     pareto_mask,
     recommend_options,
+    top_card,
     tradeoff_line,
 )
 from planner.plans.core.spot_risk import RunTimes, run_times
@@ -86,9 +90,12 @@ class PlanResult:
       tokens: rate × nodes × expected hours per unit (no storage, egress or term floor).
     - deadline_miss_probability, budget_overrun_probability, miss_probability (either);
       0 when the limit is not set.
-    - meets_deadline (expected time ≤ deadline), within_budget (expected total ≤ budget),
-      infeasible_reason ("" | "misses deadline" | "over budget" | both joined by "; "),
-      is_pareto, rank (Int64, 1 = cheapest feasible; <NA> if infeasible); is_carbon_pareto:
+    - meets_deadline, within_budget, acceptable: the decision rule (planner.plans.core.
+      decision): each chance, and the combined one, at or below constraints.miss_threshold.
+    - infeasible_reason ("" | "misses deadline" (expected time over it) | "over budget"
+      (expected total over it) | ... joined by "; "), is_pareto, rank (Int64 among feasible
+      rows, acceptable ones first, so 1 = cheapest acceptable; <NA> if infeasible);
+      is_carbon_pareto:
       on the front of expected CO2e vs expected total among feasible rows with CO2e.
     - memory_headroom_gib = memory_capacity_gib − memory_per_gpu_gib.
     - energy_kwh (GPU TDP × GPUs × expected hours; planner.plans.core.carbon says what it
@@ -123,6 +130,9 @@ class PlanResult:
             "options": json.loads(rows.to_json(orient="records")),
             "n_options": len(self.table),
             "n_feasible": int(self.table["rank"].notna().sum()),
+            "n_acceptable": int((self.table["rank"].notna() & self.table["acceptable"]).sum()),
+            "decision_rule": rule_text(self.constraints),
+            "miss_threshold_pct": 100.0 * self.constraints.miss_threshold,
             "recommendations": [json_safe(r) for r in self.recommendations],
             "infeasible": dict(self.infeasible),
             "n_samples_per_spot_run": self.n_samples_per_spot_run,
@@ -136,14 +146,16 @@ class PlanResult:
         }
 
     def pick_summary(self) -> dict[str, Any] | None:
-        """The first card's figures, small enough for the plan list to read without loading
-        the options: title, total (USD), time (hours), chances of missing (0-1)."""
-        if not self.recommendations:
+        """The plan's pick (the cheapest acceptable option's card; when nothing is acceptable,
+        the lowest-risk card), small enough for the plan list to read without loading the
+        options: title, total (USD), time (hours), chances of missing (0-1), acceptable."""
+        card = top_card(self.recommendations)
+        if card is None:
             return None
-        card = self.recommendations[0]
         row = self.table.iloc[card.row_index]
         summary: dict[str, Any] = json_safe({
-            "title": card.title, "total_usd": float(row["total_usd"]),
+            "key": card.key, "title": card.title, "acceptable": bool(row["acceptable"]),
+            "total_usd": float(row["total_usd"]),
             "time_to_train_hours": float(row["time_to_train_hours"]),
             "miss_probability": float(row["miss_probability"]),
             "deadline_miss_probability": float(row["deadline_miss_probability"]),
@@ -282,6 +294,7 @@ OUTPUT_COLUMNS = (
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",
     "usd_per_million_samples", "steady_usd_per_million_tokens", "deadline_miss_probability",
     "budget_overrun_probability", "miss_probability", "meets_deadline", "within_budget",
+    "acceptable",
     "is_pareto", "is_carbon_pareto", "rank", "infeasible_reason", "mfu", "memory_per_gpu_gib",
     "memory_capacity_gib", "memory_headroom_gib", "step_seconds", "samples_per_second",
     "tokens_per_second", "gpu_hours", "energy_kwh", "energy_p10_kwh", "energy_p90_kwh",
@@ -334,14 +347,15 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
     total = rates.total_usd(expected)
     steady = rates.usd_per_hour * rates.nodes * expected
     tokens = work["tokens_per_second"].to_numpy()
-    meets = expected <= (constraints.deadline_hours or np.inf)
-    within = total <= (constraints.budget_usd or np.inf)
+    on_time = expected <= (constraints.deadline_hours or np.inf)
+    under_budget = total <= (constraints.budget_usd or np.inf)
+    threshold = constraints.miss_threshold
     is_spot = (work["purchase_option"] == SPOT).to_numpy()
     capacity_unlikely = is_spot & (work["nodes"].to_numpy() > work["spot_node_limit"].to_numpy())
     estimated = (work["basis"] == "estimated").to_numpy()
     beyond_horizon = expected > (constraints.horizon_hours or np.inf)
     flags = {
-        REASON_DEADLINE: ~meets, REASON_BUDGET: ~within,
+        REASON_DEADLINE: ~on_time, REASON_BUDGET: ~under_budget,
         REASON_CAPACITY: capacity_unlikely & (not constraints.allow_unlikely_capacity),
         REASON_ESTIMATED: estimated & (not constraints.allow_estimated_prices),
         REASON_HORIZON: beyond_horizon & (constraints.deadline_hours is None),
@@ -366,7 +380,10 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "deadline_miss_probability": times.deadline_miss_probability,
         "budget_overrun_probability": times.budget_overrun_probability,
         "miss_probability": times.miss_probability,
-        "meets_deadline": meets, "within_budget": within,
+        # The decision rule (planner.plans.core.decision), per limit and combined.
+        "meets_deadline": within_threshold(times.deadline_miss_probability, threshold),
+        "within_budget": within_threshold(times.budget_overrun_probability, threshold),
+        "acceptable": within_threshold(times.miss_probability, threshold),
         "is_capacity_unlikely": capacity_unlikely,
         "infeasible_reason": _reasons(flags),
         # Per reason, its rows (counted by plan(), not a column of the table).
@@ -386,13 +403,14 @@ def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.nda
 def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray,
                  price_rows: np.ndarray, outcomes: dict[str, np.ndarray],
                  preferred_regions: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Feasible rows first in rank order (expected total, time, non-spot first, then the
-    preferred regions), then the others by the same keys; Pareto flags and rank among
-    feasible rows."""
+    """Feasible rows first in rank order (acceptable ones first, then expected total, time,
+    non-spot first, then the preferred regions), then the others by the same keys; Pareto
+    flags and rank among feasible rows. Rank 1 is so the cheapest acceptable option."""
     feasible = outcomes["infeasible_reason"] == ""
     hours, usd = outcomes["time_to_train_hours"], outcomes["total_usd"]
     preference = region_preference(prices["region"].to_numpy()[price_rows], preferred_regions)
-    order = np.lexsort((preference, outcomes["is_spot"], hours, usd, ~feasible))
+    order = np.lexsort((preference, outcomes["is_spot"], hours, usd, ~outcomes["acceptable"],
+                        ~feasible))
     feasible = feasible[order]
     pareto = np.zeros(len(order), dtype=bool)
     pareto[feasible] = pareto_mask(hours[order][feasible], usd[order][feasible])

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from planner.core import formatting as fmt
+from planner.core.chart_sets import SAME_OFFER_KEYS
+from planner.core.chart_sets import collapse_regions as collapse_regions  # plans read it here
 from planner.plans.core.assumptions import PlanConstraints
+from planner.plans.core.decision import (
+    chance_text,
+    cheapest_title,
+    rule_text,
+    short_rule,
+    trade_text,
+    verdict_text,
+)
 
 RISK_RESOLUTION = 1e-3  # miss probabilities closer than this count as a tie (MC resolution)
 
@@ -23,6 +32,21 @@ class Recommendation:
     row_index: int
     title: str
     why: str
+    rule: str = ""  # how the card picks, in words (the decision rule it reads included)
+
+
+# The card that is the plan's pick, first present first.
+PICK_KEYS = ("cheapest_meeting_deadline", "lowest_risk")
+
+
+def top_card(cards: tuple[Recommendation, ...]) -> Recommendation | None:
+    """The plan's pick: the cheapest acceptable option's card, else (nothing acceptable) the
+    lowest-risk card, else the first card (None without cards)."""
+    for key in PICK_KEYS:
+        for card in cards:
+            if card.key == key:
+                return card
+    return cards[0] if cards else None
 
 
 def pareto_mask(hours: np.ndarray, usd: np.ndarray) -> np.ndarray:
@@ -88,30 +112,38 @@ def _deadline_text(row: pd.Series, constraints: PlanConstraints) -> str:
 
 def _cheapest(table: pd.DataFrame, feasible: np.ndarray, c: PlanConstraints,
               n_feasible: int) -> Recommendation | None:
-    """Cheapest whose chance of missing the deadline is within c.miss_threshold; when none is,
-    the cheapest feasible option, titled with how likely it is to miss."""
+    """Lowest expected total among acceptable options (planner.plans.core.decision); None
+    when no option is acceptable (the lowest-risk card then says how close the best comes).
+    Its why names the nearest cheaper option and the risk that saving costs."""
     keys = [table["total_usd"].to_numpy(), table["time_to_train_hours"].to_numpy()]
-    on_time = feasible
-    if c.deadline_hours is not None:
-        miss = table["deadline_miss_probability"].to_numpy(dtype=np.float64)
-        on_time = feasible & (np.nan_to_num(miss, nan=1.0) <= c.miss_threshold + 1e-12)
-    index = _pick(table, on_time, keys)
-    title = "Cheapest meeting the deadline" if c.deadline_hours is not None else "Cheapest"
+    acceptable = feasible & table["acceptable"].to_numpy(dtype=bool)
+    index = _pick(table, acceptable, keys)
     if index is None:
-        index = _pick(table, feasible, keys)
-        if index is None:
-            return None
-        chance = table.iloc[index]["deadline_miss_probability"]
-        title = f"Cheapest, likely to miss the deadline ({chance:.0%})"
+        return None
     row = table.iloc[index]
-    within = ("" if c.deadline_hours is None else
-              f" (at most {c.miss_threshold:.0%} chance of missing the deadline allowed)")
+    rule = f"Lowest expected total among acceptable options. {rule_text(c)}"
     why = (f"{_option_label(row)}: lowest expected total {fmt.usd(row['total_usd'])} of "
-           f"{fmt.count(n_feasible)} feasible options{within}; expected "
-           f"{fmt.duration(row['time_to_train_hours'])} "
-           f"(P90 {fmt.duration(row['time_p90_hours'])}){_deadline_text(row, c)}.")
-    why += caveats(row) + _calibrated_alternative(table, on_time, keys, index)
-    return Recommendation("cheapest_meeting_deadline", index, title, why)
+           f"{fmt.count(int(acceptable.sum()))} acceptable options ({fmt.count(n_feasible)} "
+           f"ranked); expected {fmt.duration(row['time_to_train_hours'])} "
+           f"(P90 {fmt.duration(row['time_p90_hours'])}){_risk_text(row, c)}.")
+    why += trade_text(table, feasible, index, c)
+    why += caveats(row) + _calibrated_alternative(table, acceptable, keys, index)
+    return Recommendation("cheapest_meeting_deadline", index, cheapest_title(c), why, rule)
+
+
+def _risk_text(row: pd.Series, c: PlanConstraints) -> str:
+    """", 2.6% chance of missing the 60.0 days deadline" for an acceptable option ("" without
+    limits, and for an option outside the rule: verdict_text gives its chance)."""
+    text = chance_text(row, c) if bool(row["acceptable"]) else ""
+    return f", {text}" if text else ""
+
+
+def _ranked_rule(what: str, c: PlanConstraints) -> str:
+    """A card's rule when it picks among all ranked options, acceptable or not."""
+    rule = short_rule(c)
+    among = ("all ranked options (expected time and total within the limits), acceptable or "
+             "not" if rule else "all ranked options")
+    return f"{what} among {among}. {rule_text(c)}"
 
 
 def _calibrated_alternative(table: pd.DataFrame, mask: np.ndarray, keys: list[np.ndarray],
@@ -131,21 +163,35 @@ def _calibrated_alternative(table: pd.DataFrame, mask: np.ndarray, keys: list[np
 
 def _fastest(table: pd.DataFrame, feasible: np.ndarray,
              c: PlanConstraints) -> Recommendation | None:
+    """Shortest expected time; with a budget, among options within it by the decision rule
+    (its chance of going over at most the threshold) when any is."""
     keys = [table["time_to_train_hours"].to_numpy(), table["total_usd"].to_numpy()]
-    index = _pick(table, feasible, keys)
+    within = feasible & table["within_budget"].to_numpy(dtype=bool)
+    index = _pick(table, within, keys) if c.budget_usd is not None else None
+    pool = within if index is not None else feasible
+    if index is None:
+        index = _pick(table, feasible, keys)
     if index is None:
         return None
     row = table.iloc[index]
-    budget = "" if c.budget_usd is None else f" within the {fmt.usd(c.budget_usd)} budget"
+    budget = ("" if c.budget_usd is None else
+              f" within the {fmt.usd(c.budget_usd)} budget" if pool is within else
+              f" (no option is within the {fmt.usd(c.budget_usd)} budget at the threshold)")
     why = (f"{_option_label(row)}: shortest expected time "
            f"{fmt.duration(row['time_to_train_hours'])} "
-           f"(P90 {fmt.duration(row['time_p90_hours'])}) for {fmt.usd(row['total_usd'])}{budget}.")
-    title = "Fastest within budget" if c.budget_usd is not None else "Fastest"
-    why += caveats(row) + _calibrated_alternative(table, feasible, keys, index)
-    return Recommendation("fastest_within_budget", index, title, why)
+           f"(P90 {fmt.duration(row['time_p90_hours'])}) for {fmt.usd(row['total_usd'])}{budget}"
+           f"{_risk_text(row, c)}.")
+    title = "Fastest within budget" if pool is within else "Fastest"
+    rule = (_ranked_rule("Shortest expected time", c) if pool is not within else
+            f"Shortest expected time among options within the budget (at most "
+            f"{fmt.percent(c.miss_threshold, 0)} chance of going over it). {rule_text(c)}")
+    why += verdict_text(row, c) + caveats(row) + _calibrated_alternative(table, pool, keys,
+                                                                           index)
+    return Recommendation("fastest_within_budget", index, title, why, rule)
 
 
-def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation | None:
+def _best_per_token(table: pd.DataFrame, feasible: np.ndarray,
+                    c: PlanConstraints) -> Recommendation | None:
     """Lowest total cost per million tokens: the run's whole total (storage, egress and any
     unused commitment term included) / the tokens it trains, so cost per token × tokens is
     the card's total."""
@@ -162,9 +208,12 @@ def _best_per_token(table: pd.DataFrame, feasible: np.ndarray) -> Recommendation
     why = (f"{_option_label(row)}: ${row[column]:.3g} per million {unit}s = "
            f"{fmt.usd(row['total_usd'])} in total (storage, egress and any unused commitment "
            f"term included) / {fmt.large_count(trained, unit + 's')}; "
-           f"{fmt.usd(row['usd_per_hour'])} per instance-hour at {row['mfu']:.0%} MFU.")
-    why += caveats(row) + _calibrated_alternative(table, feasible, keys, index)
-    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}", why)
+           f"{fmt.usd(row['usd_per_hour'])} per instance-hour at {row['mfu']:.0%} MFU"
+           f"{_risk_text(row, c)}.")
+    why += verdict_text(row, c) + caveats(row)
+    why += _calibrated_alternative(table, feasible, keys, index)
+    rule = _ranked_rule(f"Lowest total cost per million {unit}s", c)
+    return Recommendation("best_cost_per_token", index, f"Best cost per {unit}", why, rule)
 
 
 def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
@@ -180,7 +229,8 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
         row = table.iloc[index]
         why = (f"{_option_label(row)}: lowest P90 total {fmt.usd(row['total_p90_usd'])} "
                f"(expected {fmt.usd(row['total_usd'])}); no deadline or budget is set.")
-        return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row))
+        rule = "Lowest P90 total among all ranked options (no deadline or budget is set)."
+        return Recommendation("lowest_risk", index, "Lowest risk", why + caveats(row), rule)
     risk = np.round(table["miss_probability"].to_numpy() / RISK_RESOLUTION)
     keys = [risk, is_spot, usd]
     index = _pick(table, feasible, keys)
@@ -194,8 +244,13 @@ def _lowest_risk(table: pd.DataFrame, feasible: np.ndarray,
     why = (f"{_option_label(row)}: {row['miss_probability']:.1%} chance of missing the {limits} "
            f"(P90 {fmt.duration(row['time_p90_hours'])}, {fmt.usd(row['total_p90_usd'])}{spot}); "
            f"expected {fmt.usd(row['total_usd'])}.")
-    why += caveats(row) + _calibrated_alternative(table, feasible, keys, index)
-    return Recommendation("lowest_risk", index, "Lowest risk", why)
+    if not table["acceptable"].to_numpy(dtype=bool)[feasible].any():
+        why += (" No ranked option is acceptable, so there is no cheapest pick: this is the "
+                "closest to the rule.")
+    why += verdict_text(row, c, is_chance_said=True) + caveats(row)
+    why += _calibrated_alternative(table, feasible, keys, index)
+    rule = _ranked_rule("Lowest chance of missing the limits (ties: non-spot, then cheaper)", c)
+    return Recommendation("lowest_risk", index, "Lowest risk", why, rule)
 
 
 def tradeoff_line(table: pd.DataFrame, picks: tuple[Recommendation, ...]) -> str:
@@ -215,15 +270,32 @@ def tradeoff_line(table: pd.DataFrame, picks: tuple[Recommendation, ...]) -> str
             f"the cheapest).")
 
 
+def intensity_text(energy_kwh: float, pue: float, g_per_kwh: float) -> str:
+    """The grid intensity (gCO2e/kWh) with as few digits (3 to 6 significant) as make
+    round(kWh shown × PUE shown × intensity shown / 1000) equal the rounded CO2e (kg)."""
+    target = round(energy_kwh * pue * g_per_kwh / 1000.0)
+    shown_kwh = round(energy_kwh)
+    for digits in range(3, 7):
+        decimals = max(0, digits - 1 - int(np.floor(np.log10(abs(g_per_kwh))))) if g_per_kwh \
+            else 0
+        text = f"{g_per_kwh:,.{decimals}f}"
+        if round(shown_kwh * float(f"{pue:g}") * float(text.replace(",", "")) / 1000.0) \
+                == target:
+            return text
+    return text
+
+
 def _carbon_basis_text(row: pd.Series) -> str:
     basis = row["carbon_basis"]
+    intensity = intensity_text(float(row["energy_kwh"]), float(basis["pue"]),
+                               float(basis["g_co2e_per_kwh"]))
     return (f"{fmt.count(row['energy_kwh'])} kWh × PUE {basis['pue']:g} ({basis['pue_source']}, "
-            f"{basis['pue_scope']}) × {basis['g_co2e_per_kwh']:,.0f} gCO2e/kWh "
+            f"{basis['pue_scope']}) × {intensity} gCO2e/kWh "
             f"({basis['accounting']}-based, {basis['source']}, {basis['year']})")
 
 
-def _lowest_carbon(table: pd.DataFrame, feasible: np.ndarray,
-                   cheapest: Recommendation | None) -> Recommendation | None:
+def _lowest_carbon(table: pd.DataFrame, feasible: np.ndarray, cheapest: Recommendation | None,
+                   c: PlanConstraints) -> Recommendation | None:
     """Lowest expected CO2e among feasible options with carbon data (ties: cheapest), and
     what it saves against the cheapest option."""
     co2e = table["co2e_kg"].to_numpy(dtype=np.float64)
@@ -238,12 +310,17 @@ def _lowest_carbon(table: pd.DataFrame, feasible: np.ndarray,
     if cheapest is not None and cheapest.row_index != index:
         base = table.iloc[cheapest.row_index]
         if np.isfinite(base["co2e_kg"]):
-            why += (f" The cheapest option emits {fmt.count(base['co2e_kg'])} kg CO2e: this one "
-                    f"saves {fmt.count(base['co2e_kg'] - row['co2e_kg'])} kg for "
-                    f"{fmt.usd(row['total_usd'] - base['total_usd'])} more.")
+            extra = float(row["total_usd"] - base["total_usd"])
+            cost = (f"for {fmt.usd(extra)} more" if extra >= 0.005 else
+                    f"and costs {fmt.usd(-extra)} less" if extra <= -0.005 else "at the same cost")
+            why += (f" The cheapest acceptable option emits {fmt.count(base['co2e_kg'])} kg "
+                    f"CO2e: this one saves {fmt.count(base['co2e_kg'] - row['co2e_kg'])} kg "
+                    f"{cost}.")
         else:
-            why += f" The cheapest option has {base['carbon_note']}."
-    return Recommendation("lowest_carbon", index, "Lowest carbon", why + caveats(row))
+            why += f" The cheapest acceptable option has {base['carbon_note']}."
+    why += verdict_text(row, c) + caveats(row)
+    rule = _ranked_rule("Lowest expected CO2e (ties: cheaper)", c)
+    return Recommendation("lowest_carbon", index, "Lowest carbon", why, rule)
 
 
 def recommend_options(table: pd.DataFrame,
@@ -256,8 +333,8 @@ def recommend_options(table: pd.DataFrame,
     picks = (
         cheapest,
         _fastest(table, feasible, constraints),
-        _lowest_carbon(table, feasible, cheapest),
-        _best_per_token(table, feasible),
+        _lowest_carbon(table, feasible, cheapest, constraints),
+        _best_per_token(table, feasible, constraints),
         _lowest_risk(table, feasible, constraints),
     )
     return tuple(_with_other_regions(table, pick) for pick in picks if pick is not None)
@@ -303,24 +380,4 @@ def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommenda
                 why += (f" At that price {table.iloc[best]['region']} emits "
                         f"{fmt.count(own - co2e[best])} kg CO2e less "
                         f"({fmt.count(co2e[best])} kg).")
-    return Recommendation(pick.key, pick.row_index, pick.title, why)
-
-
-# Columns that make two options the same purchase apart from where it is bought.
-SAME_OFFER_KEYS = ("provider", "instance_type", "nodes", "tp", "pp", "dp", "cp", "zero_stage",
-                   "recompute", "micro_batch", "precision", "purchase_option", "payment_option")
-
-
-def collapse_regions(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per offer that differs only by region: the first (best-ranked) row, with
-    `other_regions` listing the rest cheapest first as (region, total_usd) pairs."""
-    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for option in options:
-        key = tuple(option.get(name) for name in SAME_OFFER_KEYS)
-        if key in kept:
-            kept[key]["other_regions"].append((option["region"], option.get("total_usd")))
-        else:
-            kept[key] = {**option, "other_regions": []}
-    for row in kept.values():
-        row["other_regions"].sort(key=lambda pair: (pair[1] is None, pair[1] or 0.0))
-    return list(kept.values())
+    return Recommendation(pick.key, pick.row_index, pick.title, why, pick.rule)

@@ -80,13 +80,20 @@ class Finding:
 
 @dataclass(frozen=True)
 class Series:
+    """A chart's series; `ids` optionally names each point's subject (a plan's option
+    row_index), so every format can say which options it charts."""
+
     name: str
     x: tuple[float, ...]
     y: tuple[float, ...]
+    ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.x) != len(self.y):
             raise ValueError(f"series {self.name!r}: {len(self.x)} x but {len(self.y)} y values")
+        if self.ids and len(self.ids) != len(self.x):
+            raise ValueError(f"series {self.name!r}: {len(self.ids)} ids for {len(self.x)} "
+                             "points")
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ class Chart:
     series: tuple[Series, ...]
     categories: tuple[str, ...] = ()
     is_x_log: bool = False
+    caption: str = ""  # which subjects it draws ("146 options: ranks 1–146")
 
 
 @dataclass(frozen=True)
@@ -172,8 +180,9 @@ def report_from_dict(data: dict[str, Any]) -> Report:
     )
     charts = tuple(
         Chart(c["key"], c["title"], c["kind"], c["x_title"], c["y_title"],
-              tuple(Series(s["name"], tuple(s["x"]), tuple(s["y"])) for s in c["series"]),
-              tuple(c.get("categories", ())), bool(c.get("is_x_log")))
+              tuple(Series(s["name"], tuple(s["x"]), tuple(s["y"]), tuple(s.get("ids", ())))
+                    for s in c["series"]),
+              tuple(c.get("categories", ())), bool(c.get("is_x_log")), str(c.get("caption", "")))
         for c in data.get("charts", ())
     )
     return Report(

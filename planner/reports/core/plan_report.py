@@ -14,7 +14,6 @@ from typing import Any
 from planner.core.cloud import is_stale_age
 from planner.core.formatting import (
     count,
-    goodput_line,
     label,
     large_count,
     layout_label,
@@ -24,11 +23,17 @@ from planner.core.formatting import (
 )
 from planner.core.providers import rates_source
 from planner.core.purchase_options import OPTIONS_BY_CODE
-from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
+from planner.reports.core.model import Column, Figure, Finding, Report, Table
+from planner.reports.core.plan_charts import (
+    carbon_chart,
+    cost_chart,
+    memory_chart,
+    pareto_chart,
+    scaling_chart,
+)
 from planner.reports.core.plan_levers import lever_tables
 
 HOURS_PER_DAY = 24.0
-TOP_BARS = 10
 
 # The plan's result columns, once: the report's tables (CSV, XLSX, PDF, HTML) and the `plan`
 # command's terminal table (is_in_terminal) are built from this list.
@@ -50,7 +55,10 @@ OPTION_COLUMNS = (
     Column("time_p90_hours", "Time P90", "days", digits=1),
     Column("compute_usd", "Compute", "USD", is_printed=False),
     Column("goodput", "Goodput", "%", digits=1, is_in_terminal=_T),
-    Column("goodput_line", "Failures, restarts and overhead", is_printed=False),
+    # Numbers, not the page's "+51.0 % GPU-hours" line: a spreadsheet reads them as numbers.
+    Column("overhead_gpu_hours_pct", "Failures, restarts and overhead", "% GPU-hours",
+           is_printed=False, digits=1),
+    Column("overhead_usd", "Failures, restarts and overhead cost", "USD", is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
     Column("total_usd", "Total", "USD", is_in_terminal=_T),
@@ -109,8 +117,6 @@ def option_cell(option: dict[str, Any], key: str) -> Any:
     """One cell of OPTION_COLUMNS as every table shows it (codes in words, hours in days)."""
     if key == "layout":
         return layout_label(option)
-    if key == "goodput_line":
-        return goodput_line(option.get("overhead_gpu_hours_pct"), option.get("overhead_usd"))
     value = option.get(key)
     if key in LABEL_KEYS:
         return label(value) if value else value
@@ -326,76 +332,6 @@ def _inputs_table(inputs: dict[str, Any], labels: dict[str, str], units: dict[st
                  (Column("field", "Input"), Column("value", "Value")), rows)
 
 
-def _pareto_chart(options: list[dict[str, Any]]) -> Chart:
-    by_option: dict[str, list[tuple[float, float]]] = {}
-    for o in options:
-        days, total = _days(o.get("time_to_train_hours")), as_number(o.get("total_usd"))
-        if days is not None and total is not None:
-            by_option.setdefault(label(o.get("purchase_option")), []).append((days, total))
-    series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
-                   for name, pts in sorted(by_option.items()))
-    return Chart("pareto", "Time to train vs total cost (feasible options)", "scatter",
-                 "Expected time to train (days)", "Expected total cost (USD)", series)
-
-
-def _cost_chart(options: list[dict[str, Any]]) -> Chart:
-    top = [{**o, "steady_usd": (as_number(o.get("compute_usd")) or 0.0)
-            - (as_number(o.get("overhead_usd")) or 0.0)} for o in options[:TOP_BARS]]
-    parts = (("steady_usd", "Compute (useful steps)"),
-             ("overhead_usd", "Failures & overhead"), ("storage_usd", "Storage"),
-             ("egress_usd", "Egress"))
-    series = tuple(Series(label, tuple(float(i) for i in range(len(top))),
-                          tuple(as_number(o.get(key)) or 0.0 for o in top))
-                   for key, label in parts)
-    return Chart("costs", f"Cost breakdown of the top {len(top)} options", "bar",
-                 "Option (rank)", "Expected cost (USD)", series,
-                 categories=tuple(f"#{as_number(o.get('rank')) or 0:.0f}" for o in top))
-
-
-def _carbon_chart(options: list[dict[str, Any]]) -> Chart:
-    by_provider: dict[str, list[tuple[float, float]]] = {}
-    for o in options:
-        co2e, total = as_number(o.get("co2e_kg")), as_number(o.get("total_usd"))
-        if co2e is not None and total is not None:
-            by_provider.setdefault(label(o.get("provider")), []).append((co2e, total))
-    series = tuple(Series(name, tuple(p[0] for p in pts), tuple(p[1] for p in pts))
-                   for name, pts in sorted(by_provider.items()))
-    return Chart("carbon", "Total cost vs emissions (feasible options with carbon data)",
-                 "scatter", "Expected emissions (kg CO2e)", "Expected total cost (USD)", series)
-
-
-def _scaling_chart(document: dict[str, Any]) -> Chart:
-    by_gpu: dict[str, list[tuple[float, float]]] = {}
-    for point in document.get("scaling", []):
-        gpus, rate = as_number(point.get("gpus")), as_number(point.get("tokens_per_second"))
-        if gpus and rate is not None:
-            by_gpu.setdefault(str(point.get("gpu")), []).append((gpus, rate))
-    series = tuple(Series(gpu, tuple(p[0] for p in sorted(pts)), tuple(p[1] for p in sorted(pts)))
-                   for gpu, pts in sorted(by_gpu.items()))
-    return Chart("scaling", "Simulated throughput by GPU count", "line", "GPUs (count, log scale)",
-                 "Throughput (tokens/s)", series, is_x_log=True)
-
-
-MEMORY_PARTS = (("weights_gib", "Weights"), ("gradients_gib", "Gradients"),
-                ("optimizer_gib", "Optimizer states"), ("activations_gib", "Activations"),
-                ("overhead_gib", "Framework overhead"))
-
-
-def _memory_chart(document: dict[str, Any]) -> Chart | None:
-    """Memory per GPU of the cheapest option by part, beside the GPU's capacity (the page's
-    memory chart); None when the plan has no chosen option."""
-    memory = document.get("chosen_memory")
-    capacity = as_number((memory or {}).get("capacity_gib"))
-    if not isinstance(memory, dict) or capacity is None:
-        return None
-    series = tuple(Series(words, (0.0, 1.0), (as_number(memory.get(key)) or 0.0, 0.0))
-                   for key, words in MEMORY_PARTS)
-    return Chart("memory", "Memory per GPU of the cheapest option", "bar", "Per GPU",
-                 "Memory per GPU (GiB)",
-                 (*series, Series("Capacity", (0.0, 1.0), (0.0, capacity))),
-                 categories=("Needed", "Capacity"))
-
-
 def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str, ...]:
     caveats = []
     prices = document.get("prices") or {}
@@ -469,8 +405,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
                 _assumptions_table(document, labels),
                 _inputs_table(inputs, labels, units), *lever_tables(document)),
         charts=tuple(chart for chart in (
-            _pareto_chart(options), _cost_chart(options), _carbon_chart(options),
-            _scaling_chart(document), _memory_chart(document)) if chart is not None),
+            pareto_chart(document), cost_chart(document), carbon_chart(document),
+            scaling_chart(document), memory_chart(document)) if chart is not None),
         caveats=_caveats(document, best),
     )
 

@@ -56,12 +56,14 @@ def _tables(report: Report, limit: int | None) -> list[dict[str, Any]]:
     } for table in report.tables]
 
 
-def _charts(report: Report, *, is_interactive: bool) -> list[SafeString]:
+def _charts(report: Report, *, is_interactive: bool) -> list[tuple[SafeString, str]]:
+    """Each chart's markup with its caption (which options it draws)."""
     if is_interactive:
-        return [json_script(plotly_figure(c), f"report-figure-{i}")
+        return [(json_script(plotly_figure(c), f"report-figure-{i}"), c.caption)
                 for i, c in enumerate(report.charts)]
     # chart_svg escapes every text it writes, so the markup is safe to insert.
-    return [mark_safe(chart_svg(c)) for c in report.charts]  # noqa: S308  # nosec B308 B703
+    return [(mark_safe(chart_svg(c)), c.caption)  # noqa: S308  # nosec B308 B703
+            for c in report.charts]
 
 
 def css_string(text: str) -> str:

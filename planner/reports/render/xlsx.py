@@ -101,12 +101,34 @@ def _table_sheet(sheet: Worksheet, table: Table) -> None:
     _fit_widths(sheet)
 
 
+CHART_SHEET = "Chart data"
+
+
+def _chart_sheet(sheet: Worksheet, report: Report) -> None:
+    """Every chart's points: chart, series, category, x, y, and the option (row) each point
+    is, so the workbook charts the same options as the page and the PDF."""
+    _append(sheet, ["Chart", "Series", "Category", "X", "Y", "Option row", "Charted"],
+            is_header=True)
+    sheet.freeze_panes = "A2"
+    for chart in report.charts:
+        for series in chart.series:
+            ids: tuple[int | None, ...] = series.ids or (None,) * len(series.x)
+            for x, y, row in zip(series.x, series.y, ids, strict=True):
+                category = (chart.categories[int(x)] if chart.categories
+                            and 0 <= int(x) < len(chart.categories) else "")
+                _append(sheet, [chart.title, series.name, category, x, y, row, chart.caption])
+    _fit_widths(sheet)
+
+
 def report_xlsx(report: Report) -> bytes:
-    """The workbook's bytes (Summary, then one sheet per table in report order)."""
+    """The workbook's bytes (Summary, one sheet per table in report order, then the charts'
+    data)."""
     book = Workbook()
     _summary_sheet(book.active, report)
     for table in report.tables:
         _table_sheet(book.create_sheet(table.sheet), table)
+    if report.charts:
+        _chart_sheet(book.create_sheet(CHART_SHEET), report)
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()

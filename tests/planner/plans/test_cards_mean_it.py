@@ -146,7 +146,7 @@ def test_the_plan_page_counts_with_thousands_separators(
     assert (f'<p class="card-price small">{fmt.usd(pick["usd_per_hour"])}/instance-hour, '
             f'{pick["basis"]}: {pick["source"]}, as of {pick["as_of"]}</p>') in page
     assert 'title="Model FLOPs utilisation' in page
-    assert f"of {fmt.count(document['result']['n_feasible'])} feasible options" in page
+    assert f"({fmt.count(document['result']['n_feasible'])} ranked)" in page
 
 
 def test_the_table_writes_every_overhead_with_one_decimal(

@@ -59,7 +59,7 @@ def test_cheapest_offers_are_distinct_offers_not_one_offer_in_many_regions() -> 
     assert len(labels) == len(set(labels)) == 10
     assert labels[:2] == ["#1", "#20"]
     assert "also in region-0" in figure.data[0].customdata[0]
-    assert figure.layout.title.text == "Cost breakdown of the 10 cheapest offers"
+    assert figure.layout.title.text == "Cost breakdown of the 10 cheapest acceptable offers"
 
 
 def test_cost_breakdown_labels_are_short_ranks_with_the_option_on_hover() -> None:

@@ -51,7 +51,7 @@ def test_every_format_shows_the_recommended_total_of_the_page(
     xlsx = ana_client.get(f"/plans/{done_plan.id}/report.xlsx")
     book = load_workbook(io.BytesIO(xlsx.content))
     assert book.sheetnames == ["Summary", "Options", "Sources", "Assumptions", "Inputs",
-                               "Storage"]
+                               "Storage", "Chart data"]
     options = book["Options"]
     headers = [c.value for c in options[1]]
     assert options.freeze_panes == "A2"
@@ -91,7 +91,7 @@ def test_html_report_needs_nothing_from_outside(ana_client: Client,
     assert "displaylogo: false" in html
     # One figure per chart, the plan page's own: Pareto, cost, carbon, scaling and memory.
     assert html.count('type="application/json"') == len(figures_json(done_plan.result)) == 5
-    assert "Memory per GPU of the cheapest option" in html
+    assert "Memory per GPU of the cheapest acceptable option" in html
 
 
 def test_reports_are_private_and_a_bad_format_names_the_field(

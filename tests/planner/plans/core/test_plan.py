@@ -145,8 +145,9 @@ def test_infeasibility_reasons_and_counts(deadline, budget, reasons):
     assert result.infeasible["over budget"] == over
     feasible = [k for k, r in reasons.items() if r == ""]
     assert result.table["rank"].notna().sum() == len(feasible)
-    assert (result.table["meets_deadline"] == ~result.table["infeasible_reason"].str.contains(
-        "deadline")).all()
+    # meets_deadline is the decision rule's: the chance of missing it within the threshold.
+    assert (result.table["meets_deadline"] == (result.table["deadline_miss_probability"]
+                                               <= result.constraints.miss_threshold)).all()
     if not feasible:
         assert result.recommendations == ()
 
@@ -323,8 +324,11 @@ def test_recommendations_on_a_hand_built_table():
     assert (picks["cheapest_meeting_deadline"][["instance_key", "purchase_option"]].tolist()
             == [3, "on_demand"])
     assert picks["cheapest_meeting_deadline"]["deadline_miss_probability"] <= 0.10
+    # Key 2 on demand is faster but goes over the budget with P 40 %: within budget by the
+    # decision rule (at most 10 %) leaves key 3.
     assert (picks["fastest_within_budget"][["instance_key", "purchase_option"]].tolist()
-            == [2, "on_demand"])
+            == [3, "on_demand"])
+    assert picks["fastest_within_budget"]["within_budget"]
     assert picks["best_cost_per_token"]["instance_key"] == 1
     # risk = P(T > min(deadline, hours the budget buys)): key 2 on demand buys 41.7 h
     # (P 40 %), key 1 on demand misses 110 h with P 21 %, key 3 on demand buys 95.2 h (P 10 %)
@@ -348,18 +352,21 @@ def test_a_card_meets_the_deadline_only_within_the_miss_threshold():
     card = next(r for r in loose.recommendations if r.key == "cheapest_meeting_deadline")
     row = loose.table.iloc[card.row_index]
     assert row[["instance_key", "purchase_option"]].tolist() == [1, "spot"]
-    assert card.title == "Cheapest meeting the deadline"
-    # A budget only key 1 fits: every feasible option misses the deadline with P near 20 %.
+    assert card.title == "Cheapest meeting the deadline and budget"
+    # A budget only key 1 fits: every feasible option misses the deadline with P near 20 %,
+    # so no option is acceptable and there is no cheapest card; the lowest-risk card says so.
     strict = _plan(configs, prices, PlanConstraints(deadline_hours=110.0, budget_usd=1100.0),
                    **hazards)
-    card = next(r for r in strict.recommendations if r.key == "cheapest_meeting_deadline")
-    chance = strict.table.iloc[card.row_index]["deadline_miss_probability"]
-    assert chance > 0.1 and card.title == f"Cheapest, likely to miss the deadline ({chance:.0%})"
+    assert not strict.table["acceptable"].any()
+    assert "cheapest_meeting_deadline" not in {r.key for r in strict.recommendations}
+    safest = next(r for r in strict.recommendations if r.key == "lowest_risk")
+    assert "No ranked option is acceptable" in safest.why and "Not acceptable" in safest.why
     for result in (loose, strict):
         for pick in result.recommendations:
-            if pick.title == "Cheapest meeting the deadline":
-                chance = result.table.iloc[pick.row_index]["deadline_miss_probability"]
-                assert chance <= result.constraints.miss_threshold
+            row = result.table.iloc[pick.row_index]
+            assert row["acceptable"] == (row["miss_probability"]
+                                         <= result.constraints.miss_threshold)
+            assert ("Not acceptable" in pick.why) == (not row["acceptable"])
 
 
 def test_cost_per_token_times_tokens_is_the_cards_total_and_the_tradeoff_is_stated():
@@ -587,7 +594,11 @@ def test_whole_catalog_is_consistent():
                        table["compute_usd"] + table["storage_usd"] + table["egress_usd"])
     ranked = table["rank"].dropna().astype(int).to_numpy()
     assert (ranked == np.arange(1, len(ranked) + 1)).all()
-    assert (np.diff(table["total_usd"].to_numpy()[: len(ranked)]) >= 0).all()
+    # Acceptable options rank first (rank 1 = cheapest acceptable), each group by total.
+    head = table.iloc[: len(ranked)]
+    assert not (np.diff(head["acceptable"].to_numpy().astype(int)) > 0).any()
+    for _, group in head.groupby("acceptable"):
+        assert (np.diff(group["total_usd"].to_numpy()) >= 0).all()
     assert (table["time_p10_hours"] <= table["time_p50_hours"]).all()
     assert (table["time_p50_hours"] <= table["time_p90_hours"]).all()
     assert table["miss_probability"].between(0, 1).all()
