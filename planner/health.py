@@ -12,8 +12,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from planner.cache import cache_check
+from planner.disk import disk_free_bytes
 from planner.outbox import outbox_waiting
-from planner.storage import disk_free_bytes
 
 WORKER_PING_SECONDS = 1.0
 

@@ -54,7 +54,7 @@ MIDDLEWARE = [
     "planner.security.QueueUnavailableMiddleware",
     "planner.limits.LimitsMiddleware",
     "planner.dbretry.DatabaseRetryMiddleware",
-    "planner.storage.DiskFullMiddleware",
+    "planner.disk.DiskFullMiddleware",
     "planner.security.NulAddressMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -184,7 +184,7 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     # Files written whole or not at all; a nearly full disk refused (planner/storage.py).
-    "default": {"BACKEND": "planner.storage.AtomicFileSystemStorage"},
+    "default": {"BACKEND": "planner.disk.AtomicFileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"

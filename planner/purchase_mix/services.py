@@ -21,6 +21,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from planner import runs
+from planner.disk import disk_room_check
 from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
@@ -50,7 +51,6 @@ from planner.purchase_mix.quota import (  # noqa: F401 - StorageQuotaError, stor
     storage_used,
 )
 from planner.runs import Attempt, run_enqueue, run_progress
-from planner.storage import disk_room_check
 
 UPLOAD_DIR = "histories"
 MAX_ROW_ERRORS = 200

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from planner.disk import disk_room_check, is_disk_full
 from planner.limits import creation_check
 from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Report as ReportDocument
@@ -19,7 +20,6 @@ from planner.reports.render.html import report_html
 from planner.reports.render.pdf import PdfUnavailableError, pdf_missing, report_pdf
 from planner.reports.render.xlsx import report_xlsx
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
-from planner.storage import disk_room_check, is_disk_full
 
 CONTENT_TYPES = {
     "pdf": "application/pdf",
@@ -117,7 +117,7 @@ def _compute(stored: Report) -> dict[str, Any]:
         raise ValueError(str(exc)) from None
     run_progress(Report, stored.id, 90, "saving the file")
     old_name = stored.file.name
-    try:  # written whole or not at all (planner.storage): never a 0-byte file
+    try:  # written whole or not at all (planner.disk): never a 0-byte file
         stored.file.save(stored.filename, ContentFile(rendered.content), save=False)
     except OSError as exc:
         if not is_disk_full(exc):

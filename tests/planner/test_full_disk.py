@@ -13,13 +13,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from planner.disk import disk_free_bytes
 from planner.models import PlanScenario
 from planner.plans import reports as plan_reports
 from planner.plans import services as plan_services
 from planner.purchase_mix.models import History
 from planner.reports import services as report_services
 from planner.reports.models import Report
-from planner.storage import disk_free_bytes
 from tests.planner.conftest import GENERIC_CSV, csv_upload
 
 pytestmark = pytest.mark.django_db
