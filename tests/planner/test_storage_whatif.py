@@ -3,16 +3,20 @@ report's move from block volumes to Intelligent-Tiering + lifecycle + compressio
 in its direction and size from the stated inputs, every assumption shown."""
 
 import json
+import math
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from planner.core.storage_tiers import parse_storage_prices
 from planner.storage.core.fleet import FleetInputs, FleetModel, price_fleet
 from planner.storage.core.inputs import FIELD_REPORT_EXAMPLE, fleet_inputs
 from pricing.shipped_tables import STORAGE_PRICES_CSV
+from tests.hostile import HOSTILE_SETTINGS, cells
 
 TIERS = parse_storage_prices(STORAGE_PRICES_CSV.read_text(encoding="utf-8"))
 
@@ -83,3 +87,31 @@ def test_page_api_and_command(client, django_user_model) -> None:
     assert _aws(json.loads(out.getvalue()), "tiered")["saving_pct"] > 60
     with pytest.raises(CommandError, match="models"):
         call_command("price_storage", "--model", "a,60", stdout=StringIO())
+
+
+@HOSTILE_SETTINGS
+@given(raw=st.dictionaries(
+    st.sampled_from(["models", "before_days", "headroom_pct", "hot_data_gb", "hot_keep_last",
+                     "after_days", "compression_ratio", "files_per_checkpoint", "providers"]),
+    st.one_of(cells(), st.floats(allow_nan=True, allow_infinity=True), st.integers(),
+              st.lists(st.dictionaries(st.sampled_from(["name", "checkpoint_gb",
+                                                        "checkpoints_per_day"]), cells()),
+                       max_size=3))))
+def test_hostile_inputs_give_a_field_error_or_finite_dollars(raw: dict) -> None:
+    try:
+        inputs, providers = fleet_inputs(raw)
+    except ValueError as exc:
+        assert str(exc).split(":", 1)[0] in (*raw, "models")
+        return
+    result = price_fleet(TIERS, inputs, providers)
+    assert all(math.isfinite(p["total_usd_per_year"]) for p in result["policies"])
+
+
+@pytest.mark.parametrize("providers", [5, [{"a": 1}], "ibm,aws", None])
+def test_providers_of_any_shape_are_checked(providers: object) -> None:
+    raw = {"models": "a, 60, 4", "providers": providers}
+    if providers is None:
+        assert fleet_inputs(raw)[1] == ("aws", "gcp", "azure")
+        return
+    with pytest.raises(ValueError, match="^providers: "):
+        fleet_inputs(raw)

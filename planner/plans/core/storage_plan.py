@@ -8,6 +8,7 @@ every hot tier tried with why it was or was not chosen.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +190,17 @@ def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[s
     return plans
 
 
+def _finite(value: Any) -> Any:
+    """The plan with non-finite floats as None (JSON has no infinity)."""
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
                   inputs: StorageInputs) -> list[dict[str, Any]]:
     """One storage plan (JSON-safe dict) per option row, in row order.
@@ -196,13 +208,16 @@ def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
     options: plan rows with provider, gpus, nodes, tp, pp, cp, zero_stage, precision,
     time_to_train_hours, checkpoint_interval_hours, expected_interruptions, storage_usd."""
     plans: list[dict[str, Any] | None] = [None] * len(options)
-    for provider, rows in options.groupby("provider", sort=False, observed=True).indices.items():
-        offers = tier_offers(tiers, str(provider))
-        part = options.iloc[rows].reset_index(drop=True)
-        found = (_provider_plans(part, offers, inputs) if offers
-                 else _no_tiers_plans(part, inputs))
-        for position, plan in zip(rows, found, strict=True):
-            plans[int(position)] = plan
+    groups = options.groupby("provider", sort=False, observed=True).indices.items()
+    # Extreme inputs (a write speed of 1e-320 GB/s) give infinite seconds: written as null.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for provider, rows in groups:
+            offers = tier_offers(tiers, str(provider))
+            part = options.iloc[rows].reset_index(drop=True)
+            found = (_provider_plans(part, offers, inputs) if offers
+                     else _no_tiers_plans(part, inputs))
+            for position, plan in zip(rows, found, strict=True):
+                plans[int(position)] = _finite(plan)
     return [p for p in plans if p is not None]
 
 

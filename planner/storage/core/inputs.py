@@ -92,8 +92,7 @@ def fleet_inputs(raw: dict[str, Any]) -> tuple[FleetInputs, tuple[str, ...]]:
     providers = raw.get("providers") or list(PROVIDERS)
     if isinstance(providers, str):
         providers = [p.strip() for p in providers.split(",") if p.strip()]
-    bad = [p for p in providers if p not in PROVIDERS]
-    if bad or not isinstance(providers, list | tuple):
+    if not isinstance(providers, list | tuple) or any(p not in PROVIDERS for p in providers):
         raise ValueError(f"providers: choose among {', '.join(PROVIDERS)}")
     try:
         inputs = FleetInputs(models=parse_models(raw.get("models")), **values)

@@ -96,3 +96,10 @@ def test_a_provider_without_tier_prices_keeps_the_flat_price() -> None:
     plan = storage_plans(pd.DataFrame([_option(provider="lambda")]), TIERS, _inputs())[0]
     assert plan["tiers"] == [] and plan["total_usd"] == plan["flat_usd"] == 500.0
     assert "flat" in plan["note"]
+
+
+def test_an_extreme_write_speed_gives_null_seconds_not_infinity() -> None:
+    plan = storage_plans(pd.DataFrame([_option()]), TIERS,
+                         _inputs(write_gbytes_per_s_per_node=1e-320))[0]
+    assert plan["write_seconds"] is None and plan["stall_hours"] is None
+    assert plan["tiers"][0]["usd"] > 0
