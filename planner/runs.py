@@ -150,6 +150,16 @@ LOST_WORKERS_MESSAGE = (
 MEMORY_MESSAGE = (
     "ran out of memory: the input needs more than a worker may use; try a smaller input "
     "(fewer rows, GPU types, points or a shorter period)")
+# Errors of an input too large for the worker: the run fails with a message and the worker
+# goes on (never re-raised: Celery takes MemoryError as unrecoverable and stops the worker).
+RESOURCE_ERRORS: tuple[type[BaseException], ...] = (MemoryError, RecursionError)
+
+
+def resource_message(exc: BaseException) -> str:
+    """What a RESOURCE_ERRORS error means for the user."""
+    if isinstance(exc, MemoryError):
+        return MEMORY_MESSAGE
+    return "the input is nested too deeply to read"
 # A running task renews its lease this often; a lease older than RUN_LEASE_SECONDS is a dead
 # worker's (settings override both).
 HEARTBEAT_SECONDS = 10
@@ -357,13 +367,10 @@ def run_execute(
         raise
     except ValueError as exc:
         run_fail(model, run_id, str(exc), holder=holder)
-    except MemoryError:
-        # Not re-raised: Celery takes a MemoryError as unrecoverable and stops the whole
-        # worker; the compute's arrays are freed with its frames, and the worker goes on.
-        logger.warning("%s %s: out of memory", model._meta.label, run_id)
-        run_fail(model, run_id, MEMORY_MESSAGE, holder=holder)
-    except RecursionError:
-        run_fail(model, run_id, "the input is nested too deeply to read", holder=holder)
+    except RESOURCE_ERRORS as exc:
+        # Not re-raised (see RESOURCE_ERRORS); the compute's arrays go with its frames.
+        logger.warning("%s %s: %s", model._meta.label, run_id, exc.__class__.__name__)
+        run_fail(model, run_id, resource_message(exc), holder=holder)
     except Exception as exc:
         run_fail(model, run_id, f"internal error: {exc.__class__.__name__}", holder=holder)
         raise

@@ -45,9 +45,11 @@ from planner.purchase_mix.documents import (
 )
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.runs import (
+    RESOURCE_ERRORS,
     TRANSIENT_ERRORS,
     TRANSIENT_MESSAGE,
     Attempt,
+    resource_message,
     run_claim,
     run_enqueue,
     run_execute,
@@ -192,6 +194,8 @@ def capacity_part_execute(*, part_id: int, attempt: Attempt) -> None:
         raise
     except ValueError as exc:
         _part_fail(part, f"{label}: {exc}")
+    except RESOURCE_ERRORS as exc:  # the worker lives: see planner.runs
+        _part_fail(part, f"{label}: {resource_message(exc)}")
     except Exception as exc:
         _part_fail(part, f"{label}: internal error: {exc.__class__.__name__}")
         raise

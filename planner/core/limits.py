@@ -59,6 +59,9 @@ LIMITS_BY_NAME: dict[str, Limit] = {limit.name: limit for limit in LIMITS}
 
 
 def in_gib(n_bytes: float) -> str:
+    """Bytes in GiB, or in MiB below one GiB."""
+    if n_bytes < GIB:
+        return f"{n_bytes / 1024**2:,.1f} MiB"
     return f"{n_bytes / GIB:,.1f} GiB"
 
 

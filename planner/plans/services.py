@@ -38,9 +38,11 @@ from planner.plans.scenario import (
 )
 from planner.plans.selectors import check_catalog_names
 from planner.runs import (
+    RESOURCE_ERRORS,
     TRANSIENT_ERRORS,
     TRANSIENT_MESSAGE,
     Attempt,
+    resource_message,
     run_claim,
     run_enqueue,
     run_execute,
@@ -446,6 +448,8 @@ def sweep_chunk_execute(*, chunk_id: int, attempt: Attempt) -> None:
         raise
     except ValueError as exc:
         _chunk_fail(chunk, f"{label}: {exc}")
+    except RESOURCE_ERRORS as exc:  # the worker lives: see planner.runs
+        _chunk_fail(chunk, f"{label}: {resource_message(exc)}")
     except Exception as exc:
         _chunk_fail(chunk, f"{label}: internal error: {exc.__class__.__name__}")
         raise

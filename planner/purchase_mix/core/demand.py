@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from planner.core.cloud import SPOT_MAX_JOB_GPUS, SPOT_MAX_JOB_HOURS
+from planner.core.limits import check_array_bytes
 from planner.purchase_mix.core.upload.jobs import JobHistory, UsageHistory
 
 SECONDS_PER_HOUR = 3600
@@ -99,6 +100,10 @@ def bucket_gpu_seconds(
     n_hours = max(n_hours, 1)
     check_grid_size(n_hours, n_groups)
     width = n_hours + 1
+    # partial, steps, their cumulative sum and the total: four grids at once
+    check_array_bytes((n_groups, width), f"the hourly demand grid ({n_groups} series over "
+                      f"{n_hours:,} hours)", "upload fewer GPU types or a shorter period",
+                      copies=4)
     partial = np.zeros(n_groups * width)
     steps = np.zeros(n_groups * width)
     for low in range(0, len(start_s), BUCKET_SLICE_JOBS):

@@ -157,3 +157,17 @@ def test_a_sweep_over_the_work_bound_is_refused_saying_how_many_points_fit(
                                          r".*: give at most 5 points, or a shorter history$"):
         services.capacity_create(history=analysed, raw=SMALL_SWEEP)
     assert not CapacityRun.objects.exists()
+
+
+def test_a_part_out_of_memory_fails_the_sweep_and_does_not_raise(
+        analysed, django_capture_on_commit_callbacks, settings, monkeypatch):
+    # raised, the MemoryError reached Celery, which stops the whole worker on it
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(services, "sweep_points", out_of_memory)
+    settings.CAPACITY_PART_JOB_POINTS = 15_000  # 4 parts
+    run = _sweep(analysed, SMALL_SWEEP, django_capture_on_commit_callbacks)
+    assert run.status == CapacityRun.Status.FAILED
+    assert run.error.startswith("sweep part 1 of 4: ran out of memory: the input needs more")
+    assert not CapacityPart.objects.exists()

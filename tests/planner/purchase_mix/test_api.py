@@ -130,6 +130,18 @@ def test_a_billion_gpu_job_is_400_naming_the_row_and_field(user_client):
     assert History.objects.count() == 0
 
 
+def test_a_gzipped_upload_is_400_saying_what_the_file_is(user_client):
+    import gzip
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    data = gzip.compress(GENERIC_CSV.encode())
+    response = user_client.post(URL, {"file": SimpleUploadedFile("jobs.csv.gz", data)})
+    assert response.status_code == 400
+    assert "the file is gzip-compressed: decompress it" in response.json()["detail"]
+    assert History.objects.count() == 0
+
+
 def test_size_limit_is_413(user_client, settings):
     settings.UPLOAD_MAX_BYTES = 20
     response = user_client.post(URL, {"file": csv_upload(GENERIC_CSV)})

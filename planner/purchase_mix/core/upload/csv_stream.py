@@ -48,6 +48,49 @@ class CsvChunk:
     malformed: tuple[MalformedRow, ...]
 
 
+# Leading bytes of files that are not CSV text, and what each is in words.
+FILE_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x1f\x8b", "gzip-compressed: decompress it (gunzip) and upload the CSV inside"),
+    (b"PK\x03\x04", "a ZIP archive (or an Excel .xlsx workbook): extract the CSV, or save the "
+                    "sheet as CSV, and upload that"),
+    (b"BZh", "bzip2-compressed: decompress it and upload the CSV inside"),
+    (b"\xfd7zXZ\x00", "xz-compressed: decompress it and upload the CSV inside"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it and upload the CSV inside"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive: extract the CSV and upload that"),
+    (b"\xd0\xcf\x11\xe0", "an Excel .xls workbook: save the sheet as CSV and upload that"),
+    (b"PAR1", "a Parquet file: export it as CSV and upload that"),
+    (b"%PDF", "a PDF document, not CSV text"),
+)
+# More control bytes than this share of the sample: binary, not text with a stray NUL.
+BINARY_CONTROL_SHARE = 0.1
+
+
+def describe_non_text(sample: bytes) -> str | None:
+    """What a file that is not CSV text is, in words ("the file is gzip-compressed: ..."),
+    from its first bytes; None for text (UTF-16 with a byte-order mark is text)."""
+    for signature, words in FILE_SIGNATURES:
+        if sample.startswith(signature):
+            return f"the file is {words}"
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or len(sample) < 2:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    for half in (even, odd):
+        if half.count(0) > 0.9 * len(half):
+            return ("the file looks like UTF-16 text without a byte-order mark: save it as "
+                    "UTF-8 (or UTF-16 with a byte-order mark) and upload it again")
+    controls = sum(1 for byte in sample if byte < 32 and byte not in (9, 10, 13))
+    if controls > BINARY_CONTROL_SHARE * len(sample):
+        return (f"the file is binary ({controls:,} of its first {len(sample):,} bytes are "
+                "control bytes), not CSV text: upload the job history as a CSV file")
+    return None
+
+
+def _refuse_non_text(sample: bytes) -> None:
+    found = describe_non_text(sample)
+    if found is not None:
+        raise ValueError(found)
+
+
 def detect_encoding(sample: bytes) -> str:
     """Return a codec name: BOM first, then strict UTF-8, then cp1252, then latin-1."""
     if sample.startswith(codecs.BOM_UTF8):
@@ -216,6 +259,7 @@ def read_csv_chunks(
     first = source.read(SAMPLE_BYTES)
     if not first.strip():
         raise ValueError("the file is empty")
+    _refuse_non_text(first)
     encoding = detect_encoding(first)
     stream_encoding = "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
     chunks = _line_chunks(_utf8_blocks(first, source, stream_encoding))
@@ -260,6 +304,7 @@ def read_header(stream: BinaryIO) -> CsvLayout:
     first = stream.read(SAMPLE_BYTES)
     if isinstance(first, str) or not first.strip():
         raise ValueError("the file is empty")
+    _refuse_non_text(first)
     encoding = detect_encoding(first)
     text = first.decode(encoding, errors="replace").removeprefix("\ufeff")
     delimiter = detect_delimiter(text)

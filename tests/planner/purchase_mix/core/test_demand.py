@@ -59,3 +59,17 @@ def test_usage_samples_hold_until_the_next_one():
 def test_bad_history_raises():
     with pytest.raises(ValueError):
         _history([(10, 5, 1, "A", False)])
+
+
+def test_a_demand_grid_over_the_memory_bound_is_refused_before_it_is_allocated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from planner.core import limits
+    from planner.purchase_mix.core.demand import bucket_gpu_seconds
+
+    monkeypatch.setattr(limits, "MAX_ARRAY_BYTES", 64 * 1024)  # four 60-day grids: 88.6 KiB
+    starts = np.array([0, 86_400 * 59], dtype=np.int64)
+    says = (r"^the hourly demand grid \(2 series over 1,417 hours\) would need 0.1 MiB of "
+            r"memory \(2 x 1,418 values\); at most 0.1 MiB per step: upload fewer GPU types")
+    with pytest.raises(ValueError, match=says):
+        bucket_gpu_seconds(starts, starts + 3600, np.ones(2), np.array([0, 1]), 2)

@@ -2,7 +2,10 @@
 and field, or raises ValueError with a message; it never crashes, and what it accepts holds
 only finite, in-range jobs and samples."""
 
+import bz2
+import gzip
 import io
+import re
 
 import numpy as np
 import pytest
@@ -186,3 +189,40 @@ def test_a_duration_that_is_none_says_what_a_duration_is(duration: str) -> None:
     assert result.history is None
     assert [(e.line, e.field, e.message) for e in result.errors] == [
         (3, "hours", "not a duration: a number >= 0, and not too large to be one")]
+
+
+GOOD_CSV = ("job_id,start,end,gpu_type,gpu_count\n"
+            "a,2024-01-01T00:00:00Z,2024-01-01T02:00:00Z,A100,8\n"
+            "b,2024-01-02T00:00:00Z,2024-01-02T05:00:00Z,A100,4\n")
+
+
+def _zipped(text: str) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("jobs.csv", text)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (gzip.compress(GOOD_CSV.encode()),
+     "the file is gzip-compressed: decompress it (gunzip) and upload the CSV inside"),
+    (_zipped(GOOD_CSV), "the file is a ZIP archive (or an Excel .xlsx workbook)"),
+    (bz2.compress(GOOD_CSV.encode()), "the file is bzip2-compressed"),
+    (GOOD_CSV.encode("utf-16-le"), "the file looks like UTF-16 text without a byte-order mark"),
+    (GOOD_CSV.encode("utf-16-be"), "the file looks like UTF-16 text without a byte-order mark"),
+    (bytes(range(256)) * 8, "the file is binary (232 of its first 2,048 bytes are control "
+                            "bytes), not CSV text"),
+])
+def test_a_file_that_is_not_csv_text_says_what_it_is(data: bytes, says: str) -> None:
+    # before: "no start column (its columns are \x8b...)"
+    with pytest.raises(ValueError, match=re.escape(says)):
+        parse_job_history(io.BytesIO(data), "generic", now_epoch_s=NOW)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_text_with_a_byte_order_mark_is_read(encoding: str) -> None:
+    result = parse_job_history(io.BytesIO(GOOD_CSV.encode(encoding)), "generic",
+                               now_epoch_s=NOW)
+    assert isinstance(result.history, JobHistory) and len(result.history.jobs) == 2
