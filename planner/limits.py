@@ -119,6 +119,20 @@ def creation_check(*, owner_id: int | None, kind: str) -> None:
             f"some you no longer need to make room.")
 
 
+def download_check(*, owner_id: int | None) -> None:
+    """Count one report rendered for download at once (a PDF takes seconds of a web process)
+    and refuse it past REPORT_DOWNLOADS_PER_MINUTE."""
+    if owner_id is None:
+        return
+    key = throttle_key("download", str(owner_id))
+    per_minute = int(settings.REPORT_DOWNLOADS_PER_MINUTE)
+    if throttle_hit(key, RATE_WINDOW_SECONDS) > per_minute:
+        wait = throttle_seconds_left(key) or RATE_WINDOW_SECONDS
+        raise RateLimitedError(
+            f"Too many reports downloaded: at most {per_minute} a minute per account; try "
+            f"again in {wait} s.", wait)
+
+
 def _kept(share: Share, owner_id: int) -> int:
     model = apps.get_model(share.model)
     return int(model._default_manager.filter(**{share.owner: owner_id}).count())

@@ -226,6 +226,8 @@ PLANS_PER_MINUTE = env_int("PLANS_PER_MINUTE", 20)
 SIMULATIONS_PER_MINUTE = env_int("SIMULATIONS_PER_MINUTE", 20)
 REPORTS_PER_MINUTE = env_int("REPORTS_PER_MINUTE", 10)
 CAPACITY_RUNS_PER_MINUTE = env_int("CAPACITY_RUNS_PER_MINUTE", 5)
+# Reports rendered at once for download (page links and the API's report.<fmt>), per user.
+REPORT_DOWNLOADS_PER_MINUTE = env_int("REPORT_DOWNLOADS_PER_MINUTE", 30)
 USER_MAX_ACTIVE_RUNS = env_int("USER_MAX_ACTIVE_RUNS", 4)
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server).
