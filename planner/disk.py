@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
@@ -56,8 +57,16 @@ def disk_room_check(path: Path | str, size_bytes: int = 0) -> None:
             "free)")
 
 
+# How SQLite ("database or disk is full") and PostgreSQL ("could not extend file ...: No
+# space left on device") say it: a database error, not an OSError.
+DATABASE_FULL_WORDS = ("database or disk is full", "no space left on device")
+
+
 def is_disk_full(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno in FULL_ERRNOS
+    if isinstance(exc, OSError):
+        return exc.errno in FULL_ERRNOS
+    return isinstance(exc, DatabaseError) and any(
+        words in str(exc).lower() for words in DATABASE_FULL_WORDS)
 
 
 class AtomicFileSystemStorage(FileSystemStorage):

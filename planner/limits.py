@@ -6,7 +6,8 @@ a limit it raises, and `LimitsMiddleware` answers:
 - RateLimitedError: 429 with Retry-After: more than <KIND>S_PER_MINUTE creations in a minute,
   or USER_MAX_ACTIVE_RUNS of the user's runs (of any kind) queued or running, so one user's
   burst waits for their own runs and cannot fill the queue ahead of everyone else's;
-- QuotaExceededError: 403: USER_MAX_<KIND>S stored (delete some to make room).
+- QuotaExceededError: 403: USER_MAX_<KIND>S stored (delete some to make room);
+- DiskFullError (planner.storage): 507 while VAR_DIR's disk is below DISK_MIN_FREE_BYTES.
 Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
 """
 
@@ -23,6 +24,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from planner.runs import TrackedRun
+from planner.storage import disk_room_check
 from planner.throttle import throttle_hit, throttle_key, throttle_seconds_left
 
 RATE_WINDOW_SECONDS = 60
@@ -108,11 +110,27 @@ def creation_check(*, owner_id: int | None, kind: str) -> None:
             f"You have {running} runs queued or running, the most one account may have at "
             f"once; this starts once one of them finishes (try again in a few seconds).",
             ACTIVE_RETRY_SECONDS)
+    # A run stores its result (a plan: about 1 MB) and perhaps files: not on a full disk.
+    disk_room_check(settings.VAR_DIR)
     kept, limit = _kept(share, owner_id), int(getattr(settings, share.max_setting))
     if kept >= limit:
         raise QuotaExceededError(
             f"You keep {kept} {share.noun}, the most one account may keep ({limit}); delete "
             f"some you no longer need to make room.")
+
+
+def download_check(*, owner_id: int | None) -> None:
+    """Count one report rendered for download at once (a PDF takes seconds of a web process)
+    and refuse it past REPORT_DOWNLOADS_PER_MINUTE."""
+    if owner_id is None:
+        return
+    key = throttle_key("download", str(owner_id))
+    per_minute = int(settings.REPORT_DOWNLOADS_PER_MINUTE)
+    if throttle_hit(key, RATE_WINDOW_SECONDS) > per_minute:
+        wait = throttle_seconds_left(key) or RATE_WINDOW_SECONDS
+        raise RateLimitedError(
+            f"Too many reports downloaded: at most {per_minute} a minute per account; try "
+            f"again in {wait} s.", wait)
 
 
 def _kept(share: Share, owner_id: int) -> int:

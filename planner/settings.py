@@ -7,7 +7,7 @@ from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from planner.env import env_bool, env_int, env_list, env_secret, env_str
 
@@ -226,6 +226,8 @@ PLANS_PER_MINUTE = env_int("PLANS_PER_MINUTE", 20)
 SIMULATIONS_PER_MINUTE = env_int("SIMULATIONS_PER_MINUTE", 20)
 REPORTS_PER_MINUTE = env_int("REPORTS_PER_MINUTE", 10)
 CAPACITY_RUNS_PER_MINUTE = env_int("CAPACITY_RUNS_PER_MINUTE", 5)
+# Reports rendered at once for download (page links and the API's report.<fmt>), per user.
+REPORT_DOWNLOADS_PER_MINUTE = env_int("REPORT_DOWNLOADS_PER_MINUTE", 30)
 USER_MAX_ACTIVE_RUNS = env_int("USER_MAX_ACTIVE_RUNS", 4)
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server).
@@ -245,7 +247,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Short runs (a plan, a simulation: seconds) have their own queue, "short": every worker takes
 # both queues, and a worker for "short" alone (`-Q short`, `make run` starts one) keeps them
 # moving while long capacity sweeps, analyses or plan sweep parts hold the other processes.
-CELERY_TASK_QUEUES = (Queue("celery"), Queue("short"))
+# Each queue its own exchange and key: a message goes to one queue only.
+CELERY_TASK_QUEUES = (Queue("celery", Exchange("celery"), routing_key="celery"),
+                      Queue("short", Exchange("short"), routing_key="short"))
 CELERY_TASK_ROUTES = {"planner.run_plan": {"queue": "short"},
                       "simulator.run_simulation": {"queue": "short"}}
 if REDIS_URL:

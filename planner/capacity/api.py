@@ -19,6 +19,7 @@ from planner.capacity import services
 from planner.capacity.core.frontier import MAX_HOURS
 from planner.capacity.core.inputs import DEFAULT_TARGET_P95_WAIT_HOURS
 from planner.capacity.core.jobs import POLICIES
+from planner.limits import download_check
 from planner.purchase_mix import selectors
 from planner.reports import services as report_services
 from simulator.schemas import ClosedSchema, Key
@@ -95,6 +96,7 @@ def get_capacity(request: HttpRequest, history_id: int) -> dict[str, Any]:
             summary="The latest capacity sweep as a pdf, xlsx, csv or html report")
 def get_capacity_report(request: HttpRequest, history_id: int, fmt: str) -> HttpResponse:
     get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
+    download_check(owner_id=_owner_id(request))
     try:
         document = capacity_reports.capacity_report(history_id=history_id,
                                                     owner_id=_owner_id(request))

@@ -20,6 +20,7 @@ from planner.capacity import reports as capacity_reports
 from planner.capacity.documents import dated_sources
 from planner.capacity.forms import CapacityForm, initial_from
 from planner.capacity.models import CapacityRun
+from planner.limits import download_check
 from planner.purchase_mix import selectors
 from planner.purchase_mix.models import History
 from planner.reports import services as report_services
@@ -93,6 +94,7 @@ def capacity_status(request: HttpRequest, pk: int) -> JsonResponse:
 @require_GET
 def capacity_report(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     _owned(request, pk)
+    download_check(owner_id=request.user.pk)
     try:
         document = capacity_reports.capacity_report(history_id=pk, owner_id=request.user.pk)
         rendered = report_services.report_render(document, report_services.report_format(fmt))

@@ -23,6 +23,7 @@ from pydantic import (
 
 from planner.compression import STORED_LEVEL, compress, gzip_response
 from planner.core.layout_knobs import KNOBS_BY_NAME
+from planner.limits import download_check
 from planner.plans import reports as plan_reports
 from planner.plans import services
 from planner.plans.core.fields import (
@@ -184,6 +185,7 @@ def get_plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpRes
     """The plan's report as pdf, xlsx, csv or html (400 names a bad format; 503 says what
     the PDF needs when WeasyPrint cannot load)."""
     scenario = get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
+    download_check(owner_id=request.user.pk)
     try:
         rendered = report_services.report_render(
             plan_reports.plan_report(scenario=scenario), report_services.report_format(fmt))

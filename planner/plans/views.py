@@ -15,6 +15,7 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_POST
 
 from planner.client_ip import client_address
+from planner.limits import download_check
 from planner.plans import compare, preview, selectors, services
 from planner.plans import reports as plan_reports
 from planner.plans.core.fields import split_field_message
@@ -249,6 +250,7 @@ def plan_compare(request: HttpRequest) -> HttpResponse:
 @login_required
 def plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpResponse:
     """Download the plan's report at once (the PDF too, in a few seconds)."""
+    download_check(owner_id=request.user.pk)
     try:
         fmt = report_services.report_format(fmt)
         document = plan_reports.plan_report(scenario=_owned(request, scenario_id))

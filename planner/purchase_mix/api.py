@@ -14,6 +14,7 @@ from ninja.errors import HttpError
 from ninja.files import UploadedFile
 from ninja.responses import Status
 
+from planner.limits import download_check
 from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix import selectors, services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
@@ -153,6 +154,7 @@ def get_history(request: HttpRequest, history_id: int) -> dict[str, Any]:
             summary="The latest analysis as a pdf, xlsx, csv or html report")
 def get_history_report(request: HttpRequest, history_id: int, fmt: str) -> HttpResponse:
     get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
+    download_check(owner_id=_owner_id(request))
     try:
         document = mix_reports.history_report(history_id=history_id,
                                               owner_id=_owner_id(request))

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.limits import download_check
 from planner.purchase_mix import charts, selectors, services, staging
 from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix.forms import GrowthForm, RunForm, UploadForm, run_initial
@@ -249,6 +250,7 @@ def history_status(request: HttpRequest, pk: int) -> JsonResponse:
 @require_GET
 def history_report(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     _owned(request, pk)
+    download_check(owner_id=request.user.pk)
     try:
         document = mix_reports.history_report(history_id=pk, owner_id=request.user.pk)
         rendered = report_services.report_render(document, report_services.report_format(fmt))

@@ -173,3 +173,16 @@ def test_the_storage_quota_counts_the_derived_tables_not_only_the_upload(
     assert not History.objects.exists()
     media = settings.MEDIA_ROOT / "histories"
     assert not media.exists() or not any(media.iterdir())  # nothing left on disk
+
+
+def test_reports_rendered_for_download_are_rate_limited(
+        user: User, user_client: Client, settings: Any, loaded_catalog: None,
+        eager_celery: None, django_capture_on_commit_callbacks: Any) -> None:
+    settings.REPORT_DOWNLOADS_PER_MINUTE = 2
+    plan = _done_plan(user, django_capture_on_commit_callbacks)
+    assert user_client.get(f"/api/plans/{plan.pk}/report.csv").status_code == 200
+    assert user_client.get(f"/plans/{plan.pk}/report.csv").status_code == 200
+    api = user_client.get(f"/api/plans/{plan.pk}/report.csv")
+    assert api.status_code == 429 and "Too many reports downloaded" in api.json()["detail"]
+    assert int(api["Retry-After"]) > 0
+    assert user_client.get(f"/plans/{plan.pk}/report.csv").status_code == 429

@@ -4,6 +4,7 @@ not "ok". Two ways: DISK_MIN_FREE_BYTES above what is free (the application's ow
 a real ENOSPC from a tiny tmpfs mounted as MEDIA_ROOT (root only; skipped otherwise)."""
 
 import contextlib
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +64,9 @@ def test_below_the_free_space_floor_uploads_and_reports_are_507_and_healthz_degr
     assert api.status_code == 507 and "nothing was saved" in api.json()["detail"]
     report = user_client.post(f"/plans/{plan.pk}/reports", {"format": "csv"})
     assert report.status_code == 507
+    plans = user_client.post("/api/plans", json.dumps(PLAN), content_type="application/json")
+    assert plans.status_code == 507 and "storage is full" in plans.json()["detail"]
+    assert PlanScenario.objects.count() == 1  # the one made before the disk filled
     assert not History.objects.exists() and not Report.objects.exists()
     assert _files(settings.MEDIA_ROOT) == []
     health = Client().get("/healthz")
@@ -114,3 +118,15 @@ def test_a_report_that_cannot_be_saved_fails_with_a_message_and_no_file(
     assert report.status == "failed" and "storage is full" in report.error
     assert not report.file
     assert left == ["filler"]  # no 0-byte report, no temporary file
+
+
+def test_a_database_saying_its_disk_is_full_counts_as_a_full_disk_not_a_lock() -> None:
+    """What DiskFullMiddleware answers with 507 (SQLite's and PostgreSQL's words)."""
+    from django.db import OperationalError
+
+    from planner.storage import is_disk_full
+
+    assert is_disk_full(OperationalError("database or disk is full"))
+    assert is_disk_full(OperationalError(
+        'could not extend file "base/16384/2619": No space left on device'))
+    assert not is_disk_full(OperationalError("database is locked"))
