@@ -344,6 +344,9 @@ def plan_document(
     """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
     no_wait_gpus = {p["name"]: int(p["gpus"]) for p in purchases}
     statement = pool_statement(inputs, prices, sources[0], plan, purchases)
+    if purchase is not None and purchase.get("would_buy") is not None:
+        statement += (" Nothing may be committed on this history yet, so the swept pools show "
+                      "what a pool would cost, not a purchase.")
     return {
         **plan.to_dict(),
         "against": _against(plan, purchases, inputs, _burst_words(sources)),
