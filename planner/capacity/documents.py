@@ -339,7 +339,7 @@ def _burst_words(sources: Sequence[Mapping[str, Any]]) -> str:
 def plan_document(
     plan: CapacityPlan, *, inputs: CapacityInputs, prices: CapacityPrices,
     sources: Sequence[dict[str, Any]], purchases: Sequence[Mapping[str, Any]], jobs: PoolJobs,
-    purchase: dict[str, Any] | None = None,
+    purchase: dict[str, Any] | None = None, is_commitment_allowed: bool = True,
 ) -> dict[str, Any]:
     """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
     no_wait_gpus = {p["name"]: int(p["gpus"]) for p in purchases}
@@ -358,6 +358,7 @@ def plan_document(
         "no_wait_purchases": [dict(p) for p in purchases],
         "purchase": purchase,
         "headline": headline(plan, purchase, jobs),
+        "is_commitment_allowed": is_commitment_allowed,
         "prices": {
             "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
             "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
@@ -385,7 +386,8 @@ def document_from_points(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mappi
         purchase["would_buy"] = would_buy(analysis, jobs, inputs, points,
                                           inputs.target_p95_wait_hours, prices)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         purchases=purchases, jobs=jobs, purchase=purchase)
+                         purchases=purchases, jobs=jobs, purchase=purchase,
+                         is_commitment_allowed=buyable)
 
 
 def capacity_document(

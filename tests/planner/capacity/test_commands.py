@@ -37,7 +37,8 @@ def test_text_summary_and_report(loaded_catalog, db, tmp_path):
     out = tmp_path / "capacity.xlsx"
     text = _run(*PHILLY_ARGS, "--pool-gpus", "0,200", "--policy", "none,size_aware",
                 "--discipline", "fifo,backfill", "--report", str(out))
-    assert "Recommended (cheapest with P95 wait <= 2 h)" in text
+    # 16.5 days: nothing may be committed, and the summary says so
+    assert "Recommended (nothing may be committed on this history): 0 GPUs" in text
     assert "against all on demand (0 GPUs" in text and "against no-wait hindsight optimum" in text
     # what the swept pools' price assumes, as on the page
     assert "  Every swept pool, the recommended one included, " in text
