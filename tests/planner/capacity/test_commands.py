@@ -115,3 +115,23 @@ def test_the_philly_sample_prices_an_owned_pool(loaded_catalog, db):
 def test_plain_number_durations_without_a_time_unit_are_refused(loaded_catalog, db):
     with pytest.raises(CommandError, match="hold plain numbers: give their time unit"):
         _run(*SUBMIT_ARGS)
+
+
+def test_a_120_day_history_commits_with_the_purchase_mix_line_fields(loaded_catalog, db,
+                                                                     tmp_path):
+    from tests.planner.capacity.conftest import steady_csv
+
+    path = tmp_path / "steady120.csv"
+    path.write_bytes(steady_csv(120))
+    capacity = json.loads(_run(str(path), "--pool-gpus", "0,16,24,32", "--json"))
+    out = StringIO()
+    call_command("recommend_mix", str(path), "--json", stdout=out, stderr=StringIO())
+    mix = json.loads(out.getvalue())["document"]["what_to_buy"]["lines"]
+    lines = capacity["purchase"]["lines"]
+    assert lines and mix and capacity["recommended"]["pool_gpus"] > 0
+    assert set(lines[0]) == set(mix[0])  # one line format
+    line = lines[0]
+    assert line["term"] == "reserved_3y"  # 120 days, steady: 3-year terms allowed
+    assert line["full_term_cost_usd"] >= line["upfront_usd"] > 0
+    assert set(line["savings_usd"]) == {"p10", "p50", "p90"}
+    assert capacity["purchase"]["reasons"] == []
