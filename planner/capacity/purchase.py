@@ -155,7 +155,8 @@ def would_buy(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInput
         return None
     priced = pool_purchase(document, jobs, inputs, point.pool_gpus, prices, is_gated=False)
     return {"pool_gpus": point.pool_gpus, "point_index": index, "lines": priced["lines"],
-            "words": f"Not a purchase yet: once the history allows a commitment, the "
-                     f"cheapest pool meeting the wait target would be {point.pool_gpus:,} "
-                     f"GPUs ({fmt.usd(point.total_usd)} over the history): "
+            "words": f"Not a purchase yet: once the history allows it (30 days for a "
+                     f"1-year term, 90 days and no decline for longer ones), the cheapest pool "
+                     f"meeting the wait target would be {point.pool_gpus:,} GPUs "
+                     f"({fmt.usd(point.total_usd)} over the history): "
                      + priced["words"]}
