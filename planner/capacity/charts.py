@@ -74,10 +74,14 @@ def queue_figure(document: dict[str, Any]) -> go.Figure:
     jobs = queue.get("jobs") or [0]
     finding = (f"At {best['pool_gpus']:,} GPUs at most {max(jobs):,.0f} jobs wait at once; "
                f"the mean wait is {number(best['mean_wait_hours'], 2)} h.")
+    title = f"Queue at the recommended point: {best['pool_gpus']} GPUs, {curve_name(best)}"
+    if not best["pool_gpus"]:
+        finding = "Nothing is committed: every job runs in the cloud at once and none waits."
+        title = "Queue at the recommended point: none (nothing committed, no job waits)"
     figure.update_layout(
         **{**_LAYOUT, "legend": {"orientation": "h", "y": -0.2, "x": 0}},
         meta={"finding": finding},
-        title=f"Queue at the recommended point: {best['pool_gpus']} GPUs, {curve_name(best)}",
+        title=title,
         xaxis_title="Time since the first submit (h)",
         yaxis=_round_axis(jobs, "Jobs waiting (count)"),
         yaxis2={**_round_axis(queue.get("gpus") or [0], "GPUs waited for"),
@@ -88,6 +92,6 @@ def queue_figure(document: dict[str, Any]) -> go.Figure:
 def _round_axis(values: list[float], title: str) -> dict[str, Any]:
     """A linear axis from 0 with round ticks (Plotly's second axis took the first one's tick
     count: 22.9, 45.7, 68.6 GPUs)."""
-    ticks = round_ticks(max(values, default=0.0))
+    ticks = round_ticks(max(values, default=0.0) or 4.0)  # nothing waits: 0 to 4, flat at 0
     return {"title": {"text": title}, "tickmode": "array", "tickvals": ticks,
             "ticktext": [number(t, 2) for t in ticks], "range": [0, ticks[-1] * 1.02]}

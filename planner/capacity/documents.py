@@ -325,31 +325,34 @@ def headline(plan: CapacityPlan, purchase: Mapping[str, Any] | None, jobs: PoolJ
             f"{best['jobs_burst']:,} of {jobs.n_jobs:,} jobs burst.")
 
 
-def _burst_words(sources: Sequence[Mapping[str, Any]]) -> str:
+def _burst_words(sources: Sequence[Mapping[str, Any]], mix_instance_type: str) -> str:
     """Why bursts cost less here than in the purchase mix's replay, when they do."""
     burst = sources[1] if len(sources) > 1 else {}
-    pool = sources[0] if sources else {}
-    if not burst.get("instance_type") or not pool.get("instance_type") or \
-            burst.get("instance_type") == pool.get("instance_type"):
+    if not burst.get("instance_type") or not mix_instance_type or \
+            burst.get("instance_type") == mix_instance_type:
         return ""
     return (f"this sweep bursts at the cheapest on-demand GPU-hour of the type in the same "
             f"place ({burst['instance_type']}, "
             f"{fmt.usd_per(float(burst.get('usd_per_gpu_hour') or 0), 'GPU-hour')}), the "
             f"purchase mix at the on-demand price of the instance type it commits "
-            f"({pool.get('instance_type')})")
+            f"({mix_instance_type})")
 
 
 def plan_document(
     plan: CapacityPlan, *, inputs: CapacityInputs, prices: CapacityPrices,
     sources: Sequence[dict[str, Any]], purchases: Sequence[Mapping[str, Any]], jobs: PoolJobs,
-    purchase: dict[str, Any] | None = None,
+    purchase: dict[str, Any] | None = None, is_commitment_allowed: bool = True,
+    mix_instance_type: str = "",
 ) -> dict[str, Any]:
     """The capacity document (JSON-safe); `points` and `recommended` carry POINT_KEYS."""
     no_wait_gpus = {p["name"]: int(p["gpus"]) for p in purchases}
     statement = pool_statement(inputs, prices, sources[0], plan, purchases)
+    if purchase is not None and purchase.get("would_buy") is not None:
+        statement += (" Nothing may be committed on this history yet, so the swept pools show "
+                      "what a pool would cost, not a purchase.")
     return {
         **plan.to_dict(),
-        "against": _against(plan, purchases, inputs, _burst_words(sources)),
+        "against": _against(plan, purchases, inputs, _burst_words(sources, mix_instance_type)),
         "inputs": inputs.to_dict(),
         "jobs": jobs.n_jobs,
         "gpu_hours": float(jobs.gpu_seconds.sum() / 3600.0),
@@ -358,6 +361,7 @@ def plan_document(
         "no_wait_purchases": [dict(p) for p in purchases],
         "purchase": purchase,
         "headline": headline(plan, purchase, jobs),
+        "is_commitment_allowed": is_commitment_allowed,
         "prices": {
             "pool_usd_per_gpu_hour": prices.pool_usd_per_gpu_hour,
             "on_demand_usd_per_gpu_hour": prices.on_demand_usd_per_gpu_hour,
@@ -385,7 +389,9 @@ def document_from_points(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mappi
         purchase["would_buy"] = would_buy(analysis, jobs, inputs, points,
                                           inputs.target_p95_wait_hours, prices)
     return plan_document(plan, inputs=inputs, prices=prices, sources=sources,
-                         purchases=purchases, jobs=jobs, purchase=purchase)
+                         purchases=purchases, jobs=jobs, purchase=purchase,
+                         is_commitment_allowed=buyable,
+                         mix_instance_type=str(_offer(analysis, jobs.gpu_type)["instance_type"]))
 
 
 def capacity_document(

@@ -16,6 +16,7 @@ from planner.capacity.core.owned import owned_cost
 from planner.capacity.core.points import PointFigures
 from planner.capacity.core.prices import CapacityPrices
 from planner.core import formatting as fmt
+from planner.core.purchase_options import ALL_UPFRONT
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buying_rule import (
     PoolPurchase,
@@ -90,7 +91,7 @@ def owned_term(gpu_type: str, inputs: CapacityInputs, on_demand_per_gpu: float
     offer = GpuOffer(gpu_type, "owned", "your data centre", f"owned {gpu_type} GPU", 1,
                      on_demand_per_gpu)
     option = CommitmentOption("owned", hw.lifetime_years, max(cost.usd_per_gpu_hour, 1e-9),
-                              payment_option="all_upfront", upfront_usd=upfront,
+                              payment_option=ALL_UPFRONT, upfront_usd=upfront,
                               recurring_usd_per_hour=running)
     return offer, option
 
@@ -154,7 +155,8 @@ def would_buy(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInput
         return None
     priced = pool_purchase(document, jobs, inputs, point.pool_gpus, prices, is_gated=False)
     return {"pool_gpus": point.pool_gpus, "point_index": index, "lines": priced["lines"],
-            "words": f"Not a purchase yet: once the history allows a commitment, the "
-                     f"cheapest pool meeting the wait target would be {point.pool_gpus:,} "
-                     f"GPUs ({fmt.usd(point.total_usd)} over the history): "
+            "words": f"Not a purchase yet: once the history allows it (30 days for a "
+                     f"1-year term, 90 days and no decline for longer ones), the cheapest pool "
+                     f"meeting the wait target would be {point.pool_gpus:,} GPUs "
+                     f"({fmt.usd(point.total_usd)} over the history): "
                      + priced["words"]}

@@ -184,8 +184,9 @@ def _what_to_buy(
 
 
 HINDSIGHT_WORDS = ("What you would have bought knowing the future: the exact cost-minimising "
-                   "commitment if the past repeated exactly. A backtest reference, not a "
-                   "recommendation.")
+                   "commitment if the past repeated exactly, within the same buying rule as "
+                   "what to buy (nothing under 30 days of history, no 3-year term under 90). "
+                   "A backtest reference, not a recommendation.")
 
 
 def _hindsight_dict(replay: MixReplay) -> dict[str, Any]:

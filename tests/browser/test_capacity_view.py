@@ -70,8 +70,10 @@ def test_sweep_and_see_the_frontier(sized_page: Page, live_server: Any,  # noqa:
     _work(queued)  # the page polls the status view and reloads when the sweep is done
     for name in ("capacity-frontier", "capacity-queue"):
         page.wait_for_selector(f'[data-figure="{name}"][data-drawn="true"] .main-svg')
-    best = CapacityRun.objects.get().result["recommended"]
-    assert f"Commit {best['pool_gpus']} V100 GPUs" in page.inner_text("#recommended")
+    result = CapacityRun.objects.get().result
+    # 16.5 days: nothing may be committed, and the headline says so and why
+    assert page.inner_text("#recommended") == result["headline"]
+    assert result["headline"].startswith("Commit nothing") and "16.5 days" in result["headline"]
     assert page.locator("#capacity-points tr.chosen").count() == 1
     traces = page.evaluate(
         "document.querySelector('[data-figure=\"capacity-frontier\"]').data.length")

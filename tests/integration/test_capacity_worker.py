@@ -18,7 +18,7 @@ from tests.planner.capacity.conftest import PHILLY_OPTIONS
 from tests.planner.conftest import PHILLY, file_upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-SWEEP = {"pool_gpus": [0, 60, 120, 180, 240, 300], "max_wait_hours": [1, 4],
+SWEEP = {"pool_gpus": [0, 56, 120, 184, 240, 304], "max_wait_hours": [1, 4],
          "disciplines": ["fifo", "backfill"]}
 # 4,968 GPU jobs x 60 points (6 sizes x 2 queues x 5 policy curves), 20,000 job-points a
 # part: 15 parts.

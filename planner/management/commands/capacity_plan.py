@@ -129,7 +129,9 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         f"{'pool':>7} {'queue':<8} {'policy':<10} {'T (h)':>5} {'total (USD)':>14} "
         f"{'P95 (h)':>8} {'mean (h)':>8} {'burst':>9} {'util %':>6}",
         *(point_line(p) for p in payload["points"]),
-        (f"Recommended (cheapest with P95 wait <= {payload['target_p95_wait_hours']:g} h): "
+        ("Recommended (nothing may be committed on this history): "
+         if payload.get("is_commitment_allowed") is False else
+         f"Recommended (cheapest with P95 wait <= {payload['target_p95_wait_hours']:g} h): "
          if payload["is_target_met"] else
          f"No point has P95 wait <= {payload['target_p95_wait_hours']:g} h; the shortest: ")
         +

@@ -218,7 +218,9 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
     best = payload.get("recommended") or {}
     findings = [Finding(
         "Recommended", recommendation_words(payload),
-        (f"The cheapest point with P95 wait <= {payload.get('target_p95_wait_hours')} h: "
+        ("Nothing may be committed on this history, so every job runs in the cloud: "
+         if payload.get("is_commitment_allowed") is False else
+         f"The cheapest point with P95 wait <= {payload.get('target_p95_wait_hours')} h: "
          if payload.get("is_target_met", True) else
          f"No point meets P95 wait <= {payload.get('target_p95_wait_hours')} h; the shortest: ")
         +
