@@ -5,6 +5,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from django.contrib.auth.models import User
@@ -221,13 +222,30 @@ def test_api_sweep_without_a_goal_ranks_by_speed_and_says_time_is_not_predicted(
 def test_validate_simulator_writes_predictions_and_beats_the_rule(tmp_path: Path) -> None:
     out = tmp_path / "pred.csv"
     stdout = StringIO()
-    call_command("validate_simulator", str(RUNS_CSV), "--out", str(out), stdout=stdout)
+    runs = pd.read_csv(RUNS_CSV)
+    # One row moved far beyond the calibration runs: 512 x its GPUs (and its batch).
+    for column in ("gpu_count", "dp", "global_batch"):
+        runs.loc[0, column] *= 512
+    moved = tmp_path / "runs.csv"
+    runs.to_csv(moved, index=False)
+    call_command("validate_simulator", str(moved), "--out", str(out), stdout=stdout)
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["run_id", "metric", "reported", "predicted", "predicted_p10",
-                                   "predicted_p90", "abs_pct_error", "note"]
+                                   "predicted_p90", "abs_pct_error", "note", "envelope",
+                                   "envelope_distance", "envelope_group", "envelope_note"]
     assert frame["predicted"].notna().mean() >= 0.95
+    # a row outside the envelope on any axis says which, in words
+    outside = frame[frame["envelope"].notna()]
+    assert list(outside["run_id"]) == [runs.loc[0, "run_id"]]
+    row = outside.iloc[0]
+    assert row["envelope"] == "gpu_count" and row["envelope_group"] == "far"
+    assert row["envelope_note"].startswith("outside the calibration envelope: 16,384 GPUs is "
+                                           "more than the largest calibration run (3,072 GPUs)")
+    assert row["envelope_distance"] == pytest.approx(np.log2(16384 / 3072))
+    assert (frame["predicted_p10"] <= frame["predicted"]).all()
     text = stdout.getvalue()
     assert "rule median APE %" in text and "tokens_per_sec_per_gpu" in text
+    assert "by envelope_group: how far outside the calibration runs" in text
 
 
 def test_validate_simulator_states_how_far_apart_the_whole_runs_are() -> None:
