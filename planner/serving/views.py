@@ -3,9 +3,13 @@
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.html import json_script
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.reports import services as report_services
+from planner.reports.core.serving import report_from_serving
+from planner.reports.views import download
 from planner.serving import charts, services
 from planner.serving.core.fields import FieldError
 from planner.serving.forms import ServingForm
@@ -36,3 +40,17 @@ def serving_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
                            "serving-figure-1", encoder=PlotlyJSONEncoder)]
     return render(request, "planner/serving/detail.html",
                   {"plan": plan, "doc": document, "figures": figures})
+
+
+@login_required
+def serving_report(request: HttpRequest, plan_id: int, fmt: str) -> HttpResponse:
+    """Download the plan's report (pdf, xlsx, csv, html): the figures the page shows."""
+    plan = get_object_or_404(ServingPlan, pk=plan_id, owner_id=request.user.pk)
+    document = report_from_serving(plan.result, subject_id=plan.id, title=plan.name,
+                                   generated_at=timezone.now().isoformat())
+    try:
+        return download(report_services.report_render(document, fmt))
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    except report_services.PdfUnavailableError as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")

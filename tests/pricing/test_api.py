@@ -43,7 +43,7 @@ def test_gpu_list_is_paginated_with_unit_bearing_fields(client: Client, catalog:
 )
 def test_gpu_list_filters(client: Client, catalog: date, params: dict, check: object) -> None:
     items = _get(client, "/api/gpus", **params)["items"]
-    assert 0 < len(items) < 23
+    assert 0 < len(items) < Accelerator.objects.count()  # the filter leaves some out
     assert all(check(g) for g in items)  # type: ignore[operator]
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 # One table cell: text, a number in its column's unit, or empty.
 Value = str | float | int | None
 
-KINDS = ("plan", "history", "capacity")
+KINDS = ("plan", "history", "capacity", "serving")
 
 
 @dataclass(frozen=True)

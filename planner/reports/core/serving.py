@@ -1,0 +1,93 @@
+"""A serving plan's report (planner.serving's document -> the one report model): the same
+figures the page and API show, for the PDF, XLSX, CSV and HTML renderers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
+
+OPTION_COLUMNS: tuple[Column, ...] = (
+    Column("provider", "Provider"), Column("instance_type", "Instance"), Column("gpu", "GPU"),
+    Column("region", "Region", is_printed=False),
+    Column("purchase_option", "Purchase option", is_printed=False),
+    Column("tp", "TP"), Column("replicas", "Replicas"), Column("gpus", "GPUs"),
+    Column("usd_per_month", "Cost", "USD/month"),
+    Column("usd_in", "Per M input tokens", "USD/M tokens", digits=3),
+    Column("usd_out", "Per M output tokens", "USD/M tokens", digits=3),
+    Column("ttft_p99_ms", "P99 TTFT", "ms"), Column("tpot_p99_ms", "P99 TPOT", "ms", digits=1),
+    Column("utilisation", "Utilisation", "%", digits=0),
+    Column("kg", "CO2e per M tokens", "kg", digits=3, is_printed=False),
+    Column("price_as_of", "Price as of"), Column("price_source", "Price source", is_printed=False),
+)
+
+
+def _row(o: dict[str, Any]) -> tuple[Any, ...]:
+    cost = o["usd_per_million_tokens"]
+    return (o["provider"], o["instance_type"], o["gpu"], o["region"], o["purchase_option"],
+            o["tp"], o["replicas"], o["gpus"], float(o["usd_per_month"]), float(cost["input"]),
+            float(cost["output"]), float(o["ttft_p99_ms"]), float(o["tpot_p99_ms"]),
+            float(o["utilisation"]) * 100.0, o["kg_co2e_per_million_tokens"],
+            o["price_as_of"], o["price_source"])
+
+
+def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Figure, ...]:
+    figures = [Figure("Configurations meeting the targets", document["n_options"])]
+    if best:
+        cost = best["usd_per_million_tokens"]
+        figures += [Figure("Cheapest per month", float(best["usd_per_month"]), "USD"),
+                    Figure("Per million input tokens", float(cost["input"]), "USD", 3),
+                    Figure("Per million output tokens", float(cost["output"]), "USD", 3),
+                    Figure("P99 TTFT", float(best["ttft_p99_ms"]), "ms"),
+                    Figure("P99 TPOT", float(best["tpot_p99_ms"]), "ms", 1)]
+    return tuple(figures)
+
+
+def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
+    titles = {"cheapest": "Cheapest meeting the targets",
+              "lowest_latency": "Lowest P99 TPOT within 1.5x the cheapest cost",
+              "lowest_carbon": "Lowest kg CO2e per million tokens"}
+    out = []
+    for key, title in titles.items():
+        o = document["cards"].get(key)
+        if o:
+            out.append(Finding(
+                title, f"{o['provider']} {o['instance_type']} ({o['gpu']}), TP{o['tp']} x "
+                f"{o['replicas']} replicas",
+                f"USD {o['usd_per_month']:,.0f} per month; P99 TTFT {o['ttft_p99_ms']:,.0f} ms, "
+                f"P99 TPOT {o['tpot_p99_ms']:.1f} ms"))
+    return tuple(out)
+
+
+def _charts(document: dict[str, Any]) -> tuple[Chart, ...]:
+    curves = tuple(Series(c["label"], tuple(p["output_tokens_per_s"] for p in c["points"]),
+                          tuple(p["tpot_p99_ms"] for p in c["points"]))
+                   for c in document["curves"])
+    options = document["options"]
+    cost = Series("options", tuple(float(o["ttft_p99_ms"]) for o in options),
+                  tuple(float(o["usd_per_million_tokens"]["all"]) for o in options))
+    charts = [Chart("cost-ttft", "Cost per million tokens against time to first token",
+                    "scatter", "P99 time to first token (ms)",
+                    "USD per million tokens (prompt + output)", (cost,))]
+    if curves:
+        charts.insert(0, Chart("latency-load", "Latency against load, one replica", "line",
+                               "Output tokens/s per replica", "P99 time per output token (ms)",
+                               curves))
+    return tuple(charts)
+
+
+def report_from_serving(document: dict[str, Any], *, subject_id: int, title: str,
+                        generated_at: str) -> Report:
+    """The report of one stored serving plan document (planner.serving.services)."""
+    data = document["input"]
+    options = Table("options", "Options, cheapest first", "Options", OPTION_COLUMNS,
+                    tuple(_row(o) for o in document["options"]),
+                    "Cost per month = instances x hourly price x 730 h; per-token costs split "
+                    "it between prompt and output by prefill and decode time.")
+    unfit = Table("unfit", "GPUs left out", "Left out", (Column("why", "GPU and why"),),
+                  tuple((u,) for u in document["unfit"]))
+    subtitle = (f"{data['rate']:g} requests/s, {data['input_tokens']:g} prompt and "
+                f"{data['output_tokens']:g} output tokens, precision {data['precision']}")
+    return Report("serving", subject_id, title, generated_at,
+                  _summary(document["cards"].get("cheapest"), document), _findings(document),
+                  (options, unfit), _charts(document), (document["note"],), subtitle)

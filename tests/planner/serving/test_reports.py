@@ -1,0 +1,53 @@
+"""A serving plan's report reads the same cost per million tokens in PDF, XLSX, CSV and HTML
+as its API and page."""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import openpyxl
+import pytest
+from django.test import Client
+
+from tests.planner.reports.conftest import pdf_text
+
+pytestmark = pytest.mark.django_db
+EXAMPLE = {"model": "llama3.1-70b", "precision": "fp8", "rate": 20, "input_tokens": 2000,
+           "output_tokens": 300, "ttft_p99_ms": 2000, "tpot_p99_ms": 60}
+
+
+def test_every_report_format_reads_the_api_cost_per_million_tokens(
+        client_sam: Client, tmp_path: Path) -> None:
+    body = client_sam.post("/api/serving", json.dumps(EXAMPLE),
+                           content_type="application/json").json()
+    cost = body["options"][0]["usd_per_million_tokens"]
+    base = f"/serving/{body['id']}/report"
+
+    rows = list(csv.DictReader(io.StringIO(
+        client_sam.get(f"{base}.csv").content.decode("utf-8-sig"))))
+    assert float(rows[0]["Per M output tokens (USD/M tokens)"]) == pytest.approx(
+        cost["output"], abs=5e-5)
+    assert float(rows[0]["Per M input tokens (USD/M tokens)"]) == pytest.approx(
+        cost["input"], abs=5e-5)
+
+    book = openpyxl.load_workbook(io.BytesIO(client_sam.get(f"{base}.xlsx").content))
+    sheet = book["Options"]
+    headers = [c.value for c in next(sheet.iter_rows(max_row=1))]
+    first = [c.value for c in next(sheet.iter_rows(min_row=2, max_row=2))]
+    assert first[headers.index("Per M output tokens (USD/M tokens)")] == pytest.approx(
+        cost["output"])
+
+    html = client_sam.get(f"{base}.html").content.decode()
+    assert f"{cost['output']:.3f}" in html
+    pdf = client_sam.get(f"{base}.pdf")
+    if pdf.status_code == 503:
+        pytest.skip(pdf.content.decode())
+    assert f"{cost['output']:.3f}" in pdf_text(pdf.content, tmp_path)
+
+
+def test_an_unknown_report_format_is_a_400_naming_it(client_sam: Client) -> None:
+    body = client_sam.post("/api/serving", json.dumps(EXAMPLE),
+                           content_type="application/json").json()
+    response = client_sam.get(f"/serving/{body['id']}/report.docx")
+    assert response.status_code == 400 and response.content.decode().startswith("format:")
