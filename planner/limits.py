@@ -7,7 +7,7 @@ a limit it raises, and `LimitsMiddleware` answers:
   or USER_MAX_ACTIVE_RUNS of the user's runs (of any kind) queued or running, so one user's
   burst waits for their own runs and cannot fill the queue ahead of everyone else's;
 - QuotaExceededError: 403: USER_MAX_<KIND>S stored (delete some to make room);
-- DiskFullError (planner.storage): 507 while VAR_DIR's disk is below DISK_MIN_FREE_BYTES.
+- DiskFullError (planner.disk): 507 while VAR_DIR's disk is below DISK_MIN_FREE_BYTES.
 Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
 """
 
@@ -23,8 +23,8 @@ from django.db import models
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from planner.disk import disk_room_check
 from planner.runs import TrackedRun
-from planner.storage import disk_room_check
 from planner.throttle import throttle_hit, throttle_key, throttle_seconds_left
 
 RATE_WINDOW_SECONDS = 60

@@ -124,7 +124,7 @@ def test_a_database_saying_its_disk_is_full_counts_as_a_full_disk_not_a_lock() -
     """What DiskFullMiddleware answers with 507 (SQLite's and PostgreSQL's words)."""
     from django.db import OperationalError
 
-    from planner.storage import is_disk_full
+    from planner.disk import is_disk_full
 
     assert is_disk_full(OperationalError("database or disk is full"))
     assert is_disk_full(OperationalError(
