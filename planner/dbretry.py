@@ -5,11 +5,11 @@ a retry would not redo. A query error on a live connection (a lock timeout) is n
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.db import connection
 from django.db.utils import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from planner.refusals import ExceptionMiddleware
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 RETRY_AFTER_SECONDS = 5
@@ -22,12 +22,8 @@ def _lost_connection() -> bool:
     return connection.connection is None or not connection.is_usable()
 
 
-class DatabaseRetryMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+class DatabaseRetryMiddleware(ExceptionMiddleware):
+    """A read whose connection was cut runs again once; anything else answers 503."""
 
     def process_exception(self, request: HttpRequest, exception: Exception
                           ) -> HttpResponse | None:

@@ -15,16 +15,16 @@ import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage
 from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse
 from django.template.defaultfilters import filesizeformat
+
+from planner.refusals import ExceptionMiddleware, refusal_response
 
 FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 FULL_MESSAGE = ("The server's storage is full: nothing was saved. Try again later; the "
@@ -97,20 +97,11 @@ class AtomicFileSystemStorage(FileSystemStorage):
 
 
 def disk_full_response(request: HttpRequest, message: str = FULL_MESSAGE) -> HttpResponse:
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": message}, status=507)
-    return render(request, "planner/limit.html", {"message": message, "status": 507},
-                  status=507)
+    return refusal_response(request, message, 507)
 
 
-class DiskFullMiddleware:
+class DiskFullMiddleware(ExceptionMiddleware):
     """507 for a write that found the disk full, from any view or API operation."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception
                           ) -> HttpResponse | None:

@@ -13,17 +13,16 @@ Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse
 
 from planner.disk import disk_room_check
+from planner.refusals import ExceptionMiddleware, refusal_response
 from planner.runs import TrackedRun
 from planner.throttle import throttle_hit, throttle_key, throttle_seconds_left
 
@@ -141,24 +140,11 @@ def _kept(share: Share, owner_id: int) -> int:
 def limit_response(request: HttpRequest, message: str, status: int,
                    headers: dict[str, str] | None = None) -> HttpResponse:
     """The refusal: JSON {"detail": message} under /api/, else a page saying it."""
-    if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"detail": message}, status=status)
-    else:
-        response = render(request, "planner/limit.html", {"message": message, "status": status},
-                          status=status)
-    for name, value in (headers or {}).items():
-        response[name] = value
-    return response
+    return refusal_response(request, message, status, headers)
 
 
-class LimitsMiddleware:
+class LimitsMiddleware(ExceptionMiddleware):
     """429 (Retry-After) and 403 for the errors above, whichever view or API raised them."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception
                           ) -> HttpResponse | None:

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.defaultfilters import filesizeformat
 
 from planner.client_ip import client_address
+from planner.refusals import ExceptionMiddleware
 from planner.throttle import throttle_clear, throttle_count, throttle_hit, throttle_key
 
 # Failed sign-ins per (user name, client address) before the pair is locked, and for how long;
@@ -118,14 +119,8 @@ class SecurityHeadersMiddleware:
         return response
 
 
-class QueueUnavailableMiddleware:
+class QueueUnavailableMiddleware(ExceptionMiddleware):
     """503 with a readable message when a run was saved but its task could not be sent."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception
                           ) -> HttpResponse | None:
