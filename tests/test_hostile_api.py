@@ -110,35 +110,43 @@ def eager(eager_celery: None, django_capture_on_commit_callbacks: Any) -> Iterat
     yield django_capture_on_commit_callbacks
 
 
+def _is_a_field(path: tuple[str, ...]) -> bool:
+    """A declared field (not an unknown key, which the schemas ignore)."""
+    return path[-1] != "zzz"
+
+
+# One test per field (every hostile value in turn), so that parallel test workers share the
+# corpus (about a thousand bodies).
+@pytest.mark.parametrize("path", SIMULATION_PATHS, ids=".".join)
 def test_the_hostile_simulation_corpus_gives_no_5xx_and_no_failed_run(
-    ana: User, eager: Any
+    ana: User, eager: Any, path: tuple[str, ...]
 ) -> None:
     client = signed_in(ana)
     instance = InstanceType.objects.get(provider__slug="aws", name="p4de.24xlarge")
     tally = Tally()
-    for path in SIMULATION_PATHS:
-        for value in HOSTILE_VALUES:
-            what = f"{'.'.join(path)}={str(value)[:20]!r}"
-            with eager(execute=True):
-                response = _post(client, "/api/simulations",
-                                 _with(_simulation(instance.id), path, value))
-            _check(tally, what, response, lambda pk: SimulationRun.objects.get(pk=pk))
-    print(f"simulations: {sum(tally.statuses.values())} hostile bodies, {tally.statuses}")  # noqa: T201
+    for value in HOSTILE_VALUES:
+        what = f"{'.'.join(path)}={str(value)[:20]!r}"
+        with eager(execute=True):
+            response = _post(client, "/api/simulations",
+                             _with(_simulation(instance.id), path, value))
+        _check(tally, what, response, lambda pk: SimulationRun.objects.get(pk=pk))
     assert not tally.server_errors, tally.server_errors
     assert not tally.failed_runs, tally.failed_runs
-    assert tally.statuses.get(422, 0) > 300  # the schema refused the bulk, naming the field
+    if _is_a_field(path):  # the schema refuses hostile values, naming the field
+        assert tally.statuses.get(422, 0) > 0, tally.statuses
 
 
-def test_the_hostile_plan_corpus_gives_no_5xx_and_no_failed_run(ana: User, eager: Any) -> None:
+@pytest.mark.parametrize("path", PLAN_PATHS, ids=".".join)
+def test_the_hostile_plan_corpus_gives_no_5xx_and_no_failed_run(
+    ana: User, eager: Any, path: tuple[str, ...]
+) -> None:
     client = signed_in(ana)
     tally = Tally()
-    for path in PLAN_PATHS:
-        for value in HOSTILE_VALUES:
-            what = f"{'.'.join(path)}={str(value)[:20]!r}"
-            with eager(execute=True):
-                response = _post(client, "/api/plans", _with(PLAN, path, value))
-            _check(tally, what, response, lambda pk: PlanScenario.objects.get(pk=pk))
-    print(f"plans: {sum(tally.statuses.values())} hostile bodies, {tally.statuses}")  # noqa: T201
+    for value in HOSTILE_VALUES:
+        what = f"{'.'.join(path)}={str(value)[:20]!r}"
+        with eager(execute=True):
+            response = _post(client, "/api/plans", _with(PLAN, path, value))
+        _check(tally, what, response, lambda pk: PlanScenario.objects.get(pk=pk))
     assert not tally.server_errors, tally.server_errors
     assert not tally.failed_runs, tally.failed_runs
 
