@@ -14,6 +14,7 @@ from planner.models import (
     PlanScenario,
     PlanSweepChunk,
     Report,
+    ServingPlan,
     ThrottleCounter,
 )
 from planner.security import login_lock_message
@@ -46,6 +47,14 @@ class AnalysisRunAdmin(admin.ModelAdmin):
     list_display = ["id", "history", "status", "progress_pct", "provider", "region", "created_at"]
     list_filter = ["status"]
     list_select_related = ["history"]
+    exclude = ["result"]
+
+
+@admin.register(ServingPlan)
+class ServingPlanAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "owner", "created_at"]
+    search_fields = ["name", "owner__username"]
+    list_select_related = ["owner"]
     exclude = ["result"]
 
 
