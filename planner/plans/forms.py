@@ -28,6 +28,7 @@ from planner.plans.scenario import DEFAULT_PURCHASE, preset_architecture
 from pricing.models import Accelerator, Provider
 from pricing.selectors import catalog_version
 from simulator.core import PRESETS
+from simulator.core.goodput import GOODPUT_PROFILES
 
 
 def _choices(source: str) -> list[tuple[str, str]]:
@@ -44,6 +45,8 @@ def _choices(source: str) -> list[tuple[str, str]]:
         return list(COMMITMENT_PAYMENTS)
     if source == "carbon_accounting":
         return [("", "location-based")] + list(ACCOUNTING_CHOICES)
+    if source == "goodput_profiles":
+        return [("", "typical (fitted)")] + [(p.code, p.label) for p in GOODPUT_PROFILES.values()]
     return [("", "search")] + [(c, label(c)) for c in KNOBS_BY_NAME[source].choices]
 
 

@@ -169,6 +169,12 @@ class PlanView:
                 for card in self._document["recommendations"]]
 
     @property
+    def goodput_profile(self) -> dict[str, Any] | None:
+        """The plan's goodput profile (code, label, meaning, sources); None for older plans."""
+        found = self._document.get("goodput_profile")
+        return found if isinstance(found, dict) else None
+
+    @property
     def decision_rule(self) -> str:
         """The plan's decision rule in words ("" for plans stored before it was stated)."""
         return str(self._document.get("decision_rule") or "")

@@ -26,6 +26,7 @@ from planner.plans.core.fields import (
     SCENARIO_FIELDS,
 )
 from simulator.core import PRESETS
+from simulator.core.goodput import GOODPUT_PROFILES
 from simulator.requests import parse_flag
 
 PURCHASE_OPTIONS = PURCHASE_OPTION_CODES
@@ -108,6 +109,21 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
                                  f"{', '.join(allowed)} (you gave {value!r}).")
             layout[name] = value
     return layout
+
+
+def _goodput_profile(value: Any, data: dict[str, Any]) -> str:
+    """The goodput profile (simulator.core.goodput.GOODPUT_PROFILES): blank is typical, or
+    custom when a production overhead is given; a named well_run or typical refuses one."""
+    overhead = data.get("production_overhead_pct") is not None
+    if value in (None, ""):
+        return "custom" if overhead else "typical"
+    if value not in GOODPUT_PROFILES:
+        raise ValueError(f"goodput_profile: {FIELDS_BY_NAME['goodput_profile'].label} must be "
+                         f"one of {', '.join(GOODPUT_PROFILES)} (you gave {str(value)[:40]!r}).")
+    if overhead and value != "custom":
+        raise ValueError(f"production_overhead_pct: the {value} goodput profile sets the "
+                         "production overhead; choose custom to give your own.")
+    return str(value)
 
 
 def _carbon_accounting(value: Any) -> str | None:
@@ -276,6 +292,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     )
     data["layout"] = _layout(raw)
     data["carbon_accounting"] = _carbon_accounting(raw.get("carbon_accounting"))
+    data["goodput_profile"] = _goodput_profile(raw.get("goodput_profile"), data)
     _preset_or_variant(data)
     _check_workload(data)
     _check_goal(data)
@@ -301,4 +318,4 @@ def simulation_request(scenario: Scenario) -> dict[str, Any]:
                                      "global_batch_tokens")}
     goodput = {k: data[k] for k in GOODPUT_FIELDS if data.get(k) is not None}
     return {"workload": workload, "goal": goal, "layout": data.get("layout", {}),
-            "goodput": goodput}
+            "goodput": goodput, "goodput_profile": data.get("goodput_profile") or "typical"}

@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from planner.core.formatting import goodput_line, layout_label
+from planner.core.formatting import goodput_parts, layout_label
 from planner.management.inputs import report_path
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
@@ -96,9 +96,13 @@ class Command(BaseCommand):
             self.stdout.write(f"{card['title']}: {card['why']}")
             option = by_index.get(card.get("row_index"))
             if option:
-                line = goodput_line(option.get("overhead_gpu_hours_pct"),
-                                    option.get("overhead_usd"))
-                self.stdout.write(f"  {layout_label(option)}; {line}")
+                self.stdout.write(f"  {layout_label(option)}; {goodput_parts(option)}")
+        profile = result.get("goodput_profile")
+        if profile:
+            self.stdout.write(f"Goodput profile: {profile['label']}: {profile['meaning']}."
+                              + "".join(f"\n  Source: {s}" for s in profile["sources"]))
+        if result.get("decision_rule"):
+            self.stdout.write(str(result["decision_rule"]))
         for note in result.get("run_defaults", []):
             self.stdout.write(f"Default: {note}")
         dates = result.get("prices") or {}
