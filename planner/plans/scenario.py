@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from planner.core.formatting import parse_amount
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.core.purchase_options import (
     COMMITMENT_PAYMENTS,
@@ -63,7 +64,7 @@ def _number(name: str, value: Any) -> float | None:
     if isinstance(value, bool):
         raise ValueError(f"{name}: {rule} (you gave {value!r}).")
     try:
-        number = float(value)
+        number = parse_amount(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: {rule} (you gave {str(value)[:40]!r}).") from None
     if not math.isfinite(number):

@@ -37,7 +37,8 @@ def _rows(text: str) -> int:
 
 def _option(field: ScenarioField) -> tuple[list[str], dict[str, Any]]:
     flags = [f"--{field.name.replace('_', '-')}", *ALIASES.get(field.name, [])]
-    types = {"number": float, "integer": int}
+    # Numbers are read by the scenario checker, so "2T" and "500B" work as on the form.
+    types = {"number": str, "integer": int}
     help_text = field.label + (f"; {field.range_text}" if field.range_text else "")
     if field.kind in ("choices", "bands"):
         help_text += " (comma-separated)"
