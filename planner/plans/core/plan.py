@@ -176,9 +176,11 @@ def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[s
         return None
     within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]
     on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
-    deadline = (None if within_budget.empty
+    # Only the limits that were set get a figure: no budget words without a budget.
+    deadline = (None if within_budget.empty or constraints.deadline_hours is None
                 else float(np.ceil(within_budget["time_to_train_hours"].min() / 24.0)))
-    budget = None if on_time.empty else float(np.ceil(on_time["total_usd"].min()))
+    budget = (None if on_time.empty or constraints.budget_usd is None
+              else float(np.ceil(on_time["total_usd"].min())))
     return {"deadline_days": deadline, "budget_usd": budget,
             "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
             "cheapest_usd": float(usable["total_usd"].min()),

@@ -382,7 +382,7 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
 
 
 def _nothing_works(would: dict[str, Any]) -> str:
-    text = "No option meets the deadline and budget."
+    text = "No option meets the limits set."
     if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
     if as_number(would.get("budget_usd")):

@@ -34,6 +34,7 @@ def test_spot_only_advice_names_the_spot_capacity_cap_not_more_nodes() -> None:
     assert "spot capacity cap" in fix and "more than 4 spot nodes" in fix
     assert "allow more nodes" not in fix
     assert "budget" not in fix  # none was set
+    assert result.to_dict()["what_would_work"]["budget_usd"] is None
 
 
 def test_the_intensity_shown_multiplies_out_to_the_kg_shown() -> None:
