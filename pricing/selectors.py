@@ -25,6 +25,10 @@ from django.shortcuts import get_object_or_404
 from planner.core.formatting import number
 from planner.core.providers import offer_facts
 from planner.core.purchase_options import PAYMENT_OPTION_WORDS
+from pricing.discounts import DISCOUNTED_OPTIONS as DISCOUNTED_OPTIONS  # re-exported
+from pricing.discounts import NEARBY_DAYS as NEARBY_DAYS  # re-exported: explorer, tests
+from pricing.discounts import PriceRow as PriceRow
+from pricing.discounts import price_rows as price_rows
 from pricing.models import (
     Accelerator,
     CatalogStamp,
@@ -47,7 +51,6 @@ PRECISION_FIELDS = {
 }
 DEFAULT_PRECISION = "bf16"
 FALLBACK_PRECISION = "fp16"
-DISCOUNTED_OPTIONS = frozenset(PurchaseOption.values) - {PurchaseOption.ON_DEMAND}
 
 
 def precision_unit(precision: str) -> str:
@@ -170,70 +173,6 @@ def cheapest_per_option(*, today: date, gpu: str) -> list[Price]:
     offers = (cheapest_offers(today=today, purchase_option=option, gpu=gpu).first()
               for option in PurchaseOption.values)
     return [offer for offer in offers if offer is not None]
-
-
-# A discount compares two snapshots: only when their dates are at most this far apart.
-NEARBY_DAYS = 90
-
-
-@dataclass(frozen=True)
-class PriceRow:
-    """One price with its discount against the on-demand price of the same instance and
-    region of the nearest date (within NEARBY_DAYS); `note` says why there is none, or that
-    the price is above on-demand (flagged, no discount shown)."""
-
-    price: Price
-    on_demand_usd_per_hour: float | None
-    discount_pct: float | None
-    on_demand_as_of: date | None = None
-    note: str = ""
-    is_above_on_demand: bool = False
-
-
-def _on_demand_prices(prices: Sequence[Price]
-                      ) -> dict[tuple[int, int], list[tuple[date, float]]]:
-    """On-demand (as_of, USD/hour) pairs per (instance type, region), current and past."""
-    keys = {(p.instance_type_id, p.region_id) for p in prices}
-    rows = Price.objects.filter(
-        purchase_option=PurchaseOption.ON_DEMAND,
-        instance_type_id__in={k[0] for k in keys},
-        region_id__in={k[1] for k in keys},
-    ).values_list("instance_type_id", "region_id", "as_of", "usd_per_hour")
-    found: dict[tuple[int, int], list[tuple[date, float]]] = {}
-    for i, r, as_of, usd in rows:
-        found.setdefault((i, r), []).append((as_of, float(usd)))
-    return found
-
-
-def _discount_row(price: Price, bases: list[tuple[date, float]]) -> PriceRow:
-    """The price against the on-demand price of the nearest date (see PriceRow)."""
-    if not bases:
-        return PriceRow(price, None, None)
-    near = [b for b in bases if abs((b[0] - price.as_of).days) <= NEARBY_DAYS]
-    # The newest within the window (as the explorer sorts by it), else the nearest for the note.
-    as_of, base = (max(near) if near else
-                   min(bases, key=lambda b: abs((b[0] - price.as_of).days)))
-    gap = abs((as_of - price.as_of).days)
-    if gap > NEARBY_DAYS:
-        return PriceRow(price, base, None, as_of,
-                        f"no discount: the on-demand price nearest in date is of {as_of}, "
-                        f"{gap} days from this price's {price.as_of} (at most {NEARBY_DAYS})")
-    discount = 100.0 * (1.0 - float(price.usd_per_hour) / base)
-    if discount < 0:
-        return PriceRow(price, base, None, as_of,
-                        f"above the on-demand price of {as_of} ({-discount:.0f}% dearer): "
-                        "flagged and left out of discounts", is_above_on_demand=True)
-    return PriceRow(price, base, discount, as_of,
-                    f"against the on-demand price of {as_of}")
-
-
-def price_rows(prices: Sequence[Price]) -> list[PriceRow]:
-    """Attach the discount vs on-demand to spot, reserved, committed and savings-plan prices,
-    computed only against an on-demand price of a nearby date (PriceRow says which)."""
-    on_demand = _on_demand_prices([p for p in prices if p.purchase_option in DISCOUNTED_OPTIONS])
-    return [_discount_row(price, on_demand.get((price.instance_type_id, price.region_id), []))
-            if price.purchase_option in DISCOUNTED_OPTIONS else PriceRow(price, None, None)
-            for price in prices]
 
 
 @dataclass(frozen=True)
