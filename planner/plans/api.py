@@ -12,6 +12,7 @@ from ninja import Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.responses import NinjaJSONEncoder
 from pydantic import (
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -41,6 +42,13 @@ router = Router(tags=["plans"])
 MAX_CHOICES = 200
 
 
+def _not_a_boolean(value: Any) -> Any:
+    """JSON true is not 1 ("tokens": true planned one token)."""
+    if isinstance(value, bool):
+        raise ValueError("a number or an amount such as 2T, not true or false")
+    return value
+
+
 def _annotation(field: ScenarioField) -> Any:
     """The JSON type of a scenario field, with its range in the schema: finite numbers in the
     table's range (whole numbers for integers), bounded NUL-free strings, closed choices."""
@@ -54,8 +62,8 @@ def _annotation(field: ScenarioField) -> Any:
         if field.kind == "integer":
             return Annotated[StrictInt | None, Field(None, description=description, **bounds)]
         if field.name in AMOUNT_FIELDS:  # "2T", "500B" or a number; the scenario checks it
-            # Strict: JSON true is not 1 ("tokens": true planned one token).
-            return Annotated[StrictFloat | Text | None, Field(None, description=description)]
+            return Annotated[float | Text | None, BeforeValidator(_not_a_boolean),
+                             Field(None, description=description)]
         return Annotated[StrictFloat | None, Field(None, description=description,
                                                    allow_inf_nan=False, **bounds)]
     if field.is_layout and field.choices_from in KNOBS_BY_NAME:
