@@ -2,7 +2,7 @@
 and the CSV/XLSX), server-side sort on every column, page sizes, and each user's columns."""
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from django.db.models import (
@@ -92,16 +92,21 @@ def sort_label(sort: str) -> str:
 
 
 def _with_discount(prices: QuerySet[Price]) -> QuerySet[Price]:
-    """Annotate `discount_value` (%, vs the current on-demand price of the same instance
-    type and region; blank for on-demand prices and where there is none), as the page shows."""
+    """Annotate `discount_value` (%, vs the newest on-demand price of the same instance type
+    and region within selectors.NEARBY_DAYS of the price's date; blank for on-demand prices,
+    where there is none, and for a price above on-demand), as the page shows."""
+    window = timedelta(days=selectors.NEARBY_DAYS)
     on_demand = Price.objects.filter(
-        is_current=True, purchase_option=PurchaseOption.ON_DEMAND,
+        purchase_option=PurchaseOption.ON_DEMAND,
         instance_type=OuterRef("instance_type"), region=OuterRef("region"),
-    ).values("usd_per_hour")[:1]
+        as_of__gte=OuterRef("as_of") - window, as_of__lte=OuterRef("as_of") + window,
+    ).order_by("-as_of").values("usd_per_hour")[:1]
     ratio = Cast("usd_per_hour", FloatField()) / Cast(Subquery(on_demand), FloatField())
-    return prices.annotate(discount_value=Case(
+    return prices.annotate(discount_ratio=ratio).annotate(discount_value=Case(
         When(purchase_option=PurchaseOption.ON_DEMAND, then=Value(None)),
-        default=ExpressionWrapper(100.0 * (1.0 - ratio), output_field=FloatField()),
+        When(discount_ratio__gt=1.0, then=Value(None)),
+        default=ExpressionWrapper(100.0 * (1.0 - F("discount_ratio")),
+                                  output_field=FloatField()),
         output_field=FloatField()))
 
 

@@ -25,6 +25,10 @@ from django.shortcuts import get_object_or_404
 from planner.core.formatting import number
 from planner.core.providers import offer_facts
 from planner.core.purchase_options import PAYMENT_OPTION_WORDS
+from pricing.discounts import DISCOUNTED_OPTIONS as DISCOUNTED_OPTIONS  # re-exported
+from pricing.discounts import NEARBY_DAYS as NEARBY_DAYS  # re-exported: explorer, tests
+from pricing.discounts import PriceRow as PriceRow
+from pricing.discounts import price_rows as price_rows
 from pricing.models import (
     Accelerator,
     CatalogStamp,
@@ -47,7 +51,6 @@ PRECISION_FIELDS = {
 }
 DEFAULT_PRECISION = "bf16"
 FALLBACK_PRECISION = "fp16"
-DISCOUNTED_OPTIONS = frozenset(PurchaseOption.values) - {PurchaseOption.ON_DEMAND}
 
 
 def precision_unit(precision: str) -> str:
@@ -170,41 +173,6 @@ def cheapest_per_option(*, today: date, gpu: str) -> list[Price]:
     offers = (cheapest_offers(today=today, purchase_option=option, gpu=gpu).first()
               for option in PurchaseOption.values)
     return [offer for offer in offers if offer is not None]
-
-
-@dataclass(frozen=True)
-class PriceRow:
-    """One price with its discount against the current on-demand price of the same instance."""
-
-    price: Price
-    on_demand_usd_per_hour: float | None
-    discount_pct: float | None
-
-
-def _on_demand_prices(prices: Sequence[Price]) -> dict[tuple[int, int], float]:
-    keys = {(p.instance_type_id, p.region_id) for p in prices}
-    rows = Price.objects.filter(
-        is_current=True,
-        purchase_option=PurchaseOption.ON_DEMAND,
-        instance_type_id__in={k[0] for k in keys},
-        region_id__in={k[1] for k in keys},
-    ).values_list("instance_type_id", "region_id", "usd_per_hour")
-    return {(i, r): float(usd) for i, r, usd in rows}
-
-
-def price_rows(prices: Sequence[Price]) -> list[PriceRow]:
-    """Attach the discount vs on-demand to spot, reserved, committed and savings-plan prices."""
-    on_demand = _on_demand_prices([p for p in prices if p.purchase_option in DISCOUNTED_OPTIONS])
-    rows = []
-    for price in prices:
-        base = None
-        if price.purchase_option in DISCOUNTED_OPTIONS:
-            base = on_demand.get((price.instance_type_id, price.region_id))
-        discount = None
-        if base:
-            discount = 100.0 * (1.0 - float(price.usd_per_hour) / base)
-        rows.append(PriceRow(price, base, discount))
-    return rows
 
 
 @dataclass(frozen=True)

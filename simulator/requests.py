@@ -1,7 +1,7 @@
 """Validate a simulation request (plain JSON) into core inputs. Bad input raises ValueError."""
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from planner.core.layout_knobs import LAYOUT_KNOBS
@@ -16,7 +16,7 @@ from simulator.core import (
     lora,
     moe_llm,
 )
-from simulator.core.goodput import whole_run_goodput
+from simulator.core.goodput import GOODPUT_PROFILES, profile_goodput
 from simulator.core.reference_runs import batch_note
 
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "seq_len", "vocab_size")
@@ -106,11 +106,20 @@ class SimulationInputs:
     missing: tuple[str, ...] = ()
     goodput: tuple[tuple[str, float], ...] = ()
     defaults: tuple[str, ...] = ()
+    goodput_profile: str = "typical"  # simulator.core.goodput.GOODPUT_PROFILES
 
     def goodput_assumptions(self, production_overhead_fraction: float) -> GoodputAssumptions:
-        """Whole-run goodput: the calibration's production overhead, the user's settings."""
-        base = whole_run_goodput(production_overhead_fraction)
-        return replace(base, **dict(self.goodput))
+        """Whole-run goodput of the profile (the calibration's production overhead for typical
+        and custom, the well-run cap for well_run) with the user's settings."""
+        return profile_goodput(self.goodput_profile, production_overhead_fraction,
+                               dict(self.goodput))
+
+    def band_goodput(self, production_overhead_fraction: float) -> GoodputAssumptions:
+        """The other profile the time band covers: well_run for typical or custom, typical
+        for well_run (the user's failure settings kept, not their production overhead)."""
+        other = "typical" if self.goodput_profile == "well_run" else "well_run"
+        settings = {k: v for k, v in self.goodput if k != "production_overhead_fraction"}
+        return profile_goodput(other, production_overhead_fraction, settings)
 
 
 def _positive(spec: dict[str, Any], name: str, kind: type = float) -> Any:
@@ -254,7 +263,16 @@ def inputs_from_request(request: dict[str, Any]) -> SimulationInputs:
         missing=() if has_goal(goal) else (MISSING_GOAL,),
         goodput=goodput_from_spec(dict(request.get("goodput") or {})),
         defaults=tuple(defaults),
+        goodput_profile=_profile(request.get("goodput_profile")),
     )
+
+
+def _profile(code: Any) -> str:
+    if code in (None, ""):
+        return "typical"
+    if code not in GOODPUT_PROFILES:
+        raise ValueError(f"goodput_profile: {code!r} is not one of {', '.join(GOODPUT_PROFILES)}")
+    return str(code)
 
 
 # Result fields that need the run's work (blanked, with NOT_PREDICTED_NOTE, without a goal).

@@ -278,6 +278,7 @@ def simulator_sweep(
         inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
         catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
         goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
+        band_goodput=inputs.band_goodput(simulator.calibration.production_overhead_fraction),
     )
     return result.configurations
 

@@ -141,7 +141,7 @@ def _refusal_problem(response: Any, who: str, is_hers: bool) -> str | None:
         return None
     if who == "anonymous" and status == 200 and is_hers:
         return "answers 200 to anonymous"
-    if is_hers and status not in (400, 401, 403, 404, 405):
+    if is_hers and status not in (400, 401, 403, 404, 405, 415):  # 415: refused unread
         return f"answers {status}"
     return None
 

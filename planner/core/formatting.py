@@ -102,6 +102,26 @@ def large_count(value: float | int | None, unit: str = "") -> str:
     return f"{count(amount)}{suffix}"
 
 
+# Suffixes people type after an amount, as large_count writes them ("2.0 T tokens").
+AMOUNT_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+
+
+def parse_amount(text: str) -> float:
+    """An amount as a person types it: "2T", "2.0 T", "500B", "1.5e12", "2,000,000", "7M",
+    "2T tokens" -> float. ValueError when it is not one."""
+    cleaned = str(text).strip().replace(",", "").replace("_", "")
+    for unit in ("tokens", "token", "samples", "sample"):
+        if cleaned.lower().endswith(unit):
+            cleaned = cleaned[: -len(unit)].strip()
+            break
+    cleaned = cleaned.replace(" ", "")
+    factor = 1.0
+    if cleaned and cleaned[-1].lower() in AMOUNT_SUFFIXES and not cleaned[-1].isdigit():
+        factor = AMOUNT_SUFFIXES[cleaned[-1].lower()]
+        cleaned = cleaned[:-1]
+    return float(cleaned) * factor
+
+
 def usd(value: float | int | None) -> str:
     """US dollars at a sensible precision: '$145,236' from $1,000 up, '$2.10' from $1, '$0.354'
     below a dollar (cheap hourly offers keep three digits), '-$12' for negative amounts."""
@@ -332,6 +352,22 @@ def goodput_line(overhead_pct: float | int | None, overhead_usd: float | int | N
     if _missing(overhead_pct):
         return MISSING
     return f"expected failures, restarts and overhead: {overhead_text(overhead_pct, overhead_usd)}"
+
+
+def goodput_parts(option: Mapping[str, Any]) -> str:
+    """An option's goodput loss in its two parts: 'failures, restarts and checkpoints
+    (modelled): +2.0 % GPU-hours, $48,170; production overhead (evaluation, data stalls,
+    rollbacks, slow nodes, ramp-up; set by the goodput profile): +9.1 % GPU-hours, $219,048'
+    (goodput_line's single line for a plan stored before the split)."""
+    failure = option.get("failure_overhead_gpu_hours_pct")
+    if _missing(failure):
+        return goodput_line(option.get("overhead_gpu_hours_pct"), option.get("overhead_usd"))
+    production = overhead_text(option.get("production_overhead_gpu_hours_pct"),
+                               option.get("production_overhead_usd"))
+    return (f"failures, restarts and checkpoints (modelled): "
+            f"{overhead_text(failure, option.get('failure_overhead_usd'))}; production overhead "
+            f"(evaluation, data stalls, rollbacks, slow nodes, ramp-up; set by the goodput "
+            f"profile): {production}")
 
 
 def overhead_text(overhead_pct: float | int | None, overhead_usd: float | int | None) -> str:

@@ -53,7 +53,9 @@ def _annotation(field: ScenarioField) -> Any:
             bounds["le"] = field.maximum
         if field.kind == "integer":
             return Annotated[StrictInt | None, Field(None, description=description, **bounds)]
-        # Strict: JSON true is not 1 ("tokens": true planned one token).
+        if field.name in AMOUNT_FIELDS:  # "2T", "500B" or a number; the scenario checks it
+            # Strict: JSON true is not 1 ("tokens": true planned one token).
+            return Annotated[StrictFloat | Text | None, Field(None, description=description)]
         return Annotated[StrictFloat | None, Field(None, description=description,
                                                    allow_inf_nan=False, **bounds)]
     if field.is_layout and field.choices_from in KNOBS_BY_NAME:
@@ -67,6 +69,10 @@ def _annotation(field: ScenarioField) -> Any:
         "flag": StrictBool | Key,
     }.get(field.kind, Text)
     return Annotated[json_type | None, Field(None, description=description)]
+
+
+# Goal amounts people write with a suffix, as the page prints them ("2.0 T tokens").
+AMOUNT_FIELDS = ("tokens", "samples")
 
 
 # The request body: every field of the scenario table, and nothing else (unknown fields get

@@ -13,7 +13,7 @@ from typing import Any
 
 from django import forms
 
-from planner.core.formatting import label
+from planner.core.formatting import label, parse_amount
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.core.purchase_options import COMMITMENT_PAYMENTS, PURCHASE_OPTION_LABELS
 from planner.plans.core.carbon import ACCOUNTING_CHOICES
@@ -28,6 +28,7 @@ from planner.plans.scenario import DEFAULT_PURCHASE, preset_architecture
 from pricing.models import Accelerator, Provider
 from pricing.selectors import catalog_version
 from simulator.core import PRESETS
+from simulator.core.goodput import GOODPUT_PROFILES
 
 
 def _choices(source: str) -> list[tuple[str, str]]:
@@ -44,6 +45,8 @@ def _choices(source: str) -> list[tuple[str, str]]:
         return list(COMMITMENT_PAYMENTS)
     if source == "carbon_accounting":
         return [("", "location-based")] + list(ACCOUNTING_CHOICES)
+    if source == "goodput_profiles":
+        return [("", "typical (fitted)")] + [(p.code, p.label) for p in GOODPUT_PROFILES.values()]
     return [("", "search")] + [(c, label(c)) for c in KNOBS_BY_NAME[source].choices]
 
 
@@ -89,7 +92,7 @@ class ScenarioNumberField(forms.Field):
         field = self.scenario_field
         text = str(value).strip().replace(",", "").replace("_", "").replace(" ", "")
         try:
-            number = float(text)
+            number = parse_amount(text)  # "2T", "500B" and "1.5e12" alike
         except ValueError:
             raise forms.ValidationError(
                 f"{field.rule_text[:-1]} (you gave {text[:40]!r}).", code="invalid") from None

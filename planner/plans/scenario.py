@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from planner.core.formatting import parse_amount
 from planner.core.layout_knobs import KNOBS_BY_NAME
 from planner.core.purchase_options import (
     COMMITMENT_PAYMENTS,
@@ -27,6 +28,7 @@ from planner.plans.core.fields import (
 )
 from planner.plans.core.storage import parse_retention
 from simulator.core import PRESETS
+from simulator.core.goodput import GOODPUT_PROFILES
 from simulator.requests import parse_flag
 
 PURCHASE_OPTIONS = PURCHASE_OPTION_CODES
@@ -63,7 +65,7 @@ def _number(name: str, value: Any) -> float | None:
     if isinstance(value, bool):
         raise ValueError(f"{name}: {rule} (you gave {value!r}).")
     try:
-        number = float(value)
+        number = parse_amount(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: {rule} (you gave {str(value)[:40]!r}).") from None
     if not math.isfinite(number):
@@ -109,6 +111,21 @@ def _layout(raw: dict[str, Any]) -> dict[str, Any]:
                                  f"{', '.join(allowed)} (you gave {value!r}).")
             layout[name] = value
     return layout
+
+
+def _goodput_profile(value: Any, data: dict[str, Any]) -> str:
+    """The goodput profile (simulator.core.goodput.GOODPUT_PROFILES): blank is typical, or
+    custom when a production overhead is given; a named well_run or typical refuses one."""
+    overhead = data.get("production_overhead_pct") is not None
+    if value in (None, ""):
+        return "custom" if overhead else "typical"
+    if value not in GOODPUT_PROFILES:
+        raise ValueError(f"goodput_profile: {FIELDS_BY_NAME['goodput_profile'].label} must be "
+                         f"one of {', '.join(GOODPUT_PROFILES)} (you gave {str(value)[:40]!r}).")
+    if overhead and value != "custom":
+        raise ValueError(f"production_overhead_pct: the {value} goodput profile sets the "
+                         "production overhead; choose custom to give your own.")
+    return str(value)
 
 
 def _carbon_accounting(value: Any) -> str | None:
@@ -279,6 +296,7 @@ def scenario_from_input(raw: dict[str, Any], *, today: date) -> Scenario:
     if str(raw.get("retention") or "").strip():
         data["retention"] = parse_retention(str(raw["retention"])).text
     data["carbon_accounting"] = _carbon_accounting(raw.get("carbon_accounting"))
+    data["goodput_profile"] = _goodput_profile(raw.get("goodput_profile"), data)
     _preset_or_variant(data)
     _check_workload(data)
     _check_goal(data)
@@ -304,4 +322,4 @@ def simulation_request(scenario: Scenario) -> dict[str, Any]:
                                      "global_batch_tokens")}
     goodput = {k: data[k] for k in GOODPUT_FIELDS if data.get(k) is not None}
     return {"workload": workload, "goal": goal, "layout": data.get("layout", {}),
-            "goodput": goodput}
+            "goodput": goodput, "goodput_profile": data.get("goodput_profile") or "typical"}

@@ -53,6 +53,7 @@ from planner.runs import (
 )
 from pricing.selectors import current_prices
 from simulator.core import PRESETS
+from simulator.core.goodput import GOODPUT_PROFILES
 from simulator.services import (
     Simulator,
     catalog_instances_frame,
@@ -282,6 +283,8 @@ def plan_from_configurations(
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
     document.update(simulator_goodput(simulator, given=set(scenario.data)))
+    document["goodput_profile"] = goodput_profile_summary(
+        scenario.data.get("goodput_profile") or "typical")
     document["calibration_used"] = simulator.calibration_used
     return document
 
@@ -317,6 +320,14 @@ def _scaling(result: PlanResult) -> list[dict[str, Any]]:
         {"gpu": str(r.gpu), "gpus": float(r.gpus), "tokens_per_second": float(r.tokens_per_second)}
         for r in best.itertuples()
     ]
+
+
+def goodput_profile_summary(code: str) -> dict[str, Any]:
+    """The plan's goodput profile as the page, report and command state it: code, label,
+    what it means, its effective-time cap (0-1, None: fitted) and its sources."""
+    profile = GOODPUT_PROFILES[code]
+    return {"code": profile.code, "label": profile.label, "meaning": profile.meaning,
+            "effective_time_cap": profile.effective_time_cap, "sources": list(profile.sources)}
 
 
 def _chosen_memory(simulator: Simulator, result: PlanResult) -> dict[str, Any] | None:

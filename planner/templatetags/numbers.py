@@ -23,9 +23,9 @@ register.filter("zero_as_run", formatting.zero_as_run)
 
 @register.filter
 def goodput_line(option: dict) -> str:  # type: ignore[type-arg]
-    """{{ option|goodput_line }}: the option's goodput line of its cost breakdown."""
-    return formatting.goodput_line(option.get("overhead_gpu_hours_pct"),
-                                   option.get("overhead_usd"))
+    """{{ option|goodput_line }}: the option's goodput loss, modelled failures apart from the
+    production overhead (formatting.goodput_parts)."""
+    return formatting.goodput_parts(option)
 
 
 @register.filter

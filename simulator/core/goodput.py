@@ -52,6 +52,8 @@ class GoodputAssumptions:
     checkpoint_write_seconds: float = 30.0
     eval_overhead_fraction: float = 0.01
     production_overhead_fraction: float = 0.0
+    # Goodput at most this (the well-run profile's effective training time); 1 = no cap.
+    effective_time_cap: float = 1.0
 
     def __post_init__(self) -> None:
         values = (self.failures_per_gpu_hour, self.restart_seconds,
@@ -59,6 +61,8 @@ class GoodputAssumptions:
                   self.production_overhead_fraction)
         if min(values) < 0 or not all(math.isfinite(v) for v in values):
             raise ValueError("goodput assumptions must be finite and >= 0")
+        if not 0.0 < self.effective_time_cap <= 1.0:
+            raise ValueError("effective_time_cap must be in (0, 1]")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict (shown beside every time prediction)."""
@@ -83,7 +87,18 @@ def goodput_fraction(n_gpus: npt.ArrayLike, steady_seconds: npt.ArrayLike,
     checkpoint = np.where(steady > daly, write / np.maximum(daly, 1e-9), 0.0)
     failures = rate * (assumptions.restart_seconds + np.minimum(daly, steady) / 2.0)
     overhead = assumptions.eval_overhead_fraction + assumptions.production_overhead_fraction
-    return np.asarray(1.0 / (1.0 + overhead + checkpoint + failures))
+    fraction = 1.0 / (1.0 + overhead + checkpoint + failures)
+    return np.asarray(np.minimum(fraction, assumptions.effective_time_cap), dtype=np.float64)
+
+
+def failure_goodput(n_gpus: npt.ArrayLike, steady_seconds: npt.ArrayLike,
+                    assumptions: GoodputAssumptions) -> npt.NDArray[np.float64]:
+    """The modelled part alone: goodput with only failures, restarts and checkpoint stalls
+    (no evaluation, production overhead or cap), so 1/failure_goodput − 1 is what failures
+    and restarts add and the rest of 1/goodput − 1 is the production overhead."""
+    modelled = replace(assumptions, eval_overhead_fraction=0.0,
+                       production_overhead_fraction=0.0, effective_time_cap=1.0)
+    return goodput_fraction(n_gpus, steady_seconds, modelled)
 
 
 def checkpoint_interval_seconds(write_seconds: float,
@@ -100,3 +115,51 @@ def whole_run_goodput(production_overhead_fraction: float,
     """Assumptions of a whole production run: `base` (defaults) with the production overhead."""
     return replace(base or GoodputAssumptions(),
                    production_overhead_fraction=production_overhead_fraction)
+
+
+@dataclass(frozen=True)
+class GoodputProfile:
+    """A named way to set the production overhead of a whole run (the failure model is the
+    same in every profile). `effective_time_cap` None: the calibration's fitted overhead."""
+
+    code: str
+    label: str
+    meaning: str
+    effective_time_cap: float | None
+    sources: tuple[str, ...] = ()
+
+
+# Published effective training time (share of wall-clock time spent on useful steps) of
+# well-run large clusters; not fitted to any run the accuracy page scores.
+WELL_RUN_EFFECTIVE_TIME = 0.90
+GOODPUT_PROFILES: dict[str, GoodputProfile] = {p.code: p for p in (
+    GoodputProfile(
+        "well_run", "Well-run cluster",
+        f"at most {WELL_RUN_EFFECTIVE_TIME:.0%} effective training time: failures, restarts "
+        "and checkpoints as modelled, the rest of the gap to 90 % as production overhead "
+        "(evaluation, data stalls, rollbacks); not fitted to any scored run",
+        WELL_RUN_EFFECTIVE_TIME,
+        ("Dubey et al. 2024, The Llama 3 Herd of Models, §3.3.4: >90 % effective training "
+         "time on 16,384 H100 GPUs",
+         "Jiang et al. 2024, MegaScale (NSDI '24): effective training time rate above 90 % "
+         "on more than 10,000 GPUs")),
+    GoodputProfile(
+        "typical", "Typical (fitted)",
+        "the production overhead fitted on published whole runs (whole_runs.csv): data "
+        "stalls, loss-spike rollbacks, slow nodes, ramp-up and layouts slower than planned",
+        None, ("whole_runs.csv fit, shown on the accuracy page",)),
+    GoodputProfile("custom", "Custom", "the production overhead you give", None, ()),
+)}
+
+
+def profile_goodput(code: str, production_fit: float,
+                    settings: dict[str, float] | None = None) -> GoodputAssumptions:
+    """Whole-run goodput assumptions of a profile: well_run caps goodput at its effective
+    training time with no fitted overhead; typical and custom start from the fit; `settings`
+    (GoodputAssumptions fields the user gave) apply on top. ValueError on an unknown code."""
+    if code not in GOODPUT_PROFILES:
+        raise ValueError(f"goodput_profile: {code!r} is not one of {', '.join(GOODPUT_PROFILES)}")
+    cap = GOODPUT_PROFILES[code].effective_time_cap
+    base = (GoodputAssumptions(effective_time_cap=cap) if cap is not None
+            else whole_run_goodput(production_fit))
+    return replace(base, **(settings or {}))

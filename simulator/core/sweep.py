@@ -22,7 +22,12 @@ import pandas as pd
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
 from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import assess_many
-from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
+from simulator.core.goodput import (
+    GoodputAssumptions,
+    failure_goodput,
+    goodput_fraction,
+    whole_run_goodput,
+)
 from simulator.core.hardware import (
     GpuSpec,
     Hardware,
@@ -47,8 +52,8 @@ OUTPUT_COLUMNS = [
     "micro_batch", "grad_accum", "virtual_stages", "precision", "step_seconds",
     "samples_per_second", "tokens_per_second", "time_to_train_hours", "time_to_train_p10_hours",
     "time_to_train_p90_hours", "gpu_hours", "energy_kwh", "memory_per_gpu_gib", "mfu",
-    "steady_state_hours", "goodput_fraction", "calibration_status", "rate_note", "envelope_note",
-    "envelope"]
+    "steady_state_hours", "goodput_fraction", "failure_goodput_fraction", "calibration_status",
+    "rate_note", "envelope_note", "envelope"]
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,8 @@ def _best_per_instance_and_nodes(hw_index: np.ndarray, nodes: np.ndarray,
 
 def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
                  node_counts: np.ndarray, layouts: pd.DataFrame, calibration: Calibration,
-                 keep: str, goodput: GoodputAssumptions) -> pd.DataFrame:
+                 keep: str, goodput: GoodputAssumptions,
+                 band_goodput: GoodputAssumptions | None = None) -> pd.DataFrame:
     gpus_per_node, precision = int(group["gpus_per_node"].iloc[0]), str(group["precision"].iloc[0])
     pairs = _pairs(layouts, node_counts, gpus_per_node, goal.global_batch(workload))
     hw_index, pair_index, memory = _fitting_pairs(workload, group, pairs, precision)
@@ -205,7 +211,7 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
     rowwise = bool(np.any(c.is_fp8_rowwise))
     return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
                          c.take(rows), times.step[rows], memory[rows], precision, goodput,
-                         rowwise)
+                         rowwise, band_goodput)
 
 
 def _assessments(cal: Calibration, instances: pd.DataFrame, c: ConfigArrays,
@@ -237,7 +243,8 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, c: ConfigArrays,
 def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
                   instances: pd.DataFrame, c: ConfigArrays, step: np.ndarray,
                   memory: np.ndarray, precision: str, goodput: GoodputAssumptions,
-                  is_fp8_rowwise: bool) -> pd.DataFrame:
+                  is_fp8_rowwise: bool, band_goodput: GoodputAssumptions | None = None
+                  ) -> pd.DataFrame:
     samples = c.global_batch / step
     gpus = c.n_gpus
     steady = goal.total_samples(workload) / samples
@@ -250,6 +257,11 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
     # Every swept time is a whole run: banded by the whole-run class's out-of-family errors.
     low, high = cal.band_quantiles("whole_run")
     slow, fast = np.exp(low * scale), np.exp(high * scale)
+    p10, p90 = hours / fast, hours / slow
+    if band_goodput is not None:  # the band covers the other goodput profile's time too
+        other = (steady / goodput_fraction(gpus, steady, band_goodput)
+                 + cal.run_overhead_seconds) / 3600.0
+        p10, p90 = np.minimum(p10, other), np.maximum(p90, other)
     return pd.DataFrame({
         "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),
         "nodes": gpus / c.gpus_per_node, "gpus": gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp,
@@ -260,11 +272,12 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         "step_seconds": step, "samples_per_second": samples,
         "tokens_per_second": samples * workload.tokens_per_sample,
         "time_to_train_hours": hours,
-        "time_to_train_p10_hours": hours / fast, "time_to_train_p90_hours": hours / slow,
+        "time_to_train_p10_hours": p10, "time_to_train_p90_hours": p90,
         "gpu_hours": hours * gpus, "energy_kwh": hours * gpus * c.tdp_watts / 1000.0,
         "memory_per_gpu_gib": memory / GIB,
         "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12),
         "steady_state_hours": steady / 3600.0, "goodput_fraction": fraction,
+        "failure_goodput_fraction": failure_goodput(gpus, steady, goodput),
         "calibration_status": status, "rate_note": instances["rate_note"].to_numpy(),
         "envelope_note": notes, "envelope": axes})
 
@@ -273,7 +286,8 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
           node_counts: Sequence[int], calibration: Calibration,
           gpus: Mapping[str, GpuSpec], *, precision: str | None = None,
           layouts: pd.DataFrame | None = None, keep: str = "best",
-          goodput: GoodputAssumptions | None = None) -> SweepResult:
+          goodput: GoodputAssumptions | None = None,
+          band_goodput: GoodputAssumptions | None = None) -> SweepResult:
     """Evaluate `workload` on every instance type × node count × layout, vectorized.
 
     instances_df columns: instance_key, gpu ("<model> <variant>" key of `gpus`),
@@ -282,7 +296,8 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     keep="best" returns the fastest fitting layout per (instance, nodes); "all" every fitting
     configuration. Precision defaults to bf16, else fp16, else fp32 per GPU. Times are
     whole-run (goodput, default goodput.whole_run_goodput with the calibration's production
-    overhead); every row has its calibration_status.
+    overhead); every row has its calibration_status. With `band_goodput` (another goodput
+    profile) each P10-P90 band also covers that profile's time.
     """
     missing = [k for k in INSTANCE_COLUMNS if k not in instances_df]
     if missing or keep not in ("best", "all") or not len(node_counts) or min(node_counts) < 1:
@@ -291,7 +306,8 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     nodes = np.unique(np.asarray(node_counts, dtype=float))
     table = _hardware_table(instances_df, gpus, precision)
     assumptions = goodput or whole_run_goodput(calibration.production_overhead_fraction)
-    frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep, assumptions)
+    frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep, assumptions,
+                           band_goodput)
               for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
     frames = [f for f in frames if len(f)]
     empty = pd.DataFrame(columns=OUTPUT_COLUMNS)

@@ -235,3 +235,33 @@ def test_without_its_stamp_the_catalog_version_still_follows_prices(catalog: dat
     assert price is not None
     Price.objects.filter(pk=price.pk).update(usd_per_hour=price.usd_per_hour + 1)
     assert selectors.catalog_version() != before
+
+
+def test_discounts_compare_prices_of_nearby_dates_and_flag_spot_above_on_demand(
+    catalog: date,
+) -> None:
+    from datetime import timedelta
+    from decimal import Decimal
+
+    spot = selectors.price_list(today=catalog, purchase_option="spot", provider="aws").first()
+    assert spot is not None
+    on_demand = Price.objects.filter(instance_type=spot.instance_type, region=spot.region,
+                                     purchase_option="on_demand").order_by("-as_of").first()
+    assert on_demand is not None
+    base = float(on_demand.usd_per_hour)
+    # A June snapshot against a January one: no discount, and the note says which dates.
+    spot.as_of = on_demand.as_of + timedelta(days=200)
+    spot.usd_per_hour = Decimal(str(base * 0.4))
+    [far] = selectors.price_rows([spot])
+    assert far.discount_pct is None and str(on_demand.as_of) in far.note
+    assert "200 days" in far.note
+    # Of a nearby date: the discount, against the on-demand price it names.
+    spot.as_of = on_demand.as_of + timedelta(days=10)
+    [near] = selectors.price_rows([spot])
+    assert near.discount_pct == pytest.approx(60.0, abs=0.01)
+    assert near.on_demand_as_of == on_demand.as_of and str(on_demand.as_of) in near.note
+    # Spot dearer than on-demand: flagged, left out of discounts.
+    spot.usd_per_hour = Decimal(str(base * 1.79))
+    [above] = selectors.price_rows([spot])
+    assert above.is_above_on_demand and above.discount_pct is None
+    assert "79% dearer" in above.note

@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from planner.core.formatting import goodput_line, layout_label
+from planner.core.formatting import goodput_parts, layout_label
 from planner.management.inputs import report_path
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
 from planner.plans.core.ranking import collapse_regions
@@ -38,7 +38,8 @@ def _rows(text: str) -> int:
 
 def _option(field: ScenarioField) -> tuple[list[str], dict[str, Any]]:
     flags = [f"--{field.name.replace('_', '-')}", *ALIASES.get(field.name, [])]
-    types = {"number": float, "integer": int}
+    # Numbers are read by the scenario checker, so "2T" and "500B" work as on the form.
+    types = {"number": str, "integer": int}
     help_text = field.label + (f"; {field.range_text}" if field.range_text else "")
     if field.kind in ("choices", "bands"):
         help_text += " (comma-separated)"
@@ -97,9 +98,13 @@ class Command(BaseCommand):
             self.stdout.write(f"{card['title']}: {card['why']}")
             option = by_index.get(card.get("row_index"))
             if option:
-                line = goodput_line(option.get("overhead_gpu_hours_pct"),
-                                    option.get("overhead_usd"))
-                self.stdout.write(f"  {layout_label(option)}; {line}")
+                self.stdout.write(f"  {layout_label(option)}; {goodput_parts(option)}")
+        profile = result.get("goodput_profile")
+        if profile:
+            self.stdout.write(f"Goodput profile: {profile['label']}: {profile['meaning']}."
+                              + "".join(f"\n  Source: {s}" for s in profile["sources"]))
+        if result.get("decision_rule"):
+            self.stdout.write(str(result["decision_rule"]))
         for line in lever_lines(result):
             self.stdout.write(line)
         for note in result.get("run_defaults", []):

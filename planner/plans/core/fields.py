@@ -218,10 +218,17 @@ SCENARIO_FIELDS: tuple[ScenarioField, ...] = (
        "Blank: 30."),
     _f("eval_overhead_pct", "number", "Evaluation", "assumptions", unit="% of training time",
        example="1", minimum=0.0, maximum=100.0, is_goodput=True, help="Blank: 1."),
+    _f("goodput_profile", "choice", "Goodput profile", "assumptions",
+       choices_from="goodput_profiles",
+       help="well_run: at most 90 % effective training time, as published reliability "
+       "studies report for well-run clusters (Llama 3, MegaScale), not fitted to any scored "
+       "run; typical (blank): the production overhead fitted on published whole runs; "
+       "custom: the overhead you give below. The time band covers well-run and typical."),
     _f("production_overhead_pct", "number", "Other production overhead", "assumptions",
        unit="% of training time", example="30", minimum=0.0, maximum=1_000.0, is_goodput=True,
        help="Data stalls, loss-spike rollbacks, slow nodes, ramp-up, and layouts slower "
-       "than the planned one. Blank: fitted on published whole runs (the accuracy page)."),
+       "than the planned one. Blank: fitted on published whole runs (the accuracy page). "
+       "Giving it makes the goodput profile custom."),
     _f("checkpoint_every_hours", "number", "Checkpoint every", "assumptions", unit="hours",
        example="1", minimum=0.0, maximum=8_760.0, is_min_exclusive=True,
        help="Blank: the Young/Daly interval from the failure rate and the write stall."),

@@ -43,9 +43,13 @@ PRICE_DEFAULTS: dict[str, Any] = {
 # train, goodput 1); virtual_stages: model chunks per pipeline stage (1 = plain 1F1B).
 # envelope_note: why the prediction is outside the calibration envelope ("" inside it);
 # envelope: the axes it is outside, ";"-joined (simulator.core.envelope.AXES; "" inside).
+# goodput_fraction, failure_goodput_fraction: the sweep's whole-run goodput and its modelled
+# part alone (failures, restarts, checkpoints); NaN: no split known (all counted as failures).
 CONFIG_DEFAULTS: dict[str, Any] = {"calibration_status": "unknown", "rate_note": "",
                                    "steady_state_hours": np.nan, "virtual_stages": 1.0,
-                                   "envelope_note": "", "envelope": ""}
+                                   "envelope_note": "", "envelope": "",
+                                   "goodput_fraction": np.nan,
+                                   "failure_goodput_fraction": np.nan}
 
 
 def with_defaults(frame: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:
@@ -151,7 +155,7 @@ def work_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarray
     numbers = ("nodes", "time_to_train_hours", "time_to_train_p10_hours",
                "time_to_train_p90_hours", "tokens_per_second", "samples_per_second",
                "memory_capacity_gib", "memory_per_gpu_gib", "energy_kwh",
-               "steady_state_hours")
+               "steady_state_hours", "goodput_fraction", "failure_goodput_fraction")
     work = {name: configs[name].to_numpy(dtype=np.float64)[cfg_rows] for name in numbers}
     work["steady_state_hours"] = np.where(np.isfinite(work["steady_state_hours"]),
                                           work["steady_state_hours"], work["time_to_train_hours"])

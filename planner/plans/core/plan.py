@@ -84,7 +84,10 @@ class PlanResult:
     - goodput: steady-state (useful-step) hours / expected hours, below 1: failures, restarts,
       checkpoint stalls, evaluation and production overhead (the simulator's whole-run
       goodput, on every purchase option), spot interruptions on top; overhead_gpu_hours_pct
-      = 100 · (1/goodput − 1), overhead_usd = compute at expected hours − at steady hours.
+      = 100 · (1/goodput − 1), overhead_usd = compute at expected hours − at steady hours;
+      each split into failure_overhead_* (modelled: failures, restarts, checkpoint stalls,
+      spot interruptions) and production_overhead_* (the goodput profile's production
+      overhead and evaluation: 100 · (1/sweep goodput − 1/sweep failure goodput)).
     - compute_usd, storage_usd, egress_usd, total_usd (at expected time), total_p90_usd.
     - usd_per_million_tokens / _samples: total_usd per unit trained; steady_usd_per_million_
       tokens: rate × nodes × expected hours per unit (no storage, egress or term floor).
@@ -189,18 +192,30 @@ def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[s
         return None
     within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]
     on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
-    deadline = (None if within_budget.empty
+    # Only the limits that were set get a figure: no budget words without a budget.
+    deadline = (None if within_budget.empty or constraints.deadline_hours is None
                 else float(np.ceil(within_budget["time_to_train_hours"].min() / 24.0)))
-    budget = None if on_time.empty else float(np.ceil(on_time["total_usd"].min()))
+    budget = (None if on_time.empty or constraints.budget_usd is None
+              else float(np.ceil(on_time["total_usd"].min())))
     return {"deadline_days": deadline, "budget_usd": budget,
             "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
             "cheapest_usd": float(usable["total_usd"].min()),
-            "fix": combined_fix(usable, constraints)}
+            "fix": combined_fix(usable, constraints, capped=_capped_only(table, rest))}
 
 
-def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints) -> str:
+def _capped_only(table: pd.DataFrame, rest: pd.Series) -> pd.DataFrame:
+    """Options left out only for spot capacity (beside the deadline and budget)."""
+    others = rest.str.replace(REASON_BUDGET, "", regex=False).str.replace(
+        REASON_CAPACITY, "", regex=False).str.strip("; ")
+    return table[((others == "") & rest.str.contains(REASON_CAPACITY, regex=False)).to_numpy()]
+
+
+def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints,
+                 capped: pd.DataFrame | None = None) -> str:
     """One change of deadline, budget and GPU count that works together, in words: the
-    cheapest option on time (its GPUs and total), or the fastest when none is on time."""
+    cheapest option on time (its GPUs and total), or the fastest when none is on time; when
+    the fastest is spot and larger spot allocations were left out as unlikely (`capped`), the
+    spot capacity cap is named as the limit."""
     on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
     if constraints.deadline_hours is not None and not on_time.empty:
         row = on_time.iloc[int(on_time["total_usd"].to_numpy().argmin())]
@@ -213,10 +228,19 @@ def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints) -> str:
         return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
                 f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
     row = usable.iloc[int(usable["time_to_train_hours"].to_numpy().argmin())]
-    return (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: the "
-            f"fastest takes {fmt.duration(row['time_to_train_hours'])} with "
-            f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}; allow more "
-            "nodes or GPU models, or move the deadline to at least "
+    fastest = (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: "
+               f"the fastest takes {fmt.duration(row['time_to_train_hours'])} with "
+               f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}")
+    faster = (capped[capped["time_to_train_hours"] < row["time_to_train_hours"]]
+              if capped is not None else usable.iloc[:0])
+    if bool(row["is_spot"]) and not faster.empty:
+        limit = fmt.count(row["spot_node_limit"])
+        return (f"{fastest}. The limit is spot capacity: more than {limit} spot nodes of this "
+                f"offer are unlikely to be granted (the spot capacity cap), so larger spot "
+                f"allocations were left out; allow unlikely spot capacity, add on-demand or "
+                f"reserved capacity, or move the deadline to at least "
+                f"{fmt.duration(row['time_to_train_hours'])}.")
+    return (f"{fastest}; allow more nodes or GPU models, or move the deadline to at least "
             f"{fmt.duration(row['time_to_train_hours'])}.")
 
 
@@ -290,7 +314,9 @@ OUTPUT_COLUMNS = (
     "envelope_note", "envelope",
     "is_spot", "time_to_train_hours", "time_p10_hours", "time_p50_hours", "time_p90_hours",
     "simulated_hours", "expected_interruptions", "checkpoint_interval_hours", "goodput",
-    "overhead_gpu_hours_pct", "overhead_usd", "compute_usd",
+    "overhead_gpu_hours_pct", "overhead_usd", "failure_overhead_gpu_hours_pct",
+    "production_overhead_gpu_hours_pct", "failure_overhead_usd", "production_overhead_usd",
+    "compute_usd",
     "storage_usd", "egress_usd", "total_usd", "total_p90_usd", "usd_per_million_tokens",
     "usd_per_million_samples", "steady_usd_per_million_tokens", "deadline_miss_probability",
     "budget_overrun_probability", "miss_probability", "meets_deadline", "within_budget",
@@ -327,11 +353,25 @@ def _carbon(work: pd.DataFrame, times: RunTimes, carbon: CarbonFactors) -> dict[
 
 def _goodput_columns(work: pd.DataFrame, rates: OptionRates,
                      expected: np.ndarray) -> dict[str, np.ndarray]:
-    """goodput, overhead_gpu_hours_pct and overhead_usd per option (see PlanResult)."""
+    """goodput, overhead_gpu_hours_pct and overhead_usd per option, and their split into the
+    fitted production overhead (the sweep's 1/goodput − 1/failure goodput, evaluation
+    included) and the modelled failures, restarts, checkpoints and spot interruptions (the
+    rest); see PlanResult."""
     steady = np.minimum(work["steady_state_hours"].to_numpy(dtype=np.float64), expected)
     goodput = steady / expected
-    return {"goodput": goodput, "overhead_gpu_hours_pct": 100.0 * (expected / steady - 1.0),
-            "overhead_usd": rates.compute_usd(expected) - rates.compute_usd(steady)}
+    overhead_pct = 100.0 * (expected / steady - 1.0)
+    overhead_usd = rates.compute_usd(expected) - rates.compute_usd(steady)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fitted = 1.0 / work["goodput_fraction"].to_numpy() \
+            - 1.0 / work["failure_goodput_fraction"].to_numpy()
+        production_pct = np.clip(np.nan_to_num(100.0 * fitted, nan=0.0), 0.0, overhead_pct)
+        share = np.where(overhead_pct > 0, production_pct / overhead_pct, 0.0)
+    return {"goodput": goodput, "overhead_gpu_hours_pct": overhead_pct,
+            "overhead_usd": overhead_usd,
+            "failure_overhead_gpu_hours_pct": overhead_pct - production_pct,
+            "production_overhead_gpu_hours_pct": production_pct,
+            "failure_overhead_usd": overhead_usd * (1.0 - share),
+            "production_overhead_usd": overhead_usd * share}
 
 
 def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,

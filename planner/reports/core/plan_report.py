@@ -56,9 +56,14 @@ OPTION_COLUMNS = (
     Column("compute_usd", "Compute", "USD", is_printed=False),
     Column("goodput", "Goodput", "%", digits=1, is_in_terminal=_T),
     # Numbers, not the page's "+51.0 % GPU-hours" line: a spreadsheet reads them as numbers.
-    Column("overhead_gpu_hours_pct", "Failures, restarts and overhead", "% GPU-hours",
-           is_printed=False, digits=1),
-    Column("overhead_usd", "Failures, restarts and overhead cost", "USD", is_printed=False),
+    Column("failure_overhead_gpu_hours_pct", "Failures, restarts, checkpoints (modelled)",
+           "% GPU-hours", is_printed=False, digits=1),
+    Column("failure_overhead_usd", "Failures, restarts, checkpoints (modelled) cost", "USD",
+           is_printed=False),
+    Column("production_overhead_gpu_hours_pct", "Production overhead (goodput profile)",
+           "% GPU-hours", is_printed=False, digits=1),
+    Column("production_overhead_usd", "Production overhead (goodput profile) cost", "USD",
+           is_printed=False),
     Column("storage_usd", "Storage", "USD", is_printed=False),
     Column("egress_usd", "Egress", "USD", is_printed=False),
     Column("total_usd", "Total", "USD", is_in_terminal=_T),
@@ -183,6 +188,11 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Expected failures, restarts and overhead",
                    overhead_text(best.get("overhead_gpu_hours_pct"), best.get("overhead_usd"))
                    + ("" if goodput is None else f" (goodput {percent(goodput)})")),
+            Figure("of which failures, restarts and checkpoints (modelled)",
+                   as_number(best.get("failure_overhead_gpu_hours_pct")), "% GPU-hours", 1),
+            Figure("of which production overhead (goodput profile: "
+                   f"{(document.get('goodput_profile') or {}).get('label', 'typical')})",
+                   as_number(best.get("production_overhead_gpu_hours_pct")), "% GPU-hours", 1),
             Figure("Calibration envelope", str(best.get("envelope_note")
                                                or "inside the calibration envelope")),
             Figure("Expected emissions", as_number(best.get("co2e_kg")), "kg CO2e")
@@ -277,6 +287,10 @@ def _assumptions_table(document: dict[str, Any], labels: dict[str, str]) -> Tabl
             rows.append((name, label(provider), _significant(as_number(value)), unit,
                          rates_source(provider, **{key: as_number(value)})
                          if key in RATE_KEYS else ""))
+    profile = document.get("goodput_profile") or {}
+    if profile:
+        rows.append(("Goodput profile", "all", str(profile.get("label")), "",
+                     "; ".join([str(profile.get("meaning")), *profile.get("sources", [])])))
     constraints = document.get("constraints") or {}
     for key, unit, scale in (("deadline_hours", "days", 24.0), ("budget_usd", "USD", 1.0),
                              ("horizon_hours", "days", 24.0), ("max_co2e_kg", "kg CO2e", 1.0)):
@@ -362,13 +376,16 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
                        f"{carbon.get('energy_counts')} Grid intensities: {sources}; PUE: "
                        f"{', '.join(carbon.get('pue_sources', []))}. Regions and GPU clouds "
                        "without published figures have no CO2e.")
-    caveats.append("Time bands are the simulator's P10-P90 from out-of-family validation; "
+    caveats.append("Time bands are the simulator's P10-P90 from out-of-family validation, "
+                   "widened to cover both the well-run and the typical goodput profile; "
                    "spot times and costs are a Monte Carlo of interruptions (see assumptions).")
+    if document.get("decision_rule"):
+        caveats.insert(0, str(document["decision_rule"]))
     return tuple(caveats)
 
 
 def _nothing_works(would: dict[str, Any], no_option: str | None) -> str:
-    text = f"{no_option or 'No option meets the deadline and budget'}."
+    text = f"{no_option or 'No option meets the limits set'}."
     if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
     if as_number(would.get("budget_usd")):

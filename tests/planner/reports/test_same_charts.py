@@ -71,3 +71,18 @@ def test_chart_data_tables_give_money_to_the_cent() -> None:
     rows = chart_data(figure).rows
     assert rows[0] == ("a", "1.2346", "1,234.57")
     assert rows[1] == ("b", "2", "223,569")
+
+
+def test_the_pdf_ranked_table_wraps_to_its_last_column(
+        ana_client: Client, done_plan: PlanScenario, tmp_path: Path) -> None:
+    # a long unbreakable instance name (Azure's) no longer pushes the last column off the page
+    result = dict(done_plan.result)
+    first = dict(result["options"][0])
+    first["instance_type"] = "Standard_ND96isr_MI300X_v5_with_a_very_long_unbroken_name"
+    result["options"] = [first, *result["options"][1:]]
+    done_plan.result = result
+    done_plan.save(update_fields=["result"])
+    text = pdf_text(ana_client.get(f"/plans/{done_plan.id}/report.pdf").content, tmp_path)
+    table = text.split("Ranked configurations", 1)[1]
+    assert "Price as" in table  # the last column's header
+    assert table.count(str(first["as_of"])[:10]) >= 1
