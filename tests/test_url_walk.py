@@ -1,7 +1,7 @@
 """Every URL pattern walked as a second user (session, and API token on the API) and as
 anonymous, with the first user's ids (small, sequential: guessable) filled in: nobody but the
-owner gets a 200 that shows her plans, serving plans, simulations, histories, analyses, reports, measured
-runs, report files, exports or tokens, and nothing of hers changes."""
+owner gets a 200 that shows her plans, serving plans, simulations, histories, analyses,
+reports, measured runs, report files, exports or tokens, and nothing of hers changes."""
 
 import io
 import re

@@ -1,5 +1,6 @@
 """Serving plan API: POST an input as JSON (the fields of planner.serving.core.fields), GET
-the user's plans or one stored plan, DELETE one. Bad input is a 422 whose detail names the field; nothing is stored."""
+the user's plans or one stored plan, DELETE one. Bad input is a 422 whose detail names the
+field; nothing is stored."""
 
 from datetime import datetime
 from typing import Any

@@ -65,6 +65,8 @@ class FieldError(ValueError):
 
 
 def _float(field: ServingField, raw: Any) -> float:
+    if isinstance(raw, bool):  # JSON true is not one request per second
+        raise FieldError(field.name, f"expected a number, got {str(raw).lower()}")
     try:
         value = float(raw)
     except (TypeError, ValueError):

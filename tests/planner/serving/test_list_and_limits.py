@@ -66,6 +66,8 @@ def test_report_downloads_are_rate_limited(client_sam: Client, settings: Any) ->
 
 @pytest.mark.parametrize(("changes", "field", "words"), [
     ({"rate": 1e7}, "rate", "between"),
+    ({"rate": True}, "rate", "expected a number, got true"),
+    ({"output_tokens": "1" * 5000}, "output_tokens", "between"),
     ({"input_tokens": 2e6}, "input_tokens", "between"),
     ({"output_tokens": 0}, "output_tokens", "between"),
     ({"ttft_p99_ms": 1e9}, "ttft_p99_ms", "between"),
