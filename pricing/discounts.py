@@ -57,6 +57,9 @@ def _discount_row(price: Price, bases: list[tuple[date, float]]) -> PriceRow:
         return PriceRow(price, base, None, as_of,
                         f"no discount: the on-demand price nearest in date is of {as_of}, "
                         f"{gap} days from this price's {price.as_of} (at most {NEARBY_DAYS})")
+    if base <= 0:  # a zero on-demand price (planted, or a free tier) gives no discount
+        return PriceRow(price, base, None, as_of,
+                        f"no discount: the on-demand price of {as_of} is $0")
     discount = 100.0 * (1.0 - float(price.usd_per_hour) / base)
     if discount < 0:
         return PriceRow(price, base, None, as_of,
