@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from planner.core.formatting import label
 from planner.serving.models import ServingPlan
 from tests.planner.serving.test_views import EXAMPLE
 
@@ -98,6 +99,7 @@ def test_the_list_shows_the_users_plans_newest_first_with_their_cheapest_costs(
         best = plan["cards"]["cheapest"]
         row = re.search(rf'id="serving-{plan["id"]}">(.*?)</tr>', page, re.S)
         assert row and f'href="{plan["url"]}"' in row.group(1)
+        assert f'{label(best["provider"])} {best["instance_type"]}' in row.group(1)
         month = re.search(r'c-usd-month">\$([\d,]+)<', row.group(1))
         output = re.search(r'c-usd-output">\$([\d.]+)<', row.group(1))
         assert month and float(month.group(1).replace(",", "")) == pytest.approx(
