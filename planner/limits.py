@@ -1,8 +1,8 @@
 """Fair shares: what one user may keep, create per minute and have queued at once.
 
-Every create service (plans, simulations, reports, capacity sweeps) calls `creation_check`
-once the input is checked (a refused input counts for nothing), pages and API alike; beyond
-a limit it raises, and `LimitsMiddleware` answers:
+Every create service (plans, simulations, reports, capacity sweeps, serving plans) calls
+`creation_check` once the input is checked (a refused input counts for nothing), pages and API
+alike; beyond a limit it raises, and `LimitsMiddleware` answers:
 - RateLimitedError: 429 with Retry-After: more than <KIND>S_PER_MINUTE creations in a minute,
   or USER_MAX_ACTIVE_RUNS of the user's runs (of any kind) queued or running, so one user's
   burst waits for their own runs and cannot fill the queue ahead of everyone else's;
@@ -51,6 +51,8 @@ SHARES: dict[str, Share] = {
                     "reports"),
     "capacity": Share("planner.CapacityRun", "history__owner_id", "USER_MAX_CAPACITY_RUNS",
                       "CAPACITY_RUNS_PER_MINUTE", "capacity sweeps"),
+    "serving": Share("planner.ServingPlan", "owner_id", "USER_MAX_SERVING_PLANS",
+                     "SERVING_PLANS_PER_MINUTE", "serving plans"),
 }
 
 

@@ -1,7 +1,7 @@
 """Every URL pattern walked as a second user (session, and API token on the API) and as
 anonymous, with the first user's ids (small, sequential: guessable) filled in: nobody but the
-owner gets a 200 that shows her plans, simulations, histories, analyses, reports, measured
-runs, report files, exports or tokens, and nothing of hers changes."""
+owner gets a 200 that shows her plans, serving plans, simulations, histories, analyses,
+reports, measured runs, report files, exports or tokens, and nothing of hers changes."""
 
 import io
 import re
@@ -18,6 +18,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from planner.models import AnalysisRun, ApiToken, History, PlanScenario, Report
 from planner.purchase_mix import services as mix_services
+from planner.serving import services as serving_services
+from planner.serving.models import ServingPlan
 from planner.tokens import token_create
 from pricing.models import InstanceType
 from simulator.models import MeasuredRun, SimulationRun
@@ -30,7 +32,8 @@ PARAM = re.compile(r"<(?:(?P<converter>\w+):)?(?P<name>\w+)>")
 # The owner's own pages that must answer her (so the ids filled in are real ones).
 OWNER_PAGES = ("plan_detail", "plan_status", "history_detail", "history_status", "detail",
                "status", "report_detail", "report_status", "report_file", "get_plan",
-               "get_history", "get_simulation")
+               "get_history", "get_simulation", "serving_detail", "serving_report",
+               "serving_get")
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,13 @@ def hers(db: None, loaded_catalog: None, settings: Any, tmp_path: Path) -> Hers:
     report.file.save("report.csv", ContentFile(f"{MARK},1\n".encode()))
     MeasuredRun.objects.create(owner=ada, run_id=f"{MARK}-run", row={"run_id": f"{MARK}-run"})
     token = token_create(owner_id=ada.pk, name=f"{MARK} token")
+    serving = serving_services.serving_plan_create(
+        owner_id=ada.pk, name=f"{MARK} serving plan",
+        raw={"model": "llama3.1-8b", "precision": "fp8", "rate": 5, "input_tokens": 500,
+             "output_tokens": 200})
     ids = {"scenario_id": plan.pk, "pk": outcome.history.pk, "history_id": outcome.history.pk,
            "run_id": simulation.pk, "report_id": report.pk, "token_id": token.row.pk,
-           "object_id": plan.pk}
+           "object_id": plan.pk, "plan_id": serving.pk}
     return Hers(ada, ids, f"?id={plan.pk}&id={other_plan.pk}")
 
 
@@ -115,6 +122,7 @@ def _snapshot(ada: User) -> tuple[Any, ...]:
         MeasuredRun.objects.filter(owner=ada).count(),
         sorted(ApiToken.objects.filter(owner=ada).values_list("id", "revoked_at")),
         SimulationRun.objects.filter(owner=ada).count(),
+        sorted(ServingPlan.objects.filter(owner=ada).values_list("id", "name")),
     )
 
 

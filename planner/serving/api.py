@@ -1,12 +1,14 @@
-"""Serving plan API: POST an input as JSON (the fields of planner.serving.core.fields), GET a
-stored plan. Bad input is a 422 whose detail names the field; nothing is stored."""
+"""Serving plan API: POST an input as JSON (the fields of planner.serving.core.fields), GET
+the user's plans or one stored plan, DELETE one. Bad input is a 422 whose detail names the
+field; nothing is stored."""
 
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Body, Router, Status
+from ninja import Body, Router, Schema, Status
 from ninja.errors import HttpError
 
 from planner.serving import services
@@ -14,6 +16,13 @@ from planner.serving.core.fields import FieldError
 from planner.serving.models import ServingPlan
 
 router = Router(tags=["serving"])
+
+
+class ServingPlanItem(Schema):
+    id: int
+    name: str
+    url: str
+    created_at: datetime
 
 
 def _body(plan: ServingPlan) -> dict[str, Any]:
@@ -38,3 +47,20 @@ def serving_create(request: HttpRequest,
 def serving_get(request: HttpRequest, plan_id: int) -> dict[str, Any]:
     plan = get_object_or_404(ServingPlan, pk=plan_id, owner_id=request.user.pk)
     return _body(plan)
+
+
+@router.get("", response=list[ServingPlanItem], summary="Your serving plans, newest first")
+def serving_list(request: HttpRequest) -> list[dict[str, Any]]:
+    assert request.user.pk is not None
+    return [{"id": p.id, "name": p.name, "created_at": p.created_at,
+             "url": reverse("planner:serving_detail", args=[p.id])}
+            for p in services.serving_plans(owner_id=request.user.pk)]
+
+
+@router.delete("/{plan_id}", response={204: None}, summary="Delete a serving plan")
+def serving_delete(request: HttpRequest, plan_id: int) -> Status[None]:
+    """204; 404 for a serving plan that is not yours."""
+    assert request.user.pk is not None
+    if services.serving_plan_delete(owner_id=request.user.pk, plan_id=plan_id) is None:
+        raise HttpError(404, "Not Found")
+    return Status(204, None)

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from planner.core.purchase_options import NO_UPFRONT
+from planner.limits import creation_check
 from planner.serving.core.fields import ServingInput, parse_serving_input
 from planner.serving.core.plan import (
     ServingOffer,
@@ -129,8 +130,11 @@ def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STO
 
 def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
                         name: str = "") -> StoredServingPlan:
-    """Check `raw` (FieldError naming the field), plan it, and store it whole."""
+    """Check `raw` (FieldError naming the field), count it against the user's share
+    (planner.limits: 429 past SERVING_PLANS_PER_MINUTE, 403 at USER_MAX_SERVING_PLANS), plan
+    it, and store it whole."""
     checked = parse_serving_input(raw)
+    creation_check(owner_id=owner_id, kind="serving")
     plan = serving_plan_build(request=checked.request,
                               purchase_options=checked.purchase_options)
     document = serving_document(checked, plan)
@@ -138,3 +142,23 @@ def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
     with transaction.atomic():
         return StoredServingPlan.objects.create(owner_id=owner_id, name=label[:200],
                                                 inputs=checked.data, result=document)
+
+
+def serving_plans(*, owner_id: int) -> list[StoredServingPlan]:
+    """The user's serving plans, newest first."""
+    return list(StoredServingPlan.objects.filter(owner_id=owner_id).order_by("-created_at",
+                                                                            "-id"))
+
+
+def cheapest(plan: StoredServingPlan) -> dict[str, Any] | None:
+    """The plan's cheapest option meeting its targets (None when none does)."""
+    best = (plan.result or {}).get("cards", {}).get("cheapest")
+    return best if isinstance(best, dict) else None
+
+
+def serving_plan_delete(*, owner_id: int, plan_id: int) -> StoredServingPlan | None:
+    """Delete the owner's serving plan; None when it is not theirs."""
+    plan = StoredServingPlan.objects.filter(owner_id=owner_id, pk=plan_id).first()
+    if plan is not None:
+        plan.delete()
+    return plan

@@ -51,6 +51,9 @@ SERVING_FIELDS: tuple[ServingField, ...] = (
                  "Spot is left out: reclaims break latency targets.", [ON_DEMAND]),
 )
 FIELDS_BY_NAME: dict[str, ServingField] = {f.name: f for f in SERVING_FIELDS}
+# The longest name a choice may have (model presets and codes are far shorter): a longer or
+# non-text value is refused before it is looked up or echoed in a message.
+MAX_CHOICE_CHARS = 64
 
 
 class FieldError(ValueError):
@@ -62,6 +65,8 @@ class FieldError(ValueError):
 
 
 def _float(field: ServingField, raw: Any) -> float:
+    if isinstance(raw, bool):  # JSON true is not one request per second
+        raise FieldError(field.name, f"expected a number, got {str(raw).lower()}")
     try:
         value = float(raw)
     except (TypeError, ValueError):
@@ -69,6 +74,31 @@ def _float(field: ServingField, raw: Any) -> float:
     if not (math.isfinite(value) and field.low <= value <= field.high):
         raise FieldError(field.name, f"must be between {field.low:g} and {field.high:g}")
     return value
+
+
+def _choice(field: ServingField, raw: Any) -> str:
+    if not isinstance(raw, str):
+        raise FieldError(field.name, f"expected a name, got {type(raw).__name__}")
+    if len(raw) > MAX_CHOICE_CHARS:
+        raise FieldError(field.name, f"expected a name of at most {MAX_CHOICE_CHARS} "
+                                     f"characters, got {len(raw)}")
+    return raw
+
+
+def _choices(field: ServingField, raw: Any) -> list[str]:
+    """A code or a list of distinct codes, each one of SERVING_PURCHASE_OPTIONS."""
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, (list, tuple)):
+        raise FieldError(field.name, f"expected a list of options, got {type(raw).__name__}")
+    if not items or len(items) > len(SERVING_PURCHASE_OPTIONS):
+        raise FieldError(field.name, f"expected 1 to {len(SERVING_PURCHASE_OPTIONS)} "
+                                     f"options, got {len(items)}")
+    codes = [_choice(field, item) for item in items]
+    bad = [c for c in codes if c not in SERVING_PURCHASE_OPTIONS]
+    if bad:
+        raise FieldError(field.name, f"unknown or unusable option {bad[0]!r}; usable: "
+                                     f"{', '.join(SERVING_PURCHASE_OPTIONS)}")
+    return list(dict.fromkeys(codes))
 
 
 def _blank(raw: Any) -> bool:
@@ -100,13 +130,9 @@ def parse_serving_input(raw: Mapping[str, Any]) -> ServingInput:
         if field.kind == "float":
             data[field.name] = _float(field, value)
         elif field.kind == "choices":
-            codes = [value] if isinstance(value, str) else list(value or [])
-            bad = [c for c in codes if c not in SERVING_PURCHASE_OPTIONS]
-            if bad or not codes:
-                raise FieldError(field.name, f"unknown or unusable option {bad[:1] or codes!r}")
-            data[field.name] = codes
+            data[field.name] = _choices(field, value)
         else:
-            data[field.name] = str(value)
+            data[field.name] = _choice(field, value)
     try:
         model = serving_model(data["model"])
     except ValueError as exc:
