@@ -53,7 +53,7 @@ from planner.runs import (
 )
 from pricing.selectors import current_prices
 from simulator.core import PRESETS
-from simulator.core.goodput import GOODPUT_PROFILES
+from simulator.core.goodput import goodput_profile_summary
 from simulator.services import (
     Simulator,
     catalog_instances_frame,
@@ -320,14 +320,6 @@ def _scaling(result: PlanResult) -> list[dict[str, Any]]:
         {"gpu": str(r.gpu), "gpus": float(r.gpus), "tokens_per_second": float(r.tokens_per_second)}
         for r in best.itertuples()
     ]
-
-
-def goodput_profile_summary(code: str) -> dict[str, Any]:
-    """The plan's goodput profile as the page, report and command state it: code, label,
-    what it means, its effective-time cap (0-1, None: fitted) and its sources."""
-    profile = GOODPUT_PROFILES[code]
-    return {"code": profile.code, "label": profile.label, "meaning": profile.meaning,
-            "effective_time_cap": profile.effective_time_cap, "sources": list(profile.sources)}
 
 
 def _chosen_memory(simulator: Simulator, result: PlanResult) -> dict[str, Any] | None:

@@ -163,3 +163,11 @@ def profile_goodput(code: str, production_fit: float,
     base = (GoodputAssumptions(effective_time_cap=cap) if cap is not None
             else whole_run_goodput(production_fit))
     return replace(base, **(settings or {}))
+
+
+def goodput_profile_summary(code: str) -> dict[str, Any]:
+    """A goodput profile as the page, report and command state it: code, label, what it
+    means, its effective-time cap (0-1, None: fitted) and its sources."""
+    profile = GOODPUT_PROFILES[code]
+    return {"code": profile.code, "label": profile.label, "meaning": profile.meaning,
+            "effective_time_cap": profile.effective_time_cap, "sources": list(profile.sources)}
