@@ -6,6 +6,7 @@ import os
 import resource
 import signal
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,14 @@ HEADROOM_BYTES = 600 * MIB
 
 
 def _history_csv(n_big_jobs: int) -> SimpleUploadedFile:
-    """60 jobs of 8 H100 every 12 h, and `n_big_jobs` jobs of 100,000 GPUs at one hour."""
+    """120 jobs of 8 H100 every 12 h (60 days: past the 30 days a commitment needs, so the
+    analysis sizes commitments), and `n_big_jobs` jobs of 100,000 GPUs at one hour."""
     rows = ["job_id,start,end,gpu_type,gpu_count"]
-    for i in range(60):
-        day, hour = 1 + i // 2, 12 * (i % 2)
-        rows.append(f"j{i},2025-01-{day:02d}T{hour:02d}:00:00Z,"
-                    f"2025-01-{day:02d}T{hour + 5:02d}:00:00Z,H100,8")
+    first = datetime(2025, 1, 1, tzinfo=UTC)
+    for i in range(120):
+        start = first + timedelta(hours=12 * i)
+        rows.append(f"j{i},{start:%Y-%m-%dT%H:%M:%SZ},"
+                    f"{start + timedelta(hours=5):%Y-%m-%dT%H:%M:%SZ},H100,8")
     rows += [f"big{i},2025-01-05T04:00:00Z,2025-01-05T06:00:00Z,H100,100000"
              for i in range(n_big_jobs)]
     return SimpleUploadedFile("jobs.csv", ("\n".join(rows) + "\n").encode(), "text/csv")
