@@ -57,7 +57,7 @@ worker: install .secret_key
 
 # The whole suite: unit, integration (real Redis + worker) and browser (headless Chromium).
 # Integration and browser tests skip with a reason when Redis or Chromium is absent.
-CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/capacity/core planner/reports/core pricing/importers pricing/canonical.py
+CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/core planner/capacity/core planner/reports/core planner/serving/core planner/storage/core pricing/importers pricing/canonical.py
 
 # In parallel (pytest-xdist: PYTEST_WORKERS processes, each with its own test database, Redis
 # database, Celery workers and Chromium); the ten slowest tests are printed at the end.
