@@ -51,7 +51,7 @@ def test_a_whatif_is_saved_and_reopened(
     saved = PlanScenario.objects.get()
     assert saved.is_saved and saved.name == "7B in a month"
     # The worker plans it; the page polls and then shows the result.
-    page.wait_for_selector('[data-card="cheapest_meeting_deadline"]', timeout=90_000)
+    page.wait_for_selector('[data-card="cheapest_meeting_deadline"]', timeout=240_000)
     page.wait_for_load_state("load")
 
     page.goto(f"{app_server}/plans/")
