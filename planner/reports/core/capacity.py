@@ -10,8 +10,17 @@ from typing import Any
 
 from planner.core import formatting as fmt
 from planner.core.cloud import price_age_days
-from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan_report import as_number, report_day, stale_word
+from planner.reports.core.model import (
+    Chart,
+    Column,
+    Figure,
+    Finding,
+    Report,
+    Series,
+    Table,
+    as_number,
+)
+from planner.reports.core.plan_report import report_day, stale_word
 
 POINT_COLUMNS = (
     Column("pool_gpus", "Pool", "GPUs"), Column("discipline", "Queue"),

@@ -6,6 +6,7 @@ Numbers stay numbers (floats in the unit their column names); text is plain text
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -193,3 +194,14 @@ def report_from_dict(data: dict[str, Any]) -> Report:
         tables=tables, charts=charts, caveats=tuple(data.get("caveats", ())),
         subtitle=data.get("subtitle", ""), notes=tuple(data.get("notes", ())),
     )
+
+
+def as_number(value: Any) -> float | None:
+    """A finite number from a document value; None for a boolean, a blank, text or NaN/inf."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

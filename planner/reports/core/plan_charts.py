@@ -4,28 +4,17 @@ a caption of the ranks it draws."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from planner.core.chart_sets import ChartSet, breakdown_set, carbon_set, memory_title, pareto_set
 from planner.core.formatting import label
-from planner.reports.core.model import Chart, Series
+from planner.reports.core.model import Chart, Series, as_number
 
 HOURS_PER_DAY = 24.0
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 def _days(hours: Any) -> float | None:
-    number = _number(hours)
+    number = as_number(hours)
     return None if number is None else number / HOURS_PER_DAY
 
 
@@ -33,8 +22,8 @@ def _scatter(chosen: ChartSet, x_key: str, group_key: str, *, in_days: bool
              ) -> tuple[Series, ...]:
     groups: dict[str, list[tuple[float, float, int]]] = {}
     for o in chosen.options:
-        x = _days(o.get(x_key)) if in_days else _number(o.get(x_key))
-        total = _number(o.get("total_usd"))
+        x = _days(o.get(x_key)) if in_days else as_number(o.get(x_key))
+        total = as_number(o.get("total_usd"))
         if x is not None and total is not None:
             row = int(o.get("row_index", -1))
             groups.setdefault(label(o.get(group_key)), []).append((x, total, row))
@@ -52,18 +41,18 @@ def pareto_chart(document: dict[str, Any]) -> Chart:
 
 def cost_chart(document: dict[str, Any]) -> Chart:
     chosen = breakdown_set(document.get("options", []))
-    top = [{**o, "steady_usd": (_number(o.get("compute_usd")) or 0.0)
-            - (_number(o.get("overhead_usd")) or 0.0)} for o in chosen.options]
+    top = [{**o, "steady_usd": (as_number(o.get("compute_usd")) or 0.0)
+            - (as_number(o.get("overhead_usd")) or 0.0)} for o in chosen.options]
     parts = (("steady_usd", "Compute (useful steps)"),
              ("overhead_usd", "Failures, restarts and overhead"), ("storage_usd", "Storage"),
              ("egress_usd", "Egress"))
     ids = chosen.row_indexes
     series = tuple(Series(words, tuple(float(i) for i in range(len(top))),
-                          tuple(_number(o.get(key)) or 0.0 for o in top), ids)
+                          tuple(as_number(o.get(key)) or 0.0 for o in top), ids)
                    for key, words in parts)
     return Chart("costs", chosen.title, "bar", "Option (rank in the table)",
                  "Expected cost (USD)", series,
-                 categories=tuple(f"#{_number(o.get('rank')) or 0:.0f}" for o in top),
+                 categories=tuple(f"#{as_number(o.get('rank')) or 0:.0f}" for o in top),
                  caption=chosen.caption)
 
 
@@ -77,7 +66,7 @@ def carbon_chart(document: dict[str, Any]) -> Chart:
 def scaling_chart(document: dict[str, Any]) -> Chart:
     by_gpu: dict[str, list[tuple[float, float]]] = {}
     for point in document.get("scaling", []):
-        gpus, rate = _number(point.get("gpus")), _number(point.get("tokens_per_second"))
+        gpus, rate = as_number(point.get("gpus")), as_number(point.get("tokens_per_second"))
         if gpus and rate is not None:
             by_gpu.setdefault(str(point.get("gpu")), []).append((gpus, rate))
     series = tuple(Series(gpu, tuple(p[0] for p in sorted(pts)), tuple(p[1] for p in sorted(pts)))
@@ -95,10 +84,10 @@ def memory_chart(document: dict[str, Any]) -> Chart | None:
     """Memory per GPU of the plan's pick by part, beside the GPU's capacity (the page's
     memory chart); None when the plan has no chosen option."""
     memory = document.get("chosen_memory")
-    capacity = _number((memory or {}).get("capacity_gib"))
+    capacity = as_number((memory or {}).get("capacity_gib"))
     if not isinstance(memory, dict) or capacity is None:
         return None
-    series = tuple(Series(words, (0.0, 1.0), (_number(memory.get(key)) or 0.0, 0.0))
+    series = tuple(Series(words, (0.0, 1.0), (as_number(memory.get(key)) or 0.0, 0.0))
                    for key, words in MEMORY_PARTS)
     return Chart("memory", memory_title(document), "bar", "Per GPU", "Memory per GPU (GiB)",
                  (*series, Series("Capacity", (0.0, 1.0), (0.0, capacity))),

@@ -6,7 +6,6 @@ are read defensively so an older stored plan still gives a report.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from datetime import date
 from typing import Any
@@ -23,7 +22,7 @@ from planner.core.formatting import (
 )
 from planner.core.providers import rates_source
 from planner.core.purchase_options import OPTIONS_BY_CODE
-from planner.reports.core.model import Column, Figure, Finding, Report, Table
+from planner.reports.core.model import Column, Figure, Finding, Report, Table, as_number
 from planner.reports.core.plan_charts import (
     carbon_chart,
     cost_chart,
@@ -93,16 +92,6 @@ INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
 DAY_KEYS = ("time_to_train_hours", "time_p10_hours", "time_p90_hours")
 # Codes shown in words ("on_demand" -> "On-demand", "aws" -> "AWS").
 LABEL_KEYS = ("provider", "purchase_option", "payment_option")
-
-
-def as_number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def report_day(generated_at: str) -> date | None:

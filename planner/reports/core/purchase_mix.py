@@ -11,8 +11,17 @@ from typing import Any
 from planner.core import formatting as fmt
 from planner.core.cloud import price_age_days
 from planner.core.purchase_options import OPTIONS_BY_CODE
-from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
-from planner.reports.core.plan_report import as_number, report_day, stale_word
+from planner.reports.core.model import (
+    Chart,
+    Column,
+    Figure,
+    Finding,
+    Report,
+    Series,
+    Table,
+    as_number,
+)
+from planner.reports.core.plan_report import report_day, stale_word
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
