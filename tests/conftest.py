@@ -152,12 +152,12 @@ ROOT = Path(__file__).resolve().parents[1]
 REDIS_DATABASES = 16  # Redis's default `databases`
 
 
-def worker_redis_url(url: str, worker: str | None) -> str:
+def worker_redis_url(url: str, worker: str | None, offset: int = 0) -> str:
     """The Redis database of one pytest-xdist worker ("gw0", "gw1"...; None without xdist):
     TEST_REDIS_URL's database for the first, the next numbers for the others (counting down
     from it when that would pass the last database), so that parallel workers never share a
-    broker, a result store or a page cache."""
-    index = int(worker[2:]) if worker and worker.startswith("gw") else 0
+    broker, a result store or a page cache; `offset` more for a second set (browser tests)."""
+    index = (int(worker[2:]) if worker and worker.startswith("gw") else 0) + offset
     parts = urlsplit(url)
     base = int(parts.path.strip("/") or 0)
     db = base + index if base + index < REDIS_DATABASES else base - index
@@ -166,9 +166,9 @@ def worker_redis_url(url: str, worker: str | None) -> str:
     return urlunsplit(parts._replace(path=f"/{db}"))
 
 
-def _redis_url() -> str:
+def _redis_url(offset: int = 0) -> str:
     url = worker_redis_url(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"),
-                           os.environ.get("PYTEST_XDIST_WORKER"))
+                           os.environ.get("PYTEST_XDIST_WORKER"), offset)
     try:
         import redis
 

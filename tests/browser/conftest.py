@@ -13,7 +13,14 @@ from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.conftest import app_on_redis, load_catalog, start_worker, stop_worker, wait_ready
+from tests.conftest import (
+    _redis_url,
+    app_on_redis,
+    load_catalog,
+    start_worker,
+    stop_worker,
+    wait_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -165,6 +172,14 @@ def app_server(
         server.terminate()
         server.wait(timeout=20)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The browser tests' own Redis database, after every xdist worker's own: their worker
+    (below) lives as long as the package, and under xdist this process runs other packages'
+    tests meanwhile, whose workers must not take the browser worker's tasks or it theirs."""
+    return _redis_url(offset=int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
 @pytest.fixture(scope="package")
