@@ -121,12 +121,19 @@ def band_quantiles(residuals: np.ndarray) -> tuple[float, float]:
     side a new family errs on cannot be told from the others' (asymmetric quantiles held 71 %
     of the throughput rows out of family, symmetric ones 75 %)."""
     finite = np.abs(residuals[np.isfinite(residuals)])
-    n = len(finite)
-    if not n:
+    if not len(finite):
         return 0.0, 0.0
-    level = min(1.0, math.ceil((n + 1) * (BAND_QUANTILES[1] - BAND_QUANTILES[0])) / n)
-    half = float(np.quantile(finite, level))
+    half = conformal_quantile(finite)
     return -half, half
+
+
+def conformal_quantile(values: np.ndarray) -> float:
+    """The split-conformal quantile covering BAND_QUANTILES[1] - BAND_QUANTILES[0] (80 %) of
+    the finite `values` (at least one): their ceil((n+1)·0.8)/n quantile."""
+    finite = values[np.isfinite(values)]
+    n = len(finite)
+    level = min(1.0, math.ceil((n + 1) * (BAND_QUANTILES[1] - BAND_QUANTILES[0])) / n)
+    return float(np.quantile(finite, level))
 
 
 def _band_groups(prepared: PreparedRuns) -> np.ndarray:
@@ -160,15 +167,6 @@ def needed_multipliers(cal: Calibration, residuals: Residuals,
     return np.asarray(np.where(scaled >= 0, scaled / high, scaled / low))
 
 
-def envelope_multiplier(needed: np.ndarray) -> float:
-    """The split-conformal multiplier covering BAND_QUANTILES[1] - BAND_QUANTILES[0] of the
-    finite `needed` multipliers: their ceil((n+1)·0.8)/n quantile."""
-    finite = needed[np.isfinite(needed)]
-    level = min(1.0, math.ceil((len(finite) + 1) * (BAND_QUANTILES[1] - BAND_QUANTILES[0]))
-                / len(finite))
-    return float(np.quantile(finite, level))
-
-
 def with_bands(cal: Calibration, residuals: Residuals, classes: np.ndarray,
                use: np.ndarray) -> Calibration:
     """`cal` with its band classes' quantiles and envelope groups' multipliers from the `use`
@@ -183,7 +181,7 @@ def with_bands(cal: Calibration, residuals: Residuals, classes: np.ndarray,
         for g in range(len(ENVELOPE_GROUPS)):
             rows = finite & (residuals.envelope_group == g)
             if rows.sum() >= MIN_GROUP_RESIDUALS:
-                scales[g] = envelope_multiplier(needed[rows])
+                scales[g] = conformal_quantile(needed[rows])
         scales = np.maximum.accumulate(np.maximum(scales, MIN_QUANTILE))
     return replace(cal, domain=cal.domain.with_envelope_scales(tuple(scales)))
 
