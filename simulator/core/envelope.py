@@ -107,6 +107,13 @@ class Placement:
     is_generic_efficiency: bool = False  # its GEMMs run at the unfitted generic efficiency
 
 
+def params_per_gpu(params: FloatArray | float, tp: FloatArray | float,
+                   pp: FloatArray | float) -> FloatArray:
+    """Billions of parameters each GPU holds the weights of, params / (TP·PP): the model axis."""
+    return np.asarray(np.asarray(params, dtype=np.float64) / 1e9
+                      / np.maximum(np.multiply(tp, pp), 1.0), dtype=np.float64)
+
+
 def _octaves_above(value: FloatArray, high: float) -> FloatArray:
     if high <= 0:
         return np.zeros(value.shape)

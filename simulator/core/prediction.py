@@ -23,7 +23,7 @@ from simulator.core.arrays import (
 )
 from simulator.core.calibration import Calibration
 from simulator.core.domain import DomainPoint, band_group
-from simulator.core.envelope import metric_kind
+from simulator.core.envelope import metric_kind, params_per_gpu
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import GpuSpec, gpu_specs_from_frame
 from simulator.core.layout import Layout
@@ -68,7 +68,8 @@ class PreparedRuns:
                             band_group(str(r["workload_kind"])),
                             bool(r.get("is_batch_default", False)),
                             bool(r.get("is_fp8_rowwise", False)), float(r["pp"]),
-                            params_per_gpu(float(r["params"]), float(r["tp"]), float(r["pp"])),
+                            float(params_per_gpu(float(r["params"]), float(r["tp"]),
+                                                 float(r["pp"]))),
                             float(r.get("year", 0) or 0), metric_kind(str(r["metric"])))
                 for r in sub.to_dict("records")]
 
@@ -91,11 +92,6 @@ class RowTargets:
         return cls(sub["metric"].to_numpy(), convention,
                    sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float),
                    steady.fillna(False).to_numpy(dtype=bool))
-
-
-def params_per_gpu(params: float, tp: float, pp: float) -> float:
-    """Billions of parameters each GPU holds the weights of: params / (TP·PP)."""
-    return params / 1e9 / max(tp * pp, 1.0)
 
 
 def as_gpu_specs(gpus: pd.DataFrame | Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:

@@ -9,6 +9,7 @@ from typing import Any
 from simulator.core.arrays import ConfigArrays, config_arrays
 from simulator.core.calibration import Calibration, band_class, band_group
 from simulator.core.domain import DomainPoint, assess
+from simulator.core.envelope import params_per_gpu
 from simulator.core.goodput import GoodputAssumptions, goodput_fraction, whole_run_goodput
 from simulator.core.hardware import Hardware, cuda_core_rate_note, rate_precision
 from simulator.core.layout import Layout
@@ -176,7 +177,7 @@ def result_from_arrays(c: ConfigArrays, i: int, workload: Workload, hardware: Ha
         rate_precision(hardware.gpu, layout.precision), n_gpus,
         workload.tokens_per_sample, band_group(workload.kind),
         goal.global_batch_samples is None, layout.is_fp8_rowwise, float(layout.pp),
-        workload.params / 1e9 / max(layout.tp * layout.pp, 1), metric_kind="whole_run"))
+        float(params_per_gpu(workload.params, layout.tp, layout.pp)), metric_kind="whole_run"))
     slow, fast = speed_band(calibration, workload.kind, verdict.band_scale, layout.precision)
     run_low, run_high = calibration.band_quantiles("whole_run")
     # A whole run's time band is the whole-run class's (its out-of-family errors are wider).

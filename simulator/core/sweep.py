@@ -22,6 +22,7 @@ import pandas as pd
 from simulator.core.arrays import ConfigArrays, hardware_columns, workload_columns
 from simulator.core.calibration import Calibration, band_group
 from simulator.core.domain import assess_many
+from simulator.core.envelope import params_per_gpu
 from simulator.core.goodput import (
     GoodputAssumptions,
     failure_goodput,
@@ -223,7 +224,7 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, c: ConfigArrays,
     names = instances["gpu_name"].to_numpy()
     archs = instances["architecture"].to_numpy()
     assessed = instances["assessed_precision"].to_numpy()
-    per_gpu = c.params / 1e9 / np.maximum(c.tp * c.pp, 1.0) * np.ones(len(names))
+    per_gpu = params_per_gpu(c.params, c.tp, c.pp) * np.ones(len(names))
     pp = c.pp * np.ones(len(names))
     status = np.empty(len(names), dtype=object)
     scale = np.empty(len(names), dtype=float)
