@@ -75,7 +75,7 @@ class AccuracyReport:
         return list(part.to_dict("records"))
 
     def envelope_groups(self, scales: tuple[float, ...]) -> list[dict[str, Any]]:
-        """The envelope groups in order (inside, near, far) that have predicted rows: each
+        """The envelope groups in order (ENVELOPE_GROUPS) that have predicted rows: each
         one's summary row (n_predicted: the rows its coverage and band width rest on), its
         shipped band multiplier (`scales`, CalibrationDomain.envelope_scales) and the axes
         that put its rows there, most frequent first ("GPU count 12, pipeline depth 3")."""
@@ -108,7 +108,7 @@ class AccuracyReport:
 
 
 # Raise when the page's figure or tables change shape: cached pages are keyed by it too.
-ACCURACY_PAGE_VERSION = 5
+ACCURACY_PAGE_VERSION = 6
 
 
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:

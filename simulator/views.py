@@ -25,6 +25,7 @@ from simulator.accuracy import (
     accuracy_version,
     goodput_summary,
 )
+from simulator.core.envelope import ENVELOPE_GROUP_WORDS
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
 
@@ -145,6 +146,10 @@ class AccuracyPage:
         has no error to show: unpredicted_families names them)."""
         return [(group_by, title, [r for r in self.report.table(group_by) if r["n_predicted"]])
                 for group_by, title in SECTIONS]
+
+    @property
+    def envelope_group_words(self) -> list[tuple[str, str]]:
+        return list(ENVELOPE_GROUP_WORDS.items())
 
     @cached_property
     def envelope_groups(self) -> list[dict[str, Any]]:

@@ -51,7 +51,7 @@ STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
 # Model groups: decoders, encoders and CNNs differ in kernels and error structure; a run of one
 # group does not calibrate another (a ResNet benchmark says little about LLM training).
 BAND_GROUPS: tuple[str, ...] = ("llm", "encoder", "vision")
-# Band multipliers of the envelope groups (inside, near, far) before a fit sets them from
+# Band multipliers of the envelope groups (ENVELOPE_GROUPS order) before a fit sets them from
 # out-of-family errors: the multipliers the statuses had (fixed in advance).
 DEFAULT_ENVELOPE_SCALES: tuple[float, ...] = (1.0, 1.5, 2.0, 2.5)
 # A GPU count within this factor of calibration runs still counts as the same scale (status).

@@ -42,6 +42,12 @@ FloatArray = npt.NDArray[np.float64]
 
 ENVELOPE_GROUPS: tuple[str, ...] = ("inside", "near", "far", "unseen")
 NEAR_DISTANCE = 1.0  # the largest distance still "near"
+# Each group in words (the accuracy page, validate_simulator), ENVELOPE_GROUPS order.
+ENVELOPE_GROUP_WORDS: dict[str, str] = {
+    "inside": "within the runs on every axis",
+    "near": "one unseen GPU or up to an octave beyond them",
+    "far": "further",
+    "unseen": "its architecture has no run at this precision (its GEMM efficiency is a prior)"}
 AXES: tuple[str, ...] = ("gpu", "architecture", "gpu_count", "model", "pipeline", "seq_len",
                          "era", "metric", "consumer")
 # Each axis in a few words (tables, the accuracy page).

@@ -6,6 +6,7 @@ from typing import Any
 import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
+from simulator.core.envelope import ENVELOPE_GROUP_WORDS
 from simulator.core.validation import single_factor_floor
 from simulator.services import simulator_calibration_refit, simulator_validate_file
 
@@ -36,9 +37,9 @@ SUMMARY_COLUMNS = {
     "baseline_p90_ape": "rule P90 APE %",
 }
 ENVELOPE_HEADING = (
-    " how far outside the calibration runs each row was when predicted (inside: on every "
-    "axis; near: one axis or up to an octave; far: beyond); rows = the rows each group's "
-    "coverage and band width rest on"
+    " how far outside the calibration runs each row was when predicted ("
+    + "; ".join(f"{group}: {words}" for group, words in ENVELOPE_GROUP_WORDS.items())
+    + "); rows = the rows each group's coverage and band width rest on"
 )
 MODES = {"family": "leave-one-family-out", "source": "leave-one-source-out"}
 
