@@ -205,6 +205,7 @@ class ManyAssessments:
     """assess() of many layouts of one GPU model (arrays, one entry per configuration)."""
 
     status: npt.NDArray[np.str_]
+    reason: npt.NDArray[np.object_]
     band_scale: npt.NDArray[np.float64]
     notes: npt.NDArray[np.object_]
     envelope: npt.NDArray[np.object_]  # ";"-joined axes outside, "" inside
@@ -239,42 +240,32 @@ def assess(domain: CalibrationDomain, point: DomainPoint) -> Assessment:
                        year=point.year, metric_kind=point.metric_kind)
     envelope = str(many.envelope[0])
     return Assessment(str(many.status[0]), float(many.band_scale[0]),
-                      _reason(domain, point), str(many.notes[0]),
+                      str(many.reason[0]), str(many.notes[0]),
                       tuple(envelope.split(";")) if envelope else (),
                       float(many.distance[0]), str(many.group[0]))
 
 
-def _reason(domain: CalibrationDomain, point: DomainPoint) -> str:
-    arch_key = architecture_key(point.architecture, point.precision, point.group)
-    own = domain.entry(gpu_key(point.gpu_name, point.precision, point.group),
-                       is_architecture=False)
-    family = domain.entry(arch_key, is_architecture=True)
-    if family is None:
-        return f"no calibration runs of {arch_key}"
-    reference = own or family
-    outside_scale = not (reference.min_gpus / SCALE_SLACK <= point.n_gpus
-                         <= reference.max_gpus * SCALE_SLACK)
-    outside_seq = not family.min_seq_len <= point.seq_len <= family.max_seq_len
-    if own is None:
-        return "no runs of this GPU at this precision"
-    if efficiency_class_of(point.architecture, point.precision) == "other":
-        return "generic efficiency shared with other architectures"
-    if outside_scale or outside_seq:
-        return "outside the calibrated GPU count or sequence length"
-    return f"{own.n_rows} calibration runs"
-
-
-def _status(domain: CalibrationDomain, own: DomainEntry | None, family: DomainEntry | None,
+def _status(own: DomainEntry | None, family: DomainEntry | None, family_key: str,
             architecture: str, precision: str, counts: npt.NDArray[np.float64],
-            seq_len: float) -> npt.NDArray[np.str_]:
+            seq_len: float) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.object_]]:
+    """(calibration status, its reason) per GPU count: the module docstring's rule, once."""
     if family is None:
-        return np.full(counts.shape, "uncalibrated")
+        return (np.full(counts.shape, "uncalibrated"),
+                np.full(counts.shape, f"no calibration runs of {family_key}", dtype=object))
     reference = own or family
     low, high = reference.min_gpus / SCALE_SLACK, reference.max_gpus * SCALE_SLACK
     outside = (counts < low) | (counts > high)
     outside |= not family.min_seq_len <= seq_len <= family.max_seq_len
-    outside |= (own is None) or efficiency_class_of(architecture, precision) == "other"
-    return np.where(outside, "extrapolated", "calibrated")
+    if own is None:
+        reason = np.full(counts.shape, "no runs of this GPU at this precision", dtype=object)
+    elif efficiency_class_of(architecture, precision) == "other":
+        reason = np.full(counts.shape, "generic efficiency shared with other architectures",
+                         dtype=object)
+    else:
+        reason = np.full(counts.shape, f"{own.n_rows} calibration runs", dtype=object)
+        reason[outside] = "outside the calibrated GPU count or sequence length"
+        return np.where(outside, "extrapolated", "calibrated"), reason
+    return np.full(counts.shape, "extrapolated"), reason
 
 
 def assess_many(domain: CalibrationDomain, gpu_name: str, architecture: str, precision: str,
@@ -292,7 +283,8 @@ def assess_many(domain: CalibrationDomain, gpu_name: str, architecture: str, pre
                       else np.asarray(params_per_gpu, dtype=np.float64), seq_len, year,
                       metric_kind, efficiency_class_of(architecture, precision) == "other")
     own = domain.entry(gpu_key(gpu_name, precision, group), is_architecture=False)
-    family = domain.entry(architecture_key(architecture, precision, group), is_architecture=True)
+    family_key = architecture_key(architecture, precision, group)
+    family = domain.entry(family_key, is_architecture=True)
     group_entry = domain.group_entry(group)
     sizes = axis_sizes(place, own, family, group_entry)
     distance = envelope_distance(sizes)
@@ -301,8 +293,8 @@ def assess_many(domain: CalibrationDomain, gpu_name: str, architecture: str, pre
              * _setting_scale(is_batch_default, is_fp8_rowwise))
     envelope, notes = _words(sizes, place, own, family, group_entry,
                              _setting_notes(is_batch_default, is_fp8_rowwise))
-    status = _status(domain, own, family, architecture, precision, counts, seq_len)
-    return ManyAssessments(status, scale, notes, envelope, distance,
+    status, reason = _status(own, family, family_key, architecture, precision, counts, seq_len)
+    return ManyAssessments(status, reason, scale, notes, envelope, distance,
                            np.asarray(ENVELOPE_GROUPS)[index])
 
 
