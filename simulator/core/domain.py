@@ -44,8 +44,8 @@ from simulator.core.envelope import (
 from simulator.core.hardware import efficiency_class_of, precision_class
 
 __all__ = ["BAND_GROUPS", "DEFAULT_ENVELOPE_SCALES", "Assessment", "CalibrationDomain",
-           "DomainEntry", "DomainPoint", "ManyAssessments", "assess", "assess_gpu_counts",
-           "assess_many", "band_group", "domain_from_points", "setting_scale"]
+           "DomainEntry", "DomainPoint", "ManyAssessments", "assess", "assess_many",
+           "band_group", "domain_from_points", "setting_scale"]
 
 STATUSES: tuple[str, ...] = ("calibrated", "extrapolated", "uncalibrated")
 # Model groups: decoders, encoders and CNNs differ in kernels and error structure; a run of one
@@ -318,17 +318,3 @@ def _words(sizes: dict[str, npt.NDArray[np.float64]], place: Placement,
         envelope[u], notes[u] = ";".join(axes), envelope_note(axes, words, settings)
     flat = np.asarray(inverse).reshape(-1)
     return envelope[flat], notes[flat]
-
-
-def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,
-                      precision: str, n_gpus: npt.NDArray[np.float64], seq_len: float,
-                      group: str = "llm", is_batch_default: bool = False,
-                      is_fp8_rowwise: bool = False
-                      ) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float64]]:
-    """assess() for one GPU at many GPU counts, vectorized: (status, band_scale).
-
-    Same results as calling assess() per count.
-    """
-    many = assess_many(domain, gpu_name, architecture, precision, n_gpus, seq_len, group,
-                       is_batch_default, is_fp8_rowwise)
-    return many.status, many.band_scale

@@ -14,9 +14,20 @@ from simulator.core.domain import (
     CalibrationDomain,
     DomainPoint,
     assess,
-    assess_gpu_counts,
+    assess_many,
     domain_from_points,
 )
+
+
+def assess_gpu_counts(domain: CalibrationDomain, gpu_name: str, architecture: str,
+                      precision: str, n_gpus: np.ndarray, seq_len: float, group: str = "llm",
+                      is_batch_default: bool = False, is_fp8_rowwise: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(status, band_scale) of assess_many for one GPU at many GPU counts."""
+    many = assess_many(domain, gpu_name, architecture, precision, n_gpus, seq_len, group,
+                       is_batch_default, is_fp8_rowwise)
+    return many.status, many.band_scale
+
 
 DOMAIN = domain_from_points([
     DomainPoint("H100 SXM5-80GB", "Hopper", "bf16", 64, 2048),
