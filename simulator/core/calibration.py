@@ -11,6 +11,7 @@ import numpy as np
 
 from simulator.core.arrays import ConfigArrays, FloatArray
 from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
+from simulator.core.envelope import metric_kind
 
 __all__ = ["BAND_CLASSES", "BAND_GROUPS", "Calibration", "band_class", "band_group",
            "expert_gemm_efficiency", "gemm_efficiency", "load_calibration", "save_calibration"]
@@ -24,17 +25,15 @@ __all__ = ["BAND_CLASSES", "BAND_GROUPS", "Calibration", "band_class", "band_gro
 # out of family its rows err the most at scale (H100 at 65-512 GPUs: 11 % too slow, half of
 # them outside the llm band), so its width comes from its own out-of-family errors.
 BAND_CLASSES: tuple[str, ...] = (*BAND_GROUPS, "fp8", "time", "whole_run")
-TIME_METRIC_NAMES = ("time_to_train_minutes", "gpu_hours")
 
 
 def band_class(workload_kind: str, metric: str = "", precision: str = "") -> str:
     """BAND_CLASSES entry of a prediction: whole_run for whole-run GPU-hours, time for
     benchmark times to train, fp8 for throughput at fp8, else the workload's model group
-    (band_group)."""
-    if metric == "gpu_hours":
-        return "whole_run"
-    if metric in TIME_METRIC_NAMES:
-        return "time"
+    (band_group). The first two are the figure's envelope.metric_kind."""
+    kind = metric_kind(metric)
+    if kind != "steady":
+        return kind
     return "fp8" if precision == "fp8" else band_group(workload_kind)
 
 MAX_GEMM_EFFICIENCY = 0.98
