@@ -15,6 +15,7 @@ import pandas as pd
 
 from simulator.core.calibration import Calibration, band_class
 from simulator.core.domain import assess
+from simulator.core.envelope import metric_kind
 from simulator.core.hardware import GpuSpec
 from simulator.core.prediction import (
     METRICS,
@@ -137,8 +138,8 @@ def _summary_row(group_by: str, group: str, rows: pd.DataFrame) -> dict[str, obj
 
 def metric_classes(metrics: pd.Series) -> np.ndarray:
     """"whole-run" (published whole-run GPU-hours), "time" (time to train) or "throughput"."""
-    return np.select([metrics == "gpu_hours", metrics.isin(TIME_METRICS)],
-                     ["whole-run", "time"], default="throughput")
+    names = {"whole_run": "whole-run", "time": "time", "steady": "throughput"}
+    return np.array([names[metric_kind(str(m))] for m in metrics], dtype=str)
 
 
 def summarize_errors(predictions: pd.DataFrame) -> pd.DataFrame:
