@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from simulator.core.calibration import BAND_CLASSES, Calibration, band_class
+from simulator.core.calibration import BAND_CLASSES, Calibration
 from simulator.core.domain import assess, setting_scale
 from simulator.core.envelope import ENVELOPE_GROUPS
 from simulator.core.fitting import fit_prepared
@@ -36,7 +36,7 @@ from simulator.core.prediction import (
     speed_ratio,
     subset_prepared,
 )
-from simulator.core.validation import predictions_frame
+from simulator.core.validation import band_classes, predictions_frame
 
 GROUP_COLUMNS: tuple[str, ...] = ("family", "source")
 BAND_QUANTILES = (0.1, 0.9)
@@ -136,13 +136,6 @@ def conformal_quantile(values: np.ndarray) -> float:
     return float(np.quantile(finite, level))
 
 
-def _band_groups(prepared: PreparedRuns) -> np.ndarray:
-    info = prepared.info
-    precision = info["precision"] if "precision" in info else pd.Series("", index=info.index)
-    return np.array([band_class(str(k), str(m), str(p)) for k, m, p in
-                     zip(info["workload_kind"], info["metric"], precision, strict=True)])
-
-
 def _class_quantiles(cal: Calibration, normalised: np.ndarray, classes: np.ndarray,
                      use: np.ndarray) -> Calibration:
     """`cal` with each band class's quantiles from the `use` rows' normalised residuals of
@@ -200,7 +193,7 @@ def _validate_folds(prepared: PreparedRuns, folds: list[_Fold]) -> CrossValidati
     for fold in folds:
         _fill_residuals(residuals, np.flatnonzero(fold.mask),
                         subset_prepared(prepared, fold.mask), fold.calibration)
-    groups = _band_groups(prepared)
+    groups = band_classes(prepared.info)
     bounded = _is_partial(prepared)
     frames = []
     for fold in folds:
@@ -236,7 +229,7 @@ def calibrate_and_validate(runs_df: pd.DataFrame, gpus: pd.DataFrame | Mapping[s
     validation = cross_validate_prepared(prepared, "family", start)
     residuals = validation.residuals
     use = ~_is_partial(prepared)
-    fitted = with_bands(fit_prepared(prepared, start), residuals, _band_groups(prepared), use)
+    fitted = with_bands(fit_prepared(prepared, start), residuals, band_classes(prepared.info), use)
     return fitted, validation.predictions
 
 

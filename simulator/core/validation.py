@@ -65,6 +65,13 @@ def _bands(prepared: PreparedRuns, cal: Calibration) -> pd.DataFrame:
                         index=prepared.info.index)
 
 
+def band_classes(info: pd.DataFrame) -> np.ndarray:
+    """calibration.band_class of every info row (its workload kind, metric and precision)."""
+    precision = info["precision"] if "precision" in info else pd.Series("", index=info.index)
+    return np.array([band_class(str(k), str(m), str(p)) for k, m, p in
+                     zip(info["workload_kind"], info["metric"], precision, strict=True)])
+
+
 def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.DataFrame:
     """The validation table: PREDICTION_COLUMNS plus grouping, band, baseline and layout columns.
 
@@ -76,10 +83,8 @@ def predictions_frame(prepared: PreparedRuns, calibration: Calibration) -> pd.Da
     bands = _bands(prepared, calibration)
     scale = bands["band_scale"].to_numpy(dtype=float)
     is_time = info["metric"].isin(TIME_METRICS).to_numpy()
-    precision = info["precision"] if "precision" in info else pd.Series("", index=info.index)
-    quantiles = np.array([calibration.band_quantiles(band_class(str(k), str(m), str(p)))
-                          for k, m, p in zip(info["workload_kind"], info["metric"], precision,
-                                             strict=True)]).reshape(-1, 2)
+    quantiles = np.array([calibration.band_quantiles(c)
+                          for c in band_classes(info)]).reshape(-1, 2)
     q10, q90 = quantiles[:, 0], quantiles[:, 1]
     low = np.where(is_time, -q90, q10) * scale
     high = np.where(is_time, -q10, q90) * scale
