@@ -36,7 +36,8 @@ DEFAULT_VOCAB = 51200
 # MLPerf BERT from round v1.0 on runs unpadded/packed sequences; about half of the 512
 # positions of the phase-2 Wikipedia data are padding (Krell et al. 2021, sequence packing).
 MLPERF_BERT_TOKEN_FILL = 0.5
-MLPERF_ROUND = re.compile(r"MLPerf Training v(\d+)\.")
+# An MLPerf Training round: group 1 the version ("2.1"), group 2 its major number.
+MLPERF_ROUND = re.compile(r"MLPerf Training v((\d+)\.\d+)")
 # The year each MLPerf Training round was published (v0.5 December 2018 ... v5.0 June 2025).
 MLPERF_ROUND_YEARS: dict[str, int] = {"0.5": 2018, "0.6": 2019, "0.7": 2020, "1.0": 2021,
                                       "1.1": 2021, "2.0": 2022, "2.1": 2022, "3.0": 2023,
@@ -102,7 +103,7 @@ def run_year(row: Mapping[str, Any]) -> int:
     if not math.isnan(given):
         return int(given)
     source = str(row.get("source", ""))
-    mlperf = re.search(r"MLPerf Training v(\d+\.\d+)", source)
+    mlperf = MLPERF_ROUND.search(source)
     if mlperf is not None:
         return MLPERF_ROUND_YEARS.get(mlperf.group(1), 0)
     for pattern, offset in YEAR_PATTERNS:
@@ -182,7 +183,7 @@ def _with_expert_shape(workload: Workload, row: Mapping[str, Any],
 
 def _is_unpadded_mlperf(source: str) -> bool:
     match = MLPERF_ROUND.search(source)
-    return match is not None and int(match.group(1)) >= 1
+    return match is not None and int(match.group(2)) >= 1
 
 
 def _is_mlperf(source: str) -> bool:
