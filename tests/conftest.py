@@ -166,7 +166,9 @@ def worker_redis_url(url: str, worker: str | None, offset: int = 0) -> str:
     return urlunsplit(parts._replace(path=f"/{db}"))
 
 
-def _redis_url(offset: int = 0) -> str:
+def reachable_redis_url(offset: int = 0) -> str:
+    """This xdist worker's Redis database (worker_redis_url of TEST_REDIS_URL, `offset` more),
+    once it answers; the test skips without it (fails under REQUIRE_INTEGRATION=1)."""
     url = worker_redis_url(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"),
                            os.environ.get("PYTEST_XDIST_WORKER"), offset)
     try:
@@ -182,7 +184,7 @@ def _redis_url(offset: int = 0) -> str:
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    return _redis_url()
+    return reachable_redis_url()
 
 
 def worker_database_url() -> str:

@@ -14,9 +14,9 @@ from django.contrib.staticfiles import finders
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.conftest import (
-    _redis_url,
     app_on_redis,
     load_catalog,
+    reachable_redis_url,
     start_worker,
     stop_worker,
     wait_ready,
@@ -179,7 +179,7 @@ def redis_url() -> str:
     """The browser tests' own Redis database, after every xdist worker's own: their worker
     (below) lives as long as the package, and under xdist this process runs other packages'
     tests meanwhile, whose workers must not take the browser worker's tasks or it theirs."""
-    return _redis_url(offset=int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    return reachable_redis_url(offset=int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
 @pytest.fixture(scope="package")
