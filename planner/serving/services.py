@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from datetime import date
 from typing import Any
 
 from django.db import transaction
@@ -26,6 +25,7 @@ from planner.serving.core.plan import (
 from planner.serving.models import ServingPlan as StoredServingPlan
 from pricing.carbon.selectors import carbon_factors
 from pricing.selectors import current_prices
+from simulator.core.hardware import GpuSpec
 from simulator.services import catalog_gpu_specs
 from simulator.serving import serving_accuracy, serving_calibration
 
@@ -77,11 +77,13 @@ def serving_offers(*, purchase_options: Sequence[str],
 
 def serving_plan_build(*, request: ServingRequest, purchase_options: Sequence[str],
                        providers: Sequence[str] | None = None,
-                       today: date | None = None) -> ServingPlan:
-    """Rank every configuration of the catalog's offers for `request`."""
+                       gpus: dict[str, GpuSpec] | None = None) -> ServingPlan:
+    """Rank every configuration of the catalog's offers for `request` (`gpus`: the catalog's
+    specs when the caller has read them already)."""
     cal, bands = serving_calibration()
     offers = serving_offers(purchase_options=purchase_options, providers=providers)
-    return plan_serving(request, offers, catalog_gpu_specs(), cal, bands)
+    return plan_serving(request, offers, catalog_gpu_specs() if gpus is None else gpus, cal,
+                        bands)
 
 
 def _finite(value: Any) -> Any:
@@ -108,14 +110,16 @@ def option_json(option: ServingOption) -> dict[str, Any]:
 
 
 def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STORED_OPTIONS,
-                     with_curves: bool = True) -> dict[str, Any]:
+                     with_curves: bool = True,
+                     gpus: dict[str, GpuSpec] | None = None) -> dict[str, Any]:
     """The plan document every interface shows: input, cards, options (cheapest first), the
-    load curves of the cheapest distinct configurations, and what it rests on."""
+    load curves of the cheapest distinct configurations (on `gpus`, the specs the plan used),
+    and what it rests on."""
     picked = {k: option_json(v) if v else None for k, v in cards(plan).items()}
     curves = []
     if with_curves:
         cal, _ = serving_calibration()
-        gpus = catalog_gpu_specs()
+        gpus = catalog_gpu_specs() if gpus is None else gpus
         seen: set[tuple[str, int]] = set()
         for option in plan.options:
             if (option.gpu, option.tp) in seen or len(seen) == CURVES:
@@ -135,9 +139,10 @@ def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
     it, and store it whole."""
     checked = parse_serving_input(raw)
     creation_check(owner_id=owner_id, kind="serving")
+    gpus = catalog_gpu_specs()  # one read of the accelerator catalog for ranking and curves
     plan = serving_plan_build(request=checked.request,
-                              purchase_options=checked.purchase_options)
-    document = serving_document(checked, plan)
+                              purchase_options=checked.purchase_options, gpus=gpus)
+    document = serving_document(checked, plan, gpus=gpus)
     label = name or (f"{checked.request.model.name} at {checked.request.rate_per_s:g} req/s")
     with transaction.atomic():
         return StoredServingPlan.objects.create(owner_id=owner_id, name=label[:200],
