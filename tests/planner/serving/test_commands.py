@@ -1,6 +1,7 @@
 """plan_serving and validate_serving as a user runs them."""
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -32,6 +33,21 @@ def test_plan_serving_ranks_options_across_providers_with_bands_as_json() -> Non
     assert set(first["usd_per_million_tokens"]) == {"input", "output", "all"}
     assert first["price_as_of"] and first["price_source"]
     assert plan["cards"]["cheapest"] == first
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("loaded_catalog")
+def test_plan_serving_text_shows_each_options_band_price_provenance_and_calibration() -> None:
+    out = StringIO()
+    call_command("plan_serving", *EXAMPLE, "--top", "3", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert "Out of source" in lines[1] and "band held" in lines[1]
+    options = lines[2:]
+    assert len(options) == 3
+    for line in options:
+        assert re.search(r"TTFT P99 [\d,]+ ms \(P10-P90 [\d,]+-[\d,]+\)", line)
+        assert re.search(r"TPOT P99 [\d.]+ ms \(P10-P90 [\d.]+-[\d.]+\)", line)
+        assert re.search(r"price .+, as of \d{4}-\d\d-\d\d, (listed|derived)$", line)
 
 
 @pytest.mark.django_db
