@@ -75,6 +75,7 @@ def test_validate_serving_writes_predictions_and_lists_rows_it_cannot_answer(
     text = out.getvalue()
     assert "D115: prefill/decode disaggregation" in text
     assert "rule_median_ape" in text
+    assert "give in-sample figures: --cv source for out-of-source ones" in text
 
 
 def test_validate_serving_names_a_file_without_the_columns(tmp_path: Path) -> None:
