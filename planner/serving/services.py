@@ -24,6 +24,7 @@ from planner.serving.core.plan import (
 )
 from planner.serving.models import ServingPlan as StoredServingPlan
 from pricing.carbon.selectors import carbon_factors
+from pricing.models import price_basis
 from pricing.selectors import current_prices
 from simulator.core.hardware import GpuSpec
 from simulator.services import catalog_gpu_specs
@@ -68,7 +69,7 @@ def serving_offers(*, purchase_options: Sequence[str],
         if key in offers:
             continue
         g, pue = grid.get((provider, region), (math.nan, math.nan))
-        basis = "estimated" if is_estimated else "derived" if is_derived else "listed"
+        basis = price_basis(is_derived=is_derived, is_estimated=is_estimated)
         offers[key] = ServingOffer(provider, instance, region, option, f"{model} {variant}",
                                    int(gpus), float(usd), as_of.isoformat(), str(source),
                                    basis, g, pue)
