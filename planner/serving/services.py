@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 
 from planner.core.purchase_options import NO_UPFRONT
+from planner.core.serialize import json_safe
 from planner.limits import creation_check
 from planner.serving.core.fields import ServingInput, parse_serving_input
 from planner.serving.core.plan import (
@@ -87,16 +88,6 @@ def serving_plan_build(*, request: ServingRequest, purchase_options: Sequence[st
                         bands)
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
-
-
 def option_json(option: ServingOption) -> dict[str, Any]:
     """One option as JSON: usd_per_million_tokens holds input, output and all tokens; NaN
     (no carbon factor) and infinities become null."""
@@ -107,7 +98,7 @@ def option_json(option: ServingOption) -> dict[str, Any]:
         "all": data["usd_per_million_tokens"]}
     data["ttft_p99_ms_p10"], data["ttft_p99_ms_p90"] = data.pop("ttft_p99_ms_band")
     data["tpot_p99_ms_p10"], data["tpot_p99_ms_p90"] = data.pop("tpot_p99_ms_band")
-    return dict(_finite(data))
+    return dict(json_safe(data))
 
 
 def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STORED_OPTIONS,
@@ -127,7 +118,7 @@ def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STO
                 continue
             seen.add((option.gpu, option.tp))
             curves.append({"label": f"{option.gpu} TP{option.tp}",
-                           "points": _finite(option_curve(checked.request, option, gpus, cal))})
+                           "points": json_safe(option_curve(checked.request, option, gpus, cal))})
     return {"input": checked.data, "n_offers": plan.n_offers, "n_options": len(plan.options),
             "cards": picked, "options": [option_json(o) for o in plan.options[:top]],
             "curves": curves, "unfit": list(plan.unfit), "note": calibration_note()}
