@@ -85,8 +85,10 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
             out.append(Finding(
                 title, f"{o['provider']} {o['instance_type']} ({o['gpu']}), TP{o['tp']} x "
                 f"{o['replicas']} replicas",
-                f"USD {o['usd_per_month']:,.0f} per month; P99 TTFT {o['ttft_p99_ms']:,.0f} ms, "
-                f"P99 TPOT {o['tpot_p99_ms']:.1f} ms"))
+                f"USD {o['usd_per_month']:,.0f} per month; P99 TTFT {o['ttft_p99_ms']:,.0f} ms "
+                f"({_band(o['ttft_p99_ms_p10'], o['ttft_p99_ms_p90'], 0)}), "
+                f"P99 TPOT {o['tpot_p99_ms']:.1f} ms "
+                f"({_band(o['tpot_p99_ms_p10'], o['tpot_p99_ms_p90'], 1)})"))
     return tuple(out)
 
 

@@ -72,6 +72,8 @@ def test_every_option_of_the_report_and_page_says_its_band_and_price_provenance(
     first = body["options"][0]
     assert f"{first['price_source']} (as of {first['price_as_of']}, {first['price_basis']})" \
         in html
+    assert (f"P99 TPOT {first['tpot_p99_ms']:.1f} ms (P10-P90 {first['tpot_p99_ms_p10']:,.1f} "
+            f"to {first['tpot_p99_ms_p90']:,.1f} ms)") in html
     page = client_sam.get(body["url"]).content.decode()
     cells = re.findall(r'class="c-price">([^<]*)<', page)
     assert cells[0] == (f"{first['price_source']}, as of {first['price_as_of']}, "
