@@ -175,6 +175,11 @@ class OfferingClass(models.TextChoices):
     CONVERTIBLE = "convertible", "Convertible"
 
 
+def price_basis(*, is_derived: bool, is_estimated: bool) -> str:
+    """A price's basis from its two flags (Price.basis, and rows read with values_list)."""
+    return "estimated" if is_estimated else "derived" if is_derived else "listed"
+
+
 class Price(models.Model):
     """USD per instance-hour for one instance type, region, purchase option and payment option,
     as of a date. For commitments `usd_per_hour` is the effective rate: the hourly fee plus the
@@ -244,7 +249,7 @@ class Price(models.Model):
     @property
     def basis(self) -> str:
         """listed (the provider's list), derived (computed, see derivation_basis) or estimated."""
-        return "estimated" if self.is_estimated else "derived" if self.is_derived else "listed"
+        return price_basis(is_derived=self.is_derived, is_estimated=self.is_estimated)
 
     @property
     def usd_per_gpu_hour(self) -> float:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -47,11 +48,20 @@ class ServingValidation:
 
 
 @cache
+def _shipped() -> dict[str, Any] | None:
+    """serving_calibration.json parsed, once per process (None when none is shipped)."""
+    if not SERVING_CALIBRATION_JSON.exists():
+        return None
+    data: dict[str, Any] = json.loads(SERVING_CALIBRATION_JSON.read_text())
+    return data
+
+
+@cache
 def serving_calibration() -> tuple[ServingCalibration, Bands]:
     """The shipped calibration and band factors (defaults and no bands if none shipped)."""
-    if not SERVING_CALIBRATION_JSON.exists():
+    data = _shipped()
+    if data is None:
         return ServingCalibration(), Bands({}, {})
-    data = json.loads(SERVING_CALIBRATION_JSON.read_text())
     cal = replace(ServingCalibration(), **data["calibration"])
     return cal, Bands(data["bands"]["low"], data["bands"]["high"])
 
@@ -60,9 +70,10 @@ def serving_calibration() -> tuple[ServingCalibration, Bands]:
 def serving_accuracy() -> dict[str, dict[str, float]]:
     """metric -> median_ape, p90_ape, band_coverage (%) of the shipped leave-one-source-out
     validation; empty when no calibration is shipped."""
-    if not SERVING_CALIBRATION_JSON.exists():
+    data = _shipped()
+    if data is None:
         return {}
-    rows = json.loads(SERVING_CALIBRATION_JSON.read_text())["validation"]["by_metric"]
+    rows = data["validation"]["by_metric"]
     return {str(r["metric"]): {k: float(r[k]) for k in ("median_ape", "p90_ape",
                                                           "band_coverage")} for r in rows}
 
@@ -119,5 +130,5 @@ def serving_calibration_write(result: ServingValidation, path: Path) -> None:
         },
     }
     path.write_text(json.dumps(data, indent=2, default=float) + "\n")
-    serving_calibration.cache_clear()
-    serving_accuracy.cache_clear()
+    for cached in (_shipped, serving_calibration, serving_accuracy):
+        cached.cache_clear()

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from datetime import date
 from typing import Any
 
 from django.db import transaction
 
 from planner.core.purchase_options import NO_UPFRONT
+from planner.core.serialize import json_safe
 from planner.limits import creation_check
 from planner.serving.core.fields import ServingInput, parse_serving_input
 from planner.serving.core.plan import (
@@ -25,7 +25,9 @@ from planner.serving.core.plan import (
 )
 from planner.serving.models import ServingPlan as StoredServingPlan
 from pricing.carbon.selectors import carbon_factors
+from pricing.models import price_basis
 from pricing.selectors import current_prices
+from simulator.core.hardware import GpuSpec
 from simulator.services import catalog_gpu_specs
 from simulator.serving import serving_accuracy, serving_calibration
 
@@ -68,7 +70,7 @@ def serving_offers(*, purchase_options: Sequence[str],
         if key in offers:
             continue
         g, pue = grid.get((provider, region), (math.nan, math.nan))
-        basis = "estimated" if is_estimated else "derived" if is_derived else "listed"
+        basis = price_basis(is_derived=is_derived, is_estimated=is_estimated)
         offers[key] = ServingOffer(provider, instance, region, option, f"{model} {variant}",
                                    int(gpus), float(usd), as_of.isoformat(), str(source),
                                    basis, g, pue)
@@ -77,21 +79,13 @@ def serving_offers(*, purchase_options: Sequence[str],
 
 def serving_plan_build(*, request: ServingRequest, purchase_options: Sequence[str],
                        providers: Sequence[str] | None = None,
-                       today: date | None = None) -> ServingPlan:
-    """Rank every configuration of the catalog's offers for `request`."""
+                       gpus: dict[str, GpuSpec] | None = None) -> ServingPlan:
+    """Rank every configuration of the catalog's offers for `request` (`gpus`: the catalog's
+    specs when the caller has read them already)."""
     cal, bands = serving_calibration()
     offers = serving_offers(purchase_options=purchase_options, providers=providers)
-    return plan_serving(request, offers, catalog_gpu_specs(), cal, bands)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
+    return plan_serving(request, offers, catalog_gpu_specs() if gpus is None else gpus, cal,
+                        bands)
 
 
 def option_json(option: ServingOption) -> dict[str, Any]:
@@ -104,25 +98,27 @@ def option_json(option: ServingOption) -> dict[str, Any]:
         "all": data["usd_per_million_tokens"]}
     data["ttft_p99_ms_p10"], data["ttft_p99_ms_p90"] = data.pop("ttft_p99_ms_band")
     data["tpot_p99_ms_p10"], data["tpot_p99_ms_p90"] = data.pop("tpot_p99_ms_band")
-    return dict(_finite(data))
+    return dict(json_safe(data))
 
 
 def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STORED_OPTIONS,
-                     with_curves: bool = True) -> dict[str, Any]:
+                     with_curves: bool = True,
+                     gpus: dict[str, GpuSpec] | None = None) -> dict[str, Any]:
     """The plan document every interface shows: input, cards, options (cheapest first), the
-    load curves of the cheapest distinct configurations, and what it rests on."""
+    load curves of the cheapest distinct configurations (on `gpus`, the specs the plan used),
+    and what it rests on."""
     picked = {k: option_json(v) if v else None for k, v in cards(plan).items()}
     curves = []
     if with_curves:
         cal, _ = serving_calibration()
-        gpus = catalog_gpu_specs()
+        gpus = catalog_gpu_specs() if gpus is None else gpus
         seen: set[tuple[str, int]] = set()
         for option in plan.options:
             if (option.gpu, option.tp) in seen or len(seen) == CURVES:
                 continue
             seen.add((option.gpu, option.tp))
             curves.append({"label": f"{option.gpu} TP{option.tp}",
-                           "points": _finite(option_curve(checked.request, option, gpus, cal))})
+                           "points": json_safe(option_curve(checked.request, option, gpus, cal))})
     return {"input": checked.data, "n_offers": plan.n_offers, "n_options": len(plan.options),
             "cards": picked, "options": [option_json(o) for o in plan.options[:top]],
             "curves": curves, "unfit": list(plan.unfit), "note": calibration_note()}
@@ -135,9 +131,10 @@ def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
     it, and store it whole."""
     checked = parse_serving_input(raw)
     creation_check(owner_id=owner_id, kind="serving")
+    gpus = catalog_gpu_specs()  # one read of the accelerator catalog for ranking and curves
     plan = serving_plan_build(request=checked.request,
-                              purchase_options=checked.purchase_options)
-    document = serving_document(checked, plan)
+                              purchase_options=checked.purchase_options, gpus=gpus)
+    document = serving_document(checked, plan, gpus=gpus)
     label = name or (f"{checked.request.model.name} at {checked.request.rate_per_s:g} req/s")
     with transaction.atomic():
         return StoredServingPlan.objects.create(owner_id=owner_id, name=label[:200],

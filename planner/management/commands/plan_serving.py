@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from planner.serving.core.fields import SERVING_FIELDS, FieldError, parse_serving_input
-from planner.serving.services import serving_document, serving_plan_build
+from planner.serving.services import calibration_note, serving_document, serving_plan_build
 
 
 class Command(BaseCommand):
@@ -40,10 +40,14 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, indent=2))
             return
         self.stdout.write(f"{len(plan.options)} options from {plan.n_offers} offers")
+        self.stdout.write(calibration_note())
         for o in top:
+            (ttft_low, ttft_high), (tpot_low, tpot_high) = o.ttft_p99_ms_band, o.tpot_p99_ms_band
             self.stdout.write(
                 f"{o.provider:8} {o.instance_type:24} {o.gpu:26} TP{o.tp} x{o.replicas:<3} "
                 f"${o.usd_per_month:>10,.0f}/month  ${o.usd_per_million_input_tokens:.3f} in "
                 f"${o.usd_per_million_output_tokens:.3f} out per M tokens  "
-                f"TTFT P99 {o.ttft_p99_ms:,.0f} ms  TPOT P99 {o.tpot_p99_ms:.1f} ms  "
-                f"util {o.utilisation:.0%}")
+                f"TTFT P99 {o.ttft_p99_ms:,.0f} ms (P10-P90 {ttft_low:,.0f}-{ttft_high:,.0f})  "
+                f"TPOT P99 {o.tpot_p99_ms:.1f} ms (P10-P90 {tpot_low:.1f}-{tpot_high:.1f})  "
+                f"util {o.utilisation:.0%}  price {o.price_source}, as of {o.price_as_of}, "
+                f"{o.price_basis}")

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.reports.core.model import Chart, Column, Figure, Finding, Report, Series, Table
+from planner.reports.core.model import (
+    Chart,
+    Column,
+    Figure,
+    Finding,
+    Report,
+    Series,
+    Table,
+    as_number,
+)
 
 OPTION_COLUMNS: tuple[Column, ...] = (
     Column("provider", "Provider"), Column("instance_type", "Instance"), Column("gpu", "GPU"),
@@ -16,10 +25,17 @@ OPTION_COLUMNS: tuple[Column, ...] = (
     Column("usd_in", "Per M input tokens", "USD/M tokens", digits=3),
     Column("usd_out", "Per M output tokens", "USD/M tokens", digits=3),
     Column("ttft_p99_ms", "P99 TTFT", "ms"), Column("tpot_p99_ms", "P99 TPOT", "ms", digits=1),
+    Column("ttft_p10", "P99 TTFT band P10", "ms", is_printed=False),
+    Column("ttft_p90", "P99 TTFT band P90", "ms", is_printed=False),
+    Column("tpot_p10", "P99 TPOT band P10", "ms", digits=1, is_printed=False),
+    Column("tpot_p90", "P99 TPOT band P90", "ms", digits=1, is_printed=False),
     Column("utilisation", "Utilisation", "%", digits=0),
     Column("kg", "CO2e per M tokens", "kg", digits=3, is_printed=False),
-    Column("price_as_of", "Price as of"), Column("price_source", "Price source", is_printed=False),
+    Column("price_as_of", "Price as of"), Column("price_basis", "Price basis"),
+    Column("price_source", "Price source", is_printed=False),
 )
+BASIS_NOTE = ("Price basis: listed is the provider's price list; derived is computed from a "
+              "listed price and a published discount; estimated is left out unless allowed.")
 
 
 def _row(o: dict[str, Any]) -> tuple[Any, ...]:
@@ -27,8 +43,17 @@ def _row(o: dict[str, Any]) -> tuple[Any, ...]:
     return (o["provider"], o["instance_type"], o["gpu"], o["region"], o["purchase_option"],
             o["tp"], o["replicas"], o["gpus"], float(o["usd_per_month"]), float(cost["input"]),
             float(cost["output"]), float(o["ttft_p99_ms"]), float(o["tpot_p99_ms"]),
+            as_number(o["ttft_p99_ms_p10"]), as_number(o["ttft_p99_ms_p90"]),
+            as_number(o["tpot_p99_ms_p10"]), as_number(o["tpot_p99_ms_p90"]),
             float(o["utilisation"]) * 100.0, o["kg_co2e_per_million_tokens"],
-            o["price_as_of"], o["price_source"])
+            o["price_as_of"], o["price_basis"], o["price_source"])
+
+
+def _band(low: Any, high: Any, digits: int) -> str:
+    low, high = as_number(low), as_number(high)
+    if low is None or high is None:
+        return "no band (no calibration shipped)"
+    return f"P10-P90 {low:,.{digits}f} to {high:,.{digits}f} ms"
 
 
 def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Figure, ...]:
@@ -39,7 +64,13 @@ def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Fig
                     Figure("Per million input tokens", float(cost["input"]), "USD", 3),
                     Figure("Per million output tokens", float(cost["output"]), "USD", 3),
                     Figure("P99 TTFT", float(best["ttft_p99_ms"]), "ms"),
-                    Figure("P99 TPOT", float(best["tpot_p99_ms"]), "ms", 1)]
+                    Figure("P99 TTFT band", _band(best["ttft_p99_ms_p10"],
+                                                  best["ttft_p99_ms_p90"], 0)),
+                    Figure("P99 TPOT", float(best["tpot_p99_ms"]), "ms", 1),
+                    Figure("P99 TPOT band", _band(best["tpot_p99_ms_p10"],
+                                                  best["tpot_p99_ms_p90"], 1)),
+                    Figure("Price", f"{best['price_source']}, as of {best['price_as_of']}, "
+                           f"{best['price_basis']}, per instance-hour")]
     return tuple(figures)
 
 
@@ -54,8 +85,10 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
             out.append(Finding(
                 title, f"{o['provider']} {o['instance_type']} ({o['gpu']}), TP{o['tp']} x "
                 f"{o['replicas']} replicas",
-                f"USD {o['usd_per_month']:,.0f} per month; P99 TTFT {o['ttft_p99_ms']:,.0f} ms, "
-                f"P99 TPOT {o['tpot_p99_ms']:.1f} ms"))
+                f"USD {o['usd_per_month']:,.0f} per month; P99 TTFT {o['ttft_p99_ms']:,.0f} ms "
+                f"({_band(o['ttft_p99_ms_p10'], o['ttft_p99_ms_p90'], 0)}), "
+                f"P99 TPOT {o['tpot_p99_ms']:.1f} ms "
+                f"({_band(o['tpot_p99_ms_p10'], o['tpot_p99_ms_p90'], 1)})"))
     return tuple(out)
 
 
@@ -83,11 +116,20 @@ def report_from_serving(document: dict[str, Any], *, subject_id: int, title: str
     options = Table("options", "Options, cheapest first", "Options", OPTION_COLUMNS,
                     tuple(_row(o) for o in document["options"]),
                     "Cost per month = instances x hourly price x 730 h; per-token costs split "
-                    "it between prompt and output by prefill and decode time.")
+                    "it between prompt and output by prefill and decode time. " + BASIS_NOTE)
     unfit = Table("unfit", "GPUs left out", "Left out", (Column("why", "GPU and why"),),
                   tuple((u,) for u in document["unfit"]))
     subtitle = (f"{data['rate']:g} requests/s, {data['input_tokens']:g} prompt and "
                 f"{data['output_tokens']:g} output tokens, precision {data['precision']}")
     return Report("serving", subject_id, title, generated_at,
                   _summary(document["cards"].get("cheapest"), document), _findings(document),
-                  (options, unfit), _charts(document), (document["note"],), subtitle)
+                  (options, unfit), _charts(document), (document["note"], _sources(document)),
+                  subtitle)
+
+
+def _sources(document: dict[str, Any]) -> str:
+    """Every price source the options rest on, with its as-of date and basis."""
+    seen = sorted({(o["price_source"], o["price_as_of"], o["price_basis"])
+                   for o in document["options"]})
+    return "Prices per instance-hour: " + ("; ".join(
+        f"{source} (as of {as_of}, {basis})" for source, as_of, basis in seen) or "none") + "."

@@ -145,7 +145,7 @@ def _option(request: ServingRequest, offer: ServingOffer, choice: _Replica,
     output_per_s = request.rate_per_s * request.output_tokens
     gpus = instances * offer.gpus_per_instance
     kg = math.nan
-    if offer.g_co2e_per_kwh == offer.g_co2e_per_kwh and offer.pue == offer.pue:
+    if not (math.isnan(offer.g_co2e_per_kwh) or math.isnan(offer.pue)):
         kw = gpus * choice.replica.gpu.tdp_watts / 1000.0 * offer.pue
         kg = kw / 3600.0 * offer.g_co2e_per_kwh / 1000.0 / (input_per_s + output_per_s) * 1e6
     ttft_ms, tpot_ms = point.ttft_p99_s * 1e3, point.tpot_p99_s * 1e3
@@ -186,7 +186,7 @@ def plan_serving(request: ServingRequest, offers: Sequence[ServingOffer],
             slot = (offer.provider, offer.instance_type, offer.purchase_option, choice.tp)
             if slot not in best or option.usd_per_month < best[slot].usd_per_month:
                 best[slot] = option
-    fitted = {gpu for gpu, _ in cache if cache[(gpu, _)]}
+    fitted = {gpu for (gpu, _), choices in cache.items() if choices}
     ranked = sorted(best.values(), key=lambda o: (o.usd_per_month, o.tpot_p99_ms))
     return ServingPlan(tuple(ranked[:max_options]), len(offers),
                        tuple(f"{g}: {why}" for g, why in sorted(unfit.items())

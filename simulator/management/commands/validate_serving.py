@@ -51,7 +51,9 @@ class Command(BaseCommand):
 
     def _print(self, result: Any) -> None:
         mode = "leave-one-source-out" if result.predictions.get("fold") is not None else (
-            "shipped calibration")
+            "shipped calibration; rows of the file it was fitted on, "
+            "simulator/data/inference_runs.csv, give in-sample figures: --cv source for "
+            "out-of-source ones")
         self.stdout.write(f"\nPredictions ({mode}): {len(result.predictions)}")
         self.stdout.write(f"Rows not answered: {len(result.unanswered)}")
         for reading in result.unanswered:

@@ -1,6 +1,7 @@
 """plan_serving and validate_serving as a user runs them."""
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -35,6 +36,21 @@ def test_plan_serving_ranks_options_across_providers_with_bands_as_json() -> Non
 
 
 @pytest.mark.django_db
+@pytest.mark.usefixtures("loaded_catalog")
+def test_plan_serving_text_shows_each_options_band_price_provenance_and_calibration() -> None:
+    out = StringIO()
+    call_command("plan_serving", *EXAMPLE, "--top", "3", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert "Out of source" in lines[1] and "band held" in lines[1]
+    options = lines[2:]
+    assert len(options) == 3
+    for line in options:
+        assert re.search(r"TTFT P99 [\d,]+ ms \(P10-P90 [\d,]+-[\d,]+\)", line)
+        assert re.search(r"TPOT P99 [\d.]+ ms \(P10-P90 [\d.]+-[\d.]+\)", line)
+        assert re.search(r"price .+, as of \d{4}-\d\d-\d\d, (listed|derived)$", line)
+
+
+@pytest.mark.django_db
 def test_plan_serving_refuses_bad_input_naming_the_option() -> None:
     with pytest.raises(CommandError, match="--rate"):
         call_command("plan_serving", *EXAMPLE[:2], "--rate", "lots", "--input-tokens", "10",
@@ -59,6 +75,7 @@ def test_validate_serving_writes_predictions_and_lists_rows_it_cannot_answer(
     text = out.getvalue()
     assert "D115: prefill/decode disaggregation" in text
     assert "rule_median_ape" in text
+    assert "give in-sample figures: --cv source for out-of-source ones" in text
 
 
 def test_validate_serving_names_a_file_without_the_columns(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from planner.core.formatting import label
 from planner.serving.models import ServingPlan
@@ -85,6 +87,16 @@ def test_every_count_and_size_is_bounded_and_named(
     detail = response.json()["detail"]
     assert detail.startswith(f"{field}:") and words in detail and len(detail) < 300
     assert not ServingPlan.objects.exists()
+
+
+def test_a_plan_reads_the_catalog_and_the_prices_once_whatever_their_size(
+        client_sam: Client) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        assert _post(client_sam, purchase_options=["on_demand", "reserved_1y"]).status_code == 201
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert sum('FROM "pricing_accelerator"' in sql for sql in reads) == 1
+    assert sum('FROM "pricing_price"' in sql for sql in reads) == 1
+    assert len(reads) < 15
 
 
 def test_the_list_shows_the_users_plans_newest_first_with_their_cheapest_costs(

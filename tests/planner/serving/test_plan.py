@@ -1,5 +1,6 @@
 """The serving plan core: replicas, cost per million tokens, carbon, ranking, input checks."""
 
+import json
 import math
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 
 from planner.serving.core.fields import FieldError, parse_serving_input
 from planner.serving.core.plan import ServingOffer, cards, plan_serving
+from planner.serving.services import option_json
 from simulator.core.hardware import load_gpu_specs
 from simulator.core.serving.crossval import Bands
 from simulator.core.serving.engine import ServingCalibration
@@ -94,3 +96,14 @@ def test_bad_input_is_refused_naming_the_field(raw: dict[str, object], field: st
     with pytest.raises(FieldError) as caught:
         parse_serving_input(raw)
     assert caught.value.field == field
+
+
+def test_an_option_as_json_has_null_for_no_grid_factor_and_its_bands_split_out() -> None:
+    option = _plan(offers=[_offer(grid=math.nan)]).options[0]
+    data = option_json(option)
+    assert data["kg_co2e_per_million_tokens"] is None
+    assert data["usd_per_million_tokens"] == {
+        "input": option.usd_per_million_input_tokens,
+        "output": option.usd_per_million_output_tokens, "all": option.usd_per_million_tokens}
+    assert (data["tpot_p99_ms_p10"], data["tpot_p99_ms_p90"]) == option.tpot_p99_ms_band
+    json.dumps(data, allow_nan=False)

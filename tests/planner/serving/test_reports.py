@@ -4,6 +4,7 @@ as its API and page."""
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import openpyxl
@@ -51,3 +52,32 @@ def test_an_unknown_report_format_is_a_400_naming_it(client_sam: Client) -> None
                            content_type="application/json").json()
     response = client_sam.get(f"/serving/{body['id']}/report.docx")
     assert response.status_code == 400 and response.content.decode().startswith("format:")
+
+
+def test_every_option_of_the_report_and_page_says_its_band_and_price_provenance(
+        client_sam: Client) -> None:
+    body = client_sam.post("/api/serving", json.dumps(EXAMPLE),
+                           content_type="application/json").json()
+    rows = list(csv.DictReader(io.StringIO(client_sam.get(
+        f"/serving/{body['id']}/report.csv").content.decode("utf-8-sig"))))
+    assert len(rows) == len(body["options"])
+    for row, option in zip(rows, body["options"], strict=True):
+        assert row["Price basis"] == option["price_basis"] in {"listed", "derived"}
+        assert row["Price source"] == option["price_source"]
+        assert float(row["P99 TPOT band P10 (ms)"]) == pytest.approx(
+            option["tpot_p99_ms_p10"], abs=0.05)
+        assert float(row["P99 TTFT band P90 (ms)"]) == pytest.approx(
+            option["ttft_p99_ms_p90"], abs=0.5)
+    html = client_sam.get(f"/serving/{body['id']}/report.html").content.decode()
+    first = body["options"][0]
+    assert f"{first['price_source']} (as of {first['price_as_of']}, {first['price_basis']})" \
+        in html
+    assert (f"P99 TPOT {first['tpot_p99_ms']:.1f} ms (P10-P90 {first['tpot_p99_ms_p10']:,.1f} "
+            f"to {first['tpot_p99_ms_p90']:,.1f} ms)") in html
+    page = client_sam.get(body["url"]).content.decode()
+    cells = re.findall(r'class="c-price">([^<]*)<', page)
+    assert cells[0] == (f"{first['price_source']}, as of {first['price_as_of']}, "
+                        f"{first['price_basis']}") and len(cells) == len(body["options"])
+    tpot = re.findall(r'class="c-tpot">([^<]*)<', page)
+    assert tpot[0] == (f"{first['tpot_p99_ms']:.1f} ({first['tpot_p99_ms_p10']:.1f}-"
+                       f"{first['tpot_p99_ms_p90']:.1f})")

@@ -7,7 +7,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from planner.serving.core.fields import SERVING_PURCHASE_OPTIONS
 from planner.serving.models import ServingPlan
+from planner.serving.services import serving_offers
+from pricing.selectors import current_prices
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = {"model": "llama3.1-70b", "precision": "fp8", "rate": "20", "input_tokens": "2000",
@@ -63,3 +66,17 @@ def test_another_user_cannot_see_a_plan(client_sam: Client) -> None:
     other.force_login(User.objects.create_user("eve", password="other-pass-123"))
     assert other.get(f"/serving/{plan.id}").status_code == 404
     assert other.get(f"/api/serving/{plan.id}").status_code == 404
+
+
+def test_each_offers_price_basis_is_its_price_rows_basis(user: User) -> None:
+    offers = serving_offers(purchase_options=SERVING_PURCHASE_OPTIONS)
+    bases: dict[tuple[str, str, str, str, float], set[str]] = {}
+    for price in current_prices(purchase_options=SERVING_PURCHASE_OPTIONS):
+        key = (price.instance_type.provider.slug, price.instance_type.name, price.region.code,
+               price.purchase_option, float(price.usd_per_hour))
+        bases.setdefault(key, set()).add(price.basis)
+    for offer in offers:
+        key = (offer.provider, offer.instance_type, offer.region, offer.purchase_option,
+               offer.usd_per_hour)
+        assert offer.basis in bases[key], key
+    assert offers
