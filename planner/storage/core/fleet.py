@@ -24,15 +24,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from planner.core.cloud import HOURS_PER_MONTH
-from planner.core.storage_tiers import StorageTier
+from planner.core.cloud import HOURS_PER_DAY, HOURS_PER_MONTH
+from planner.core.storage_tiers import (
+    IT_DAYS_FREQUENT,
+    IT_FREQUENT,
+    IT_INFREQUENT,
+    IT_MONITORING_USD_PER_1K_OBJECT_MONTHS,
+    IT_PREFIX,
+    StorageTier,
+)
 
-HOURS_PER_DAY = 24.0
 DAYS_PER_YEAR = 365.0
-IT_FREQUENT = "S3 Intelligent-Tiering, Frequent Access"
-IT_INFREQUENT = "S3 Intelligent-Tiering, Infrequent Access"
-IT_DAYS_FREQUENT = 30.0
-IT_MONITORING_USD_PER_1K_OBJECT_MONTHS = 0.0025  # storage_prices.csv, Frequent Access row
 # Block volume and standard object class per provider (the first matching table row).
 BLOCK_TIERS = ("gp3 (General Purpose SSD)", "Persistent Disk balanced (pd-balanced)")
 STANDARD_TIERS = ("S3 Standard", "Standard", "Hot")
@@ -154,7 +156,7 @@ def _cheapest_fitting(tiers: tuple[StorageTier, ...], provider: str,
                       days: float) -> StorageTier | None:
     fits = [t for t in tiers if t.provider == provider and t.kind == "object" and t.is_instant
             and t.is_priced and "operations" not in t.tier
-            and not t.tier.startswith("S3 Intelligent-Tiering")
+            and not t.tier.startswith(IT_PREFIX)
             and t.min_storage_days <= days]
     return min(fits, key=lambda t: t.usd_per_gb_month, default=None)
 
@@ -183,7 +185,7 @@ def provider_policies(tiers: tuple[StorageTier, ...], provider: str,
                     f"{block.tier}: hot data": hot_data}),
     ]
     for row, later in _tiered_rows(tiers, provider, inputs.after_days):
-        name = "S3 Intelligent-Tiering" if later is not None else row.tier
+        name = IT_PREFIX if later is not None else row.tier
         policies.append(_policy(
             provider, "tiered" if later is not None else "tiered_cheapest",
             f"Last {inputs.hot_keep_last} per model on {block.tier}; every checkpoint "
