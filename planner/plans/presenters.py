@@ -294,7 +294,7 @@ class PlanView:
 
     @cached_property
     def levers(self) -> dict[str, Any] | None:
-        """The first card's storage plan and power cap (the report shows the same)."""
+        """The plan's pick's storage plan and power cap (the report shows the same)."""
         return lever_summary(self._document)
 
     @cached_property

@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
+from planner.core.chart_sets import pick_position
 from planner.core.cloud import is_stale_age
 from planner.core.formatting import (
     count,
@@ -377,12 +378,14 @@ def _nothing_works(would: dict[str, Any], no_option: str | None) -> str:
 
 
 def _recommended(document: dict[str, Any]) -> dict[str, Any] | None:
-    """The option of the plan's first recommendation (the page's first card), if any."""
+    """The option of the plan's pick (chart_sets.pick_position: the cheapest acceptable
+    option's card, else the lowest-risk one's), if any."""
     cards = document.get("recommendations") or []
-    if not cards:
+    position = pick_position([card["key"] for card in cards])
+    if position is None:
         return None
-    first = cards[0].get("row_index")
-    return next((o for o in document["options"] if o.get("row_index") == first), None)
+    pick = cards[position].get("row_index")
+    return next((o for o in document["options"] if o.get("row_index") == pick), None)
 
 
 def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,
