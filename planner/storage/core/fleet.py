@@ -198,6 +198,16 @@ def provider_policies(tiers: tuple[StorageTier, ...], provider: str,
     return policies
 
 
+def _priced_rows(tiers: tuple[StorageTier, ...], provider: str, inputs: FleetInputs
+                 ) -> list[StorageTier]:
+    """The table rows the provider's policies are priced with ([] when it has none)."""
+    rows = [_row(tiers, provider, BLOCK_TIERS), _row(tiers, provider, STANDARD_TIERS)]
+    if None in rows:  # provider_policies prices nothing without both
+        return []
+    rows += [row for pair in _tiered_rows(tiers, provider, inputs.after_days) for row in pair]
+    return [row for row in rows if row is not None]
+
+
 def _tiered_rows(tiers: tuple[StorageTier, ...], provider: str, days: float
                  ) -> list[tuple[StorageTier, StorageTier | None]]:
     rows: list[tuple[StorageTier, StorageTier | None]] = []
@@ -227,7 +237,8 @@ def price_fleet(tiers: tuple[StorageTier, ...], inputs: FleetInputs,
                          "saving_usd_per_year": base - policy.total_usd,
                          "saving_pct": 100.0 * (1.0 - policy.total_usd / base)})
     return {"policies": rows, "providers_without_prices": missing,
-            "assumptions": assumptions_text(inputs),
+            "assumptions": assumptions_text(inputs, tuple(
+                row for provider in providers for row in _priced_rows(tiers, provider, inputs))),
             "lossless_only": _lossless(tiers, inputs, providers)}
 
 
@@ -241,8 +252,9 @@ def _lossless(tiers: tuple[StorageTier, ...], inputs: FleetInputs,
             for p in provider_policies(tiers, provider, lossless) if p.policy.startswith("tiered")]
 
 
-def assumptions_text(inputs: FleetInputs) -> list[str]:
-    """Every assumption of the what-if, one sentence each."""
+def assumptions_text(inputs: FleetInputs, rows: tuple[StorageTier, ...] = ()) -> list[str]:
+    """Every assumption of the what-if, one sentence each; `rows`: the table rows priced
+    (their basis and as-of date, each once)."""
     models = "; ".join(f"{m.name}: {m.checkpoint_gb:g} GB × {m.checkpoints_per_day:g}/day"
                        for m in inputs.models)
     saved = 100.0 * (1.0 - 1.0 / inputs.compression_ratio)
@@ -258,8 +270,9 @@ def assumptions_text(inputs: FleetInputs) -> list[str]:
         f"Hot data kept on block volumes in every policy: {inputs.hot_data_gb:,.0f} GB.",
         f"Requests: {inputs.files_per_checkpoint} files per checkpoint, one PUT each; no "
         "reads priced (restarts read the block-volume copies).",
-        "Prices: pricing/data/storage/storage_prices.csv (list prices; AWS and Azure as of "
-        "2024-07-01, GCP 2026-08-20; first volume band); egress and snapshots not included.",
+        "Prices: pricing/data/storage/storage_prices.csv (list prices, first volume band"
+        + "".join(f"; {basis}" for basis in dict.fromkeys(row.basis for row in rows))
+        + "); egress and snapshots not included.",
     ]
     if inputs.compression_ratio > LOSSLESS_CEILING:
         lines.append(f"{saved:.0f} % smaller is beyond lossless compression of bf16 weights "
