@@ -14,7 +14,6 @@ from planner.core.storage_tiers import StorageTier, parse_storage_prices
 from pricing.catalog_sources import DATA_DIR
 
 STORAGE_PRICES_CSV = DATA_DIR / "storage" / "storage_prices.csv"
-CHECKPOINT_IO_CSV = DATA_DIR / "storage" / "checkpoint_io.csv"
 POWER_CURVES_CSV = DATA_DIR / "power" / "power_cap_curves.csv"
 
 

@@ -11,6 +11,7 @@ what it is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,19 @@ def collapse_regions(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row["other_regions"].sort(key=lambda pair: (pair[1] is None, pair[1] or 0.0))
     return list(kept.values())
 
+# The card that is the plan's pick, first present first: the cheapest acceptable option's,
+# else (nothing acceptable) the lowest-risk option's, else the first card.
+PICK_KEYS = ("cheapest_meeting_deadline", "lowest_risk")
+
+
+def pick_position(card_keys: Sequence[str]) -> int | None:
+    """Which card (by position among the plan's cards, given by key) is the plan's pick; None
+    without cards. The plan's memory chart, storage plan, power cap and compare row all show
+    this card's option."""
+    for key in PICK_KEYS:
+        if key in card_keys:
+            return list(card_keys).index(key)
+    return 0 if card_keys else None
 
 
 @dataclass(frozen=True)

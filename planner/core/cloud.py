@@ -11,6 +11,7 @@ import math
 from datetime import date
 from typing import Any
 
+HOURS_PER_DAY = 24.0
 HOURS_PER_MONTH = 730.0
 HOURS_PER_YEAR = 8760.0
 # A spot band nobody has published for a provider reads as the top one.

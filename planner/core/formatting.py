@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planner.core.cloud import HOURS_PER_DAY
 from planner.core.layout_knobs import zero_stage_as_run
 from planner.core.providers import PROVIDER_LABELS
 from planner.core.purchase_options import PAYMENT_OPTIONS, PURCHASE_OPTION_LABELS
 
 MISSING = "—"
-HOURS_PER_DAY = 24.0
 # Shorter than this, a duration reads in hours; from here on, in days.
 DAYS_FROM_HOURS = 48.0
 # Scaled suffixes for large counts (tokens, samples, FLOPs): thousand, million, billion, trillion.

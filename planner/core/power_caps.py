@@ -167,11 +167,18 @@ def _central_workload(kind: str) -> str:
     return TRANSFORMER_CURVE if kind in TRANSFORMER_KINDS else CNN_CURVE
 
 
+def measured_gpus_text(curves: tuple[PowerCurve, ...]) -> str:
+    """The measured GPUs of the table, in its order: "A40, P100, RTX 6000 and V100"."""
+    names = list(dict.fromkeys(c.gpu for c in curves))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _claim(gpu: str, own: list[PowerCurve], every: tuple[PowerCurve, ...]) -> str:
     if not own:
+        count = len({c.gpu for c in every})
         return (f"No measured power-limit curve of the {gpu}: the field report's 95 % of the "
-                "speed at 28 % less power cannot be checked on it. On the four measured GPUs "
-                f"(V100, A40, P100, RTX 6000) {_best_claim_text(list(every))}")
+                f"speed at 28 % less power cannot be checked on it. On the {count} measured "
+                f"GPUs ({measured_gpus_text(every)}) {_best_claim_text(list(every))}")
     return f"On the {gpu}, {_best_claim_text(own)}"
 
 
@@ -205,7 +212,7 @@ def power_cap(gpu: str, pct: float, kind: str, curves: tuple[PowerCurve, ...]) -
     scope = (f"measured on the {name} (Zeus NSDI '23 traces, {central[0][0].workload}); band: "
              f"the {name}'s other workloads" if name else
              f"no measurement of the {gpu}: median of the measured GPUs' {wanted} curves; band: "
-             "every measured curve of V100, A40, P100 and RTX 6000, wider for that reason")
+             f"every measured curve of {measured_gpus_text(curves)}, wider for that reason")
     return PowerCap(
         gpu=gpu, pct=pct, throughput=throughput, energy=energy,
         throughput_low=min(p[1] for p in points), throughput_high=max(p[1] for p in points),

@@ -34,6 +34,14 @@ KINDS = ("object", "block", "file", "snapshot", "ephemeral")
 # Words in a row's notes meaning objects must be restored (hours) before a read.
 RESTORE_WORDS = ("restore needed", "asynchronous", "offline", "rehydrat")
 NAME = "storage_prices.csv"
+# S3 Intelligent-Tiering: the table's Frequent Access price for an object's first 30 days,
+# its Infrequent Access price after, and a monitoring fee per object-month (the table's
+# Frequent Access row states it; the plan's storage plan and the storage what-if both bill it).
+IT_PREFIX = "S3 Intelligent-Tiering"
+IT_FREQUENT = "S3 Intelligent-Tiering, Frequent Access"
+IT_INFREQUENT = "S3 Intelligent-Tiering, Infrequent Access"
+IT_DAYS_FREQUENT = 30.0
+IT_MONITORING_USD_PER_1K_OBJECT_MONTHS = 0.0025
 _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
 
 

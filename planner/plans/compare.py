@@ -13,6 +13,7 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.core.chart_sets import pick_position
 from planner.core.formatting import (
     LABELS,
     count,
@@ -25,7 +26,6 @@ from planner.core.formatting import (
     usd,
 )
 from planner.plans.core.fields import SCENARIO_FIELDS, ScenarioField
-from planner.plans.core.ranking import PICK_KEYS
 from planner.plans.models import PlanScenario
 from simulator.core import PRESETS
 
@@ -91,14 +91,13 @@ def _inputs(scenarios: list[PlanScenario]) -> list[CompareRow]:
 
 def top_pick(scenario: PlanScenario) -> dict[str, Any] | None:
     """The plan's pick (the cheapest acceptable option's card, else the lowest-risk card; see
-    planner.plans.core.ranking.top_card) with its option row, or None (not done, or none)."""
+    planner.core.chart_sets.pick_position) with its option row, or None (not done, or none)."""
     document = scenario.result or {}
     recommendations = document.get("recommendations") or []
     if scenario.status != PlanScenario.Status.DONE or not recommendations:
         return None
     by_index = {o["row_index"]: o for o in document["options"]}
-    card = next((c for key in PICK_KEYS for c in recommendations if c["key"] == key),
-                recommendations[0])
+    card = recommendations[pick_position([c["key"] for c in recommendations]) or 0]
     return {"title": card["title"], **by_index[card["row_index"]]}
 
 

@@ -176,14 +176,6 @@ class PlanView:
         return found if isinstance(found, dict) else None
 
     @property
-    def limits_text(self) -> str:
-        """"the deadline and the budget", "the deadline" or "the budget": the limits set."""
-        constraints = self._document.get("constraints") or {}
-        names = [name for key, name in (("deadline_hours", "the deadline"),
-                                        ("budget_usd", "the budget")) if constraints.get(key)]
-        return " and ".join(names)
-
-    @property
     def decision_rule(self) -> str:
         """The plan's decision rule in words ("" for plans stored before it was stated)."""
         return str(self._document.get("decision_rule") or "")
@@ -294,7 +286,7 @@ class PlanView:
 
     @cached_property
     def levers(self) -> dict[str, Any] | None:
-        """The first card's storage plan and power cap (the report shows the same)."""
+        """The plan's pick's storage plan and power cap (the report shows the same)."""
         return lever_summary(self._document)
 
     @cached_property

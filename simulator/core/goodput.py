@@ -136,8 +136,8 @@ GOODPUT_PROFILES: dict[str, GoodputProfile] = {p.code: p for p in (
     GoodputProfile(
         "well_run", "Well-run cluster",
         f"at most {WELL_RUN_EFFECTIVE_TIME:.0%} effective training time: failures, restarts "
-        "and checkpoints as modelled, the rest of the gap to 90 % as production overhead "
-        "(evaluation, data stalls, rollbacks); not fitted to any scored run",
+        f"and checkpoints as modelled, the rest of the gap to {WELL_RUN_EFFECTIVE_TIME:.0%} as "
+        "production overhead (evaluation, data stalls, rollbacks); not fitted to any scored run",
         WELL_RUN_EFFECTIVE_TIME,
         ("Dubey et al. 2024, The Llama 3 Herd of Models, §3.3.4: >90 % effective training "
          "time on 16,384 H100 GPUs",

@@ -43,6 +43,19 @@ def test_the_field_report_example_saves_in_its_direction_and_size() -> None:
     assert result["providers_without_prices"] == ["azure"]
 
 
+def test_the_prices_line_dates_the_rows_priced_and_no_other() -> None:
+    """The as-of dates come from the table rows each policy is priced with: gp3 and S3 as of
+    2024-07-01, pd-balanced 2026-08-20; Azure (no block-volume row, not priced) is not dated."""
+    inputs, providers = fleet_inputs(FIELD_REPORT_EXAMPLE)
+    prices = next(line for line in price_fleet(TIERS, inputs, providers)["assumptions"]
+                  if line.startswith("Prices:"))
+    assert "gp3 (General Purpose SSD) us-west-2, list price as of 2024-07-01" in prices
+    assert "Persistent Disk balanced (pd-balanced) us-central1, list price as of 2026-08-20" \
+        in prices
+    assert "Azure" not in prices and "Hot " not in prices
+    assert prices.count("S3 Standard us-east-1") == 1
+
+
 def test_a_thirty_day_minimum_class_is_not_used_for_shorter_lifecycles() -> None:
     inputs = FleetInputs(models=(FleetModel("m", 100, 24),), after_days=7)
     result = price_fleet(TIERS, inputs, ("aws", "gcp"))

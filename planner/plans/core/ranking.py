@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from planner.core import formatting as fmt
-from planner.core.chart_sets import SAME_OFFER_KEYS
+from planner.core.chart_sets import SAME_OFFER_KEYS, pick_position
 from planner.core.chart_sets import collapse_regions as collapse_regions  # plans read it here
 from planner.plans.core.assumptions import PlanConstraints
 from planner.plans.core.decision import (
@@ -35,18 +35,11 @@ class Recommendation:
     rule: str = ""  # how the card picks, in words (the decision rule it reads included)
 
 
-# The card that is the plan's pick, first present first.
-PICK_KEYS = ("cheapest_meeting_deadline", "lowest_risk")
-
-
 def top_card(cards: tuple[Recommendation, ...]) -> Recommendation | None:
     """The plan's pick: the cheapest acceptable option's card, else (nothing acceptable) the
-    lowest-risk card, else the first card (None without cards)."""
-    for key in PICK_KEYS:
-        for card in cards:
-            if card.key == key:
-                return card
-    return cards[0] if cards else None
+    lowest-risk card, else the first card (None without cards; chart_sets.pick_position)."""
+    position = pick_position([card.key for card in cards])
+    return None if position is None else cards[position]
 
 
 def pareto_mask(hours: np.ndarray, usd: np.ndarray) -> np.ndarray:

@@ -39,8 +39,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from planner.core.cloud import HOURS_PER_MONTH
-from planner.core.storage_tiers import StorageTier, checkpoint_tiers
+from planner.core.cloud import HOURS_PER_DAY, HOURS_PER_MONTH
+from planner.core.storage_tiers import (
+    IT_DAYS_FREQUENT,
+    IT_FREQUENT,
+    IT_INFREQUENT,
+    IT_MONITORING_USD_PER_1K_OBJECT_MONTHS,
+    IT_PREFIX,
+    StorageTier,
+    checkpoint_tiers,
+)
 
 FloatArray = npt.NDArray[np.float64]
 # Bytes per parameter a resumable checkpoint keeps (checkpoint_io.csv, Hugging Face row):
@@ -49,12 +57,7 @@ BYTES_PER_PARAM: dict[str, float] = {"bf16": 14.0, "fp16": 14.0, "fp8": 14.0,
                                      "tf32": 12.0, "fp32": 12.0}
 # PyTorch DCP async, 7B model: 148.8 s -> 6.3 s of downtime per checkpoint (checkpoint_io.csv).
 ASYNC_STALL_FACTOR = 6.3 / 148.8
-HOURS_PER_DAY = 24.0
-IT_FREQUENT = "S3 Intelligent-Tiering, Frequent Access"
-IT_INFREQUENT = "S3 Intelligent-Tiering, Infrequent Access"
 IT_NAME = "S3 Intelligent-Tiering (auto: Infrequent after 30 days)"
-IT_DAYS_FREQUENT = 30.0
-IT_MONITORING_USD_PER_1K_OBJECT_MONTHS = 0.0025  # storage_prices.csv, Frequent Access row
 RETENTION_KEYS = ("keep-last", "milestone-days", "delete-after-days")
 RETENTION_EXAMPLE = "keep-last=3,milestone-days=7,delete-after-days=30"
 
@@ -230,12 +233,9 @@ def tier_offers(tiers: tuple[StorageTier, ...], provider: str) -> tuple[TierOffe
         offers.append(TierOffer(IT_NAME, found[IT_FREQUENT],
                                 later_usd_per_gb_month=found[IT_INFREQUENT].usd_per_gb_month,
                                 later_after_days=IT_DAYS_FREQUENT,
-                                monitoring_usd_per_1k_object_months=IT_MONITORING))
+                                monitoring_usd_per_1k_object_months=(
+                                    IT_MONITORING_USD_PER_1K_OBJECT_MONTHS)))
     return tuple(offers)
-
-
-IT_PREFIX = "S3 Intelligent-Tiering"
-IT_MONITORING = IT_MONITORING_USD_PER_1K_OBJECT_MONTHS
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from planner.core.chart_sets import ChartSet, breakdown_set, carbon_set, memory_title, pareto_set
+from planner.core.cloud import HOURS_PER_DAY
 from planner.core.formatting import label
 from planner.reports.core.model import Chart, Series, as_number
 
-HOURS_PER_DAY = 24.0
 
-
-def _days(hours: Any) -> float | None:
+def as_days(hours: Any) -> float | None:
+    """Hours of a plan document (a number, or null) as days; None when not a number."""
     number = as_number(hours)
     return None if number is None else number / HOURS_PER_DAY
 
@@ -22,7 +22,7 @@ def _scatter(chosen: ChartSet, x_key: str, group_key: str, *, in_days: bool
              ) -> tuple[Series, ...]:
     groups: dict[str, list[tuple[float, float, int]]] = {}
     for o in chosen.options:
-        x = _days(o.get(x_key)) if in_days else as_number(o.get(x_key))
+        x = as_days(o.get(x_key)) if in_days else as_number(o.get(x_key))
         total = as_number(o.get("total_usd"))
         if x is not None and total is not None:
             row = int(o.get("row_index", -1))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.core.chart_sets import pick_position
 from planner.reports.core.model import Column, Table
 
 STORAGE_COLUMNS = (Column("role", "Holds"), Column("tier", "Tier"),
@@ -19,12 +20,17 @@ POWER_COLUMNS = (Column("what", "What"), Column("value", "Value", digits=3),
 
 
 def lever_summary(document: dict[str, Any]) -> dict[str, Any] | None:
-    """The first card's option with its storage plan, its power cap and what the power
-    measurements say about its GPU (None without a card or for a plan made before storage
-    plans): what the plan page and the report show."""
+    """The plan's pick (chart_sets.pick_position: the cheapest acceptable option, else the
+    lowest-risk one) with its storage plan, its power cap and what the power measurements say
+    about its GPU (None without a card or for a plan made before storage plans): what the
+    plan page, the report and the `plan` command show."""
     cards = document.get("recommendations") or []
+    position = pick_position([card["key"] for card in cards])
+    if position is None:
+        return None
+    card = cards[position]
     by_row = {o["row_index"]: o for o in document.get("options", [])}
-    option = by_row.get(cards[0]["row_index"]) if cards else None
+    option = by_row.get(card["row_index"])
     if option is None or "storage_plan" not in option:
         return None
     caps = {c["gpu"]: c for c in document.get("power_caps", [])}
@@ -33,7 +39,7 @@ def lever_summary(document: dict[str, Any]) -> dict[str, Any] | None:
     storage = {**option["storage_plan"], "tiers": [
         {**line, **sources.get(line["tier"], {"basis": "", "source_url": ""})}
         for line in option["storage_plan"]["tiers"]]}
-    return {"card": cards[0]["title"], "option": option, "storage": storage,
+    return {"card": card["title"], "option": option, "storage": storage,
             "power": option.get("power_cap"), "claim": cap["claim"] if cap else ""}
 
 
@@ -85,7 +91,7 @@ def lever_tables(document: dict[str, Any]) -> tuple[Table, ...]:
 
 
 def lever_lines(document: dict[str, Any]) -> list[str]:
-    """The storage plan and the power cap of the first card, in words (the `plan` command)."""
+    """The storage plan and the power cap of the plan's pick, in words (the `plan` command)."""
     summary = lever_summary(document)
     if summary is None:
         return []

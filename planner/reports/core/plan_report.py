@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
+from planner.core.chart_sets import pick_position
 from planner.core.cloud import is_stale_age
 from planner.core.formatting import (
     count,
@@ -24,6 +25,7 @@ from planner.core.providers import rates_source
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import Column, Figure, Finding, Report, Table, as_number
 from planner.reports.core.plan_charts import (
+    as_days,
     carbon_chart,
     cost_chart,
     memory_chart,
@@ -31,8 +33,6 @@ from planner.reports.core.plan_charts import (
     scaling_chart,
 )
 from planner.reports.core.plan_levers import lever_tables
-
-HOURS_PER_DAY = 24.0
 
 # The plan's result columns, once: the report's tables (CSV, XLSX, PDF, HTML) and the `plan`
 # command's terminal table (is_in_terminal) are built from this list.
@@ -115,7 +115,7 @@ def option_cell(option: dict[str, Any], key: str) -> Any:
     if key in LABEL_KEYS:
         return label(value) if value else value
     if key in DAY_KEYS:
-        return _days(value)
+        return as_days(value)
     if key in PERCENT_KEYS:
         number = as_number(value)
         return None if number is None else number * 100
@@ -148,11 +148,6 @@ def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> T
                       f"({count(n_options)} considered), cheapest first")
 
 
-def _days(hours: Any) -> float | None:
-    number = as_number(hours)
-    return None if number is None else number / HOURS_PER_DAY
-
-
 def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Figure, ...]:
     prices = document.get("prices") or {}
     figures = [
@@ -168,9 +163,9 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
                    f"{label(best.get('purchase_option'))}, {label(best.get('provider'))} "
                    f"{best.get('region')}"),
             Figure("Expected total cost", as_number(best.get("total_usd")), "USD"),
-            Figure("Expected time to train", _days(best.get("time_to_train_hours")), "days", 1),
-            Figure("Time P10", _days(best.get("time_p10_hours")), "days", 1),
-            Figure("Time P90", _days(best.get("time_p90_hours")), "days", 1),
+            Figure("Expected time to train", as_days(best.get("time_to_train_hours")), "days", 1),
+            Figure("Time P10", as_days(best.get("time_p10_hours")), "days", 1),
+            Figure("Time P90", as_days(best.get("time_p90_hours")), "days", 1),
             Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1)
             if has_deadline(document) else Figure("Chance of missing the deadline",
                                                   "no deadline set"),
@@ -383,12 +378,14 @@ def _nothing_works(would: dict[str, Any], no_option: str | None) -> str:
 
 
 def _recommended(document: dict[str, Any]) -> dict[str, Any] | None:
-    """The option of the plan's first recommendation (the page's first card), if any."""
+    """The option of the plan's pick (chart_sets.pick_position: the cheapest acceptable
+    option's card, else the lowest-risk one's), if any."""
     cards = document.get("recommendations") or []
-    if not cards:
+    position = pick_position([card["key"] for card in cards])
+    if position is None:
         return None
-    first = cards[0].get("row_index")
-    return next((o for o in document["options"] if o.get("row_index") == first), None)
+    pick = cards[position].get("row_index")
+    return next((o for o in document["options"] if o.get("row_index") == pick), None)
 
 
 def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: str,

@@ -24,15 +24,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from planner.core.cloud import HOURS_PER_MONTH
-from planner.core.storage_tiers import StorageTier
+from planner.core.cloud import HOURS_PER_DAY, HOURS_PER_MONTH
+from planner.core.storage_tiers import (
+    IT_DAYS_FREQUENT,
+    IT_FREQUENT,
+    IT_INFREQUENT,
+    IT_MONITORING_USD_PER_1K_OBJECT_MONTHS,
+    IT_PREFIX,
+    StorageTier,
+)
 
-HOURS_PER_DAY = 24.0
 DAYS_PER_YEAR = 365.0
-IT_FREQUENT = "S3 Intelligent-Tiering, Frequent Access"
-IT_INFREQUENT = "S3 Intelligent-Tiering, Infrequent Access"
-IT_DAYS_FREQUENT = 30.0
-IT_MONITORING_USD_PER_1K_OBJECT_MONTHS = 0.0025  # storage_prices.csv, Frequent Access row
 # Block volume and standard object class per provider (the first matching table row).
 BLOCK_TIERS = ("gp3 (General Purpose SSD)", "Persistent Disk balanced (pd-balanced)")
 STANDARD_TIERS = ("S3 Standard", "Standard", "Hot")
@@ -154,7 +156,7 @@ def _cheapest_fitting(tiers: tuple[StorageTier, ...], provider: str,
                       days: float) -> StorageTier | None:
     fits = [t for t in tiers if t.provider == provider and t.kind == "object" and t.is_instant
             and t.is_priced and "operations" not in t.tier
-            and not t.tier.startswith("S3 Intelligent-Tiering")
+            and not t.tier.startswith(IT_PREFIX)
             and t.min_storage_days <= days]
     return min(fits, key=lambda t: t.usd_per_gb_month, default=None)
 
@@ -183,7 +185,7 @@ def provider_policies(tiers: tuple[StorageTier, ...], provider: str,
                     f"{block.tier}: hot data": hot_data}),
     ]
     for row, later in _tiered_rows(tiers, provider, inputs.after_days):
-        name = "S3 Intelligent-Tiering" if later is not None else row.tier
+        name = IT_PREFIX if later is not None else row.tier
         policies.append(_policy(
             provider, "tiered" if later is not None else "tiered_cheapest",
             f"Last {inputs.hot_keep_last} per model on {block.tier}; every checkpoint "
@@ -194,6 +196,16 @@ def provider_policies(tiers: tuple[StorageTier, ...], provider: str,
                                                   inputs.compression_ratio, later),
              f"{block.tier}: hot data": hot_data}))
     return policies
+
+
+def _priced_rows(tiers: tuple[StorageTier, ...], provider: str, inputs: FleetInputs
+                 ) -> list[StorageTier]:
+    """The table rows the provider's policies are priced with ([] when it has none)."""
+    rows = [_row(tiers, provider, BLOCK_TIERS), _row(tiers, provider, STANDARD_TIERS)]
+    if None in rows:  # provider_policies prices nothing without both
+        return []
+    rows += [row for pair in _tiered_rows(tiers, provider, inputs.after_days) for row in pair]
+    return [row for row in rows if row is not None]
 
 
 def _tiered_rows(tiers: tuple[StorageTier, ...], provider: str, days: float
@@ -225,7 +237,8 @@ def price_fleet(tiers: tuple[StorageTier, ...], inputs: FleetInputs,
                          "saving_usd_per_year": base - policy.total_usd,
                          "saving_pct": 100.0 * (1.0 - policy.total_usd / base)})
     return {"policies": rows, "providers_without_prices": missing,
-            "assumptions": assumptions_text(inputs),
+            "assumptions": assumptions_text(inputs, tuple(
+                row for provider in providers for row in _priced_rows(tiers, provider, inputs))),
             "lossless_only": _lossless(tiers, inputs, providers)}
 
 
@@ -239,8 +252,9 @@ def _lossless(tiers: tuple[StorageTier, ...], inputs: FleetInputs,
             for p in provider_policies(tiers, provider, lossless) if p.policy.startswith("tiered")]
 
 
-def assumptions_text(inputs: FleetInputs) -> list[str]:
-    """Every assumption of the what-if, one sentence each."""
+def assumptions_text(inputs: FleetInputs, rows: tuple[StorageTier, ...] = ()) -> list[str]:
+    """Every assumption of the what-if, one sentence each; `rows`: the table rows priced
+    (their basis and as-of date, each once)."""
     models = "; ".join(f"{m.name}: {m.checkpoint_gb:g} GB × {m.checkpoints_per_day:g}/day"
                        for m in inputs.models)
     saved = 100.0 * (1.0 - 1.0 / inputs.compression_ratio)
@@ -256,8 +270,9 @@ def assumptions_text(inputs: FleetInputs) -> list[str]:
         f"Hot data kept on block volumes in every policy: {inputs.hot_data_gb:,.0f} GB.",
         f"Requests: {inputs.files_per_checkpoint} files per checkpoint, one PUT each; no "
         "reads priced (restarts read the block-volume copies).",
-        "Prices: pricing/data/storage/storage_prices.csv (list prices; AWS and Azure as of "
-        "2024-07-01, GCP 2026-08-20; first volume band); egress and snapshots not included.",
+        "Prices: pricing/data/storage/storage_prices.csv (list prices, first volume band"
+        + "".join(f"; {basis}" for basis in dict.fromkeys(row.basis for row in rows))
+        + "); egress and snapshots not included.",
     ]
     if inputs.compression_ratio > LOSSLESS_CEILING:
         lines.append(f"{saved:.0f} % smaller is beyond lossless compression of bf16 weights "

@@ -88,3 +88,15 @@ def test_hostile_curve_files_fail_cleanly(data: bytes) -> None:
         parse_power_curves(data.decode("utf-8", errors="replace"))
     except ValueError as exc:
         assert "power_cap_curves.csv" in str(exc)
+
+
+def test_an_unmeasured_gpu_names_the_measured_gpus_the_table_has() -> None:
+    """The band's and the claim's list of measured GPUs comes from the curves, so a table
+    with V100 curves alone names the V100 alone."""
+    rows = list(csv.DictReader(CURVES.splitlines(keepends=True)))
+    fields = list(rows[0])
+    only_v100 = [",".join(fields)] + [",".join(f'"{r[c]}"' for c in fields)
+                                      for r in rows if r["gpu"].startswith("V100")]
+    cap = power_cap("H100 SXM5-80GB", 70.0, "llm", parse_power_curves("\n".join(only_v100)))
+    assert "every measured curve of V100," in cap.basis and "A40" not in cap.basis
+    assert "On the 1 measured GPUs (V100)" in cap.claim and "A40" not in cap.claim
