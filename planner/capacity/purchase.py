@@ -69,15 +69,15 @@ def risk_settings(document: Mapping[str, Any]) -> RiskSettings:
 
 def is_buyable(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInputs,
                gate: HistoryGate) -> bool:
-    """Whether the buying rule lets this history commit to a pool at the chosen price."""
+    """Whether the buying rule lets this history commit to a pool at the chosen price (the
+    same gate pool_purchase applies: owned hardware is a term of its lifetime)."""
     if inputs.pool_price == "owned":
-        return gate.is_commitment_allowed
+        return not option_block(owned_option(jobs.gpu_type, inputs), gate)
     offer = gpu_offer(analysis_offer(document, jobs.gpu_type))
     return pool_option(offer, gate, inputs.pool_price)[0] is not None
 
 
-def owned_term(gpu_type: str, inputs: CapacityInputs, on_demand_per_gpu: float
-               ) -> tuple[GpuOffer, CommitmentOption]:
+def owned_option(gpu_type: str, inputs: CapacityInputs) -> CommitmentOption:
     """Owned GPUs as a term the buying rule prices: bought upfront (with network and
     storage), running costs (power, space, staff) paid hourly, for the hardware's lifetime
     (one GPU an "instance"); its effective rate is every cost line's (core/owned.py)."""
@@ -88,18 +88,17 @@ def owned_term(gpu_type: str, inputs: CapacityInputs, on_demand_per_gpu: float
                                          / 100.0)
     by_name = {line["name"]: line["usd_per_gpu_hour"] for line in cost.lines}
     running = by_name["power"] + by_name["space and cooling"] + by_name["staff"]
-    offer = GpuOffer(gpu_type, "owned", "your data centre", f"owned {gpu_type} GPU", 1,
-                     on_demand_per_gpu)
-    option = CommitmentOption("owned", hw.lifetime_years, max(cost.usd_per_gpu_hour, 1e-9),
-                              payment_option=ALL_UPFRONT, upfront_usd=upfront,
-                              recurring_usd_per_hour=running)
-    return offer, option
+    return CommitmentOption("owned", hw.lifetime_years, max(cost.usd_per_gpu_hour, 1e-9),
+                            payment_option=ALL_UPFRONT, upfront_usd=upfront,
+                            recurring_usd_per_hour=running)
 
 
 def _owned(jobs: PoolJobs, inputs: CapacityInputs, pool_gpus: int, alt_per_gpu: float,
            settings: RiskSettings, is_gated: bool) -> PoolPurchase:
     demand = hourly_gpus(jobs)
-    offer, option = owned_term(jobs.gpu_type, inputs, alt_per_gpu)
+    offer = GpuOffer(jobs.gpu_type, "owned", "your data centre", f"owned {jobs.gpu_type} GPU",
+                     1, alt_per_gpu)
+    option = owned_option(jobs.gpu_type, inputs)
     gate = history_gate(demand) if is_gated else ungated(history_gate(demand))
     blocked = option_block(option, gate)
     if blocked or pool_gpus == 0:

@@ -7,11 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 from django.core.management import call_command
 from django.utils.html import escape
 
 from planner.capacity import services
+from planner.capacity.core.inputs import capacity_inputs
+from planner.capacity.core.jobs import PoolJobs
+from planner.capacity.core.prices import CapacityPrices
 from planner.capacity.models import CapacityRun
+from planner.capacity.purchase import is_buyable, pool_gate, pool_purchase
 from planner.purchase_mix.core.buying_rule import LINE_FIELDS
 from tests.clients import signed_in
 from tests.planner.capacity.conftest import steady_csv
@@ -71,3 +77,16 @@ def test_every_surface_shows_the_same_purchase_lines(
         assert escape(line["sentence"]) in cap_page and escape(line["sentence"]) in cap_report
         assert f"to buy it: {line['sentence']}" in cap_printed
     assert escape(api["headline"]) in cap_page and api["headline"] in cap_printed
+
+
+@pytest.mark.parametrize("days", [20, 60, 120])
+def test_an_owned_pool_is_recommended_only_when_the_rule_buys_it(days: int) -> None:
+    """Owned hardware is a term of its lifetime (5 years by default): on 60 days the rule
+    buys no term over 3 years, so the sweep may not recommend a pool it would not buy."""
+    n = days * 24
+    jobs = PoolJobs("H100", np.arange(n) * 3600.0, np.full(n, 3600.0),
+                    np.full(n, 8, dtype=np.int64), np.zeros(n, dtype=bool))
+    inputs = capacity_inputs({"pool_price": "owned", "pool_gpus": [0, 8]})
+    bought = pool_purchase({}, jobs, inputs, 8, CapacityPrices(1.0, 4.0, None, "owned"))
+    assert is_buyable({}, jobs, inputs, pool_gate(jobs)) == bool(bought["lines"])
+    assert bool(bought["lines"]) == (days >= 90)
