@@ -65,6 +65,14 @@ class PoolJobs:
         starts = np.searchsorted(index[order], np.arange(len(bounds) + 2))
         return order, starts, self.gpu_seconds[order]
 
+    @cached_property
+    def no_wait_hourly_gpus(self) -> np.ndarray:
+        """hourly_gpus(self), once per history (a pass over every job: the history gate, the
+        pool's savings and what it would cost all read it); read-only."""
+        hourly = _hourly_gpus(self)
+        hourly.flags.writeable = False
+        return hourly
+
 
 def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:
     """The jobs of `gpu_type` from a JobHistory frame (start/end epoch seconds, gpu_count,
@@ -129,7 +137,12 @@ def peak_concurrent_gpus(jobs: PoolJobs) -> int:
 
 def hourly_gpus(jobs: PoolJobs) -> np.ndarray:
     """Average GPUs in use in each whole hour from the first submit, if every job starts when
-    submitted (the no-wait demand a commitment is judged on, as the purchase mix's)."""
+    submitted (the no-wait demand a commitment is judged on, as the purchase mix's);
+    computed once per history, read-only."""
+    return jobs.no_wait_hourly_gpus
+
+
+def _hourly_gpus(jobs: PoolJobs) -> np.ndarray:
     if jobs.n_jobs == 0:
         return np.zeros(0)
     origin = float(jobs.submit_s[0])
