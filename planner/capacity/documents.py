@@ -41,7 +41,12 @@ from planner.capacity.references import (
 from planner.core import formatting as fmt
 from planner.core.cloud import is_stale_age, price_age_days
 from planner.core.purchase_options import ON_DEMAND, SPOT
-from planner.purchase_mix.core.buying_rule import pool_option, ungated, whole_instances
+from planner.purchase_mix.core.buying_rule import (
+    NO_POOL,
+    pool_option,
+    ungated,
+    whole_instances,
+)
 from planner.purchase_mix.core.forecast import HistoryGate
 from planner.purchase_mix.core.offers import CommitmentOption
 
@@ -305,7 +310,7 @@ def headline(plan: CapacityPlan, purchase: Mapping[str, Any] | None, jobs: PoolJ
     n = int(best["pool_gpus"])
     reasons = list((purchase or {}).get("reasons") or [])
     if n == 0:
-        why = f" {reasons[0]}" if reasons and "no GPUs" not in reasons[0] else ""
+        why = f" {reasons[0]}" if reasons and reasons[0] != NO_POOL else ""
         return (f"Commit nothing: run every {plan.gpu_type} job in the cloud, "
                 f"{fmt.usd(best['total_usd'])} over the history, no job waits.{why}")
     utilization = best.get("utilization")

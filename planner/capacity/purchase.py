@@ -19,6 +19,7 @@ from planner.core import formatting as fmt
 from planner.core.purchase_options import ALL_UPFRONT
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buying_rule import (
+    NO_POOL,
     PoolPurchase,
     buy_line,
     history_gate,
@@ -26,11 +27,14 @@ from planner.purchase_mix.core.buying_rule import (
     price_pool,
     ungated,
 )
-from planner.purchase_mix.core.forecast import HistoryGate, option_block
+from planner.purchase_mix.core.forecast import (
+    MIN_DAYS_FOR_3_YEARS,
+    MIN_DAYS_FOR_COMMITMENT,
+    HistoryGate,
+    option_block,
+)
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.risk import RiskSettings, term_savings
-
-NO_POOL = "The recommended pool has no GPUs: every job runs in the cloud."
 
 
 def analysis_offer(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
@@ -154,8 +158,9 @@ def would_buy(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInput
         return None
     priced = pool_purchase(document, jobs, inputs, point.pool_gpus, prices, is_gated=False)
     return {"pool_gpus": point.pool_gpus, "point_index": index, "lines": priced["lines"],
-            "words": f"Not a purchase yet: once the history allows it (30 days for a "
-                     f"1-year term, 90 days and no decline for longer ones), the cheapest pool "
-                     f"meeting the wait target would be {point.pool_gpus:,} GPUs "
+            "words": f"Not a purchase yet: once the history allows it "
+                     f"({MIN_DAYS_FOR_COMMITMENT} days for a 1-year term, "
+                     f"{MIN_DAYS_FOR_3_YEARS} days and no decline for longer ones), the "
+                     f"cheapest pool meeting the wait target would be {point.pool_gpus:,} GPUs "
                      f"({fmt.usd(point.total_usd)} over the history): "
                      + priced["words"]}

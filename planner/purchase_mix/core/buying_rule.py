@@ -171,6 +171,9 @@ class PoolPurchase:
     gate: HistoryGate
 
 
+NO_POOL = "The recommended pool has no GPUs: every job runs in the cloud."
+
+
 def pool_option(offer: GpuOffer, gate: HistoryGate, term: str
                 ) -> tuple[CommitmentOption | None, tuple[str, ...]]:
     """The commitment a pool is bought on: the cheapest per hour of `term` ("cheapest": of
@@ -205,8 +208,7 @@ def price_pool(
         gate = ungated(gate)
     count = whole_instances(pool_gpus, offer.gpus_per_instance, offer.instance_type)
     if count == 0:
-        return PoolPurchase((), ("The recommended pool has no GPUs: every job runs in the "
-                                 "cloud.",), gate)
+        return PoolPurchase((), (NO_POOL,), gate)
     option, reasons = pool_option(offer, gate, term)
     if option is None:
         return PoolPurchase((), reasons, gate)
