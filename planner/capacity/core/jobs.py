@@ -16,6 +16,9 @@ import numpy as np
 import pandas as pd
 
 POLICIES: tuple[str, ...] = ("none", "constant", "size_aware")
+# Job-size classes by GPUs: (name, fewest, most); each point's waits are told per class.
+JOB_CLASSES: tuple[tuple[str, int, float], ...] = (
+    ("1 GPU", 1, 1), ("2-7 GPUs", 2, 7), ("8-63 GPUs", 8, 63), ("64+ GPUs", 64, math.inf))
 DISCIPLINES: tuple[str, ...] = ("fifo", "backfill")
 
 
@@ -59,10 +62,10 @@ class PoolJobs:
     def size_classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Jobs grouped by size class once per history (the sweep's every point reuses it):
         (job order by class, where each class starts in it, GPU-seconds in that order)."""
-        bounds = np.array([2, 8, 64])  # classes 1, 2-7, 8-63, 64+ GPUs
-        index = np.searchsorted(bounds, self.gpus, side="right")
+        bounds = np.array([fewest for _, fewest, _ in JOB_CLASSES[1:]])
+        index = np.searchsorted(bounds, self.gpus, side="right")  # the class of each job
         order = np.argsort(index, kind="stable")
-        starts = np.searchsorted(index[order], np.arange(len(bounds) + 2))
+        starts = np.searchsorted(index[order], np.arange(len(JOB_CLASSES) + 1))
         return order, starts, self.gpu_seconds[order]
 
     @cached_property
