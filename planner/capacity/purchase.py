@@ -86,15 +86,10 @@ def owned_option(gpu_type: str, inputs: CapacityInputs) -> CommitmentOption:
     storage), running costs (power, space, staff) paid hourly, for the hardware's lifetime
     (one GPU an "instance"); its effective rate is every cost line's (core/owned.py)."""
     cost = owned_cost(gpu_type, inputs.owned or {})
-    hw = cost.hardware
-    figures = {f["key"]: f["value"] for f in cost.figures}
-    upfront = hw.purchase_usd_per_gpu * (1 + (figures["network_pct"] + figures["storage_pct"])
-                                         / 100.0)
-    by_name = {line["name"]: line["usd_per_gpu_hour"] for line in cost.lines}
-    running = by_name["power"] + by_name["space and cooling"] + by_name["staff"]
-    return CommitmentOption("owned", hw.lifetime_years, max(cost.usd_per_gpu_hour, 1e-9),
-                            payment_option=ALL_UPFRONT, upfront_usd=upfront,
-                            recurring_usd_per_hour=running)
+    return CommitmentOption("owned", cost.hardware.lifetime_years,
+                            max(cost.usd_per_gpu_hour, 1e-9), payment_option=ALL_UPFRONT,
+                            upfront_usd=cost.upfront_usd_per_gpu,
+                            recurring_usd_per_hour=cost.running_usd_per_gpu_hour)
 
 
 def _owned(jobs: PoolJobs, inputs: CapacityInputs, pool_gpus: int, alt_per_gpu: float,

@@ -90,3 +90,20 @@ def test_an_owned_pool_is_recommended_only_when_the_rule_buys_it(days: int) -> N
     bought = pool_purchase({}, jobs, inputs, 8, CapacityPrices(1.0, 4.0, None, "owned"))
     assert is_buyable({}, jobs, inputs, pool_gate(jobs)) == bool(bought["lines"])
     assert bool(bought["lines"]) == (days >= 90)
+
+
+def test_an_owned_gpu_is_bought_on_its_cost_lines() -> None:
+    """The buying rule's owned term pays the price with its network and storage upfront and
+    the running lines (power, space and cooling, staff) hourly; its rate is every line's."""
+    from planner.capacity.core.owned import owned_cost
+    from planner.capacity.purchase import owned_option
+
+    given = {"purchase_usd_per_gpu": 20_000.0, "network_pct": 10.0, "storage_pct": 5.0}
+    cost = owned_cost("A100", given)
+    option = owned_option("A100", capacity_inputs({"pool_price": "owned", "owned": given}))
+    by_name = {line["name"]: line["usd_per_gpu_hour"] for line in cost.lines}
+    assert option.upfront_usd == cost.upfront_usd_per_gpu == pytest.approx(23_000.0)
+    assert option.recurring_usd_per_hour == cost.running_usd_per_gpu_hour == pytest.approx(
+        by_name["power"] + by_name["space and cooling"] + by_name["staff"])
+    assert option.usd_per_hour == cost.usd_per_gpu_hour == pytest.approx(sum(by_name.values()))
+    assert option.term_years == cost.hardware.lifetime_years == 5.0
