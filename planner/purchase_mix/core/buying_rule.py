@@ -147,11 +147,7 @@ def buy_line(
         full_term_cost_usd=count * (option.upfront_usd + recurring * term_hours),
         first_year_savings_usd=first_year_savings_usd,
     )
-    return _with_sentence(line)
-
-
-def _with_sentence(line: BuyLine) -> BuyLine:
-    return replace(line, sentence=line_sentence(line))
+    return replace(line, sentence=line_sentence(line))  # from the finished line, once
 
 
 @dataclass(frozen=True)
