@@ -207,7 +207,7 @@ def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str,
         for size in inputs.pool_gpus:  # what is priced is what can be bought
             whole_instances(size, step, offer["instance_type"])
     sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references), step=step)
-    if not pool_gate(jobs).is_commitment_allowed:
+    if not is_buyable(analysis, jobs, inputs, pool_gate(jobs)):
         sizes = tuple(sorted({0, *sizes}))  # everything in the cloud: the one buyable pool
     grid = sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
     check_points(len(grid), jobs.n_jobs)

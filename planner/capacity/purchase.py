@@ -127,8 +127,6 @@ def pool_purchase(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityI
         bought = price_pool(offer, inputs.pool_price, pool_gpus, hourly_gpus(jobs) / per,
                             alternative_usd_per_hour=alt_per_gpu * per, settings=settings,
                             is_gated=is_gated)
-    if pool_gpus == 0 and not bought.gate.is_commitment_allowed:  # the gate's why first
-        bought = PoolPurchase((), bought.gate.reasons[:1], bought.gate)
     lines = [json_safe(line) for line in bought.lines]
     return {
         "is_owned": inputs.pool_price == "owned", "gpus": sum(x["gpus"] for x in lines),

@@ -196,11 +196,11 @@ def price_pool(
     if not is_gated:
         gate = ungated(gate)
     count = whole_instances(pool_gpus, offer.gpus_per_instance, offer.instance_type)
+    option, reasons = pool_option(offer, gate, term)
+    if option is None:  # why nothing may be bought comes before the pool's size
+        return PoolPurchase((), reasons, gate)
     if count == 0:
         return PoolPurchase((), (NO_POOL,), gate)
-    option, reasons = pool_option(offer, gate, term)
-    if option is None:
-        return PoolPurchase((), reasons, gate)
     term_spread, first_year = term_savings(
         demand_instances, option, count, alternative_usd_per_hour=alternative_usd_per_hour,
         settings=settings)
