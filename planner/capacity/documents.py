@@ -25,6 +25,7 @@ from planner.capacity.core.pool import BACKFILL_DEPTH
 from planner.capacity.core.prices import CapacityPrices
 from planner.capacity.purchase import (
     analysis_offer,
+    gpu_offer,
     is_buyable,
     pool_gate,
     pool_purchase,
@@ -33,14 +34,20 @@ from planner.capacity.purchase import (
 from planner.capacity.references import (
     WHAT_TO_BUY,
     no_wait_purchases,
+    payment_words,
     reference_note,
     references,
 )
 from planner.core import formatting as fmt
 from planner.core.cloud import is_stale_age, price_age_days
 from planner.core.purchase_options import ON_DEMAND, SPOT
-from planner.purchase_mix.core.buying_rule import whole_instances
-from planner.purchase_mix.core.forecast import HistoryGate, option_block
+from planner.purchase_mix.core.buying_rule import (
+    NO_POOL,
+    pool_option,
+    ungated,
+    whole_instances,
+)
+from planner.purchase_mix.core.forecast import HistoryGate
 from planner.purchase_mix.core.offers import CommitmentOption
 
 POINT_KEYS = ("pool_gpus", "discipline", "policy", "max_wait_hours", "pool_gpu_hours",
@@ -94,32 +101,23 @@ def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hou
             "basis": None, "usd_per_gpu_hour": None}
 
 
-def _payment_words(commitment: Mapping[str, Any]) -> str:
-    """"All upfront, standard": an offer's commitment's payment option and offering class."""
-    payment = commitment.get("payment_option")
-    return ", ".join(filter(None, (fmt.label(payment) if payment else "",
-                                   commitment.get("offering_class") or "")))
-
-
-def _commitment(offer: dict[str, Any], inputs: CapacityInputs,
-                gate: HistoryGate | None = None) -> dict[str, Any]:
-    """The commitment the pool is priced as: the cheapest per hour of the chosen term that
-    the history allows (when it allows none, the cheapest sold: what a pool would cost)."""
-    options = [c for c in offer.get("commitments") or []
-               if inputs.pool_price == "cheapest" or c["term"] == inputs.pool_price]
-    if not options:
+def _commitment(offer: dict[str, Any], inputs: CapacityInputs, gate: HistoryGate
+                ) -> CommitmentOption:
+    """The commitment the pool is priced as: the buying rule's option for the chosen term
+    (when the history allows none, the one it would buy once allowed: what a pool would
+    cost)."""
+    sold = gpu_offer(offer)
+    option = (pool_option(sold, gate, inputs.pool_price)[0]
+              or pool_option(sold, ungated(gate), inputs.pool_price)[0])
+    if option is None:
         what = "commitment" if inputs.pool_price == "cheapest" else fmt.label(inputs.pool_price)
         raise ValueError(f"pool_price: {offer['provider']} {offer['region']} sells no "
                          f"{what} for {offer['gpu_type']} (choose owned hardware)")
-    if gate is not None:
-        allowed = [c for c in options if not option_block(
-            CommitmentOption(c["term"], float(c["term_years"]), float(c["usd_per_hour"])), gate)]
-        options = allowed or options
-    return dict(min(options, key=lambda c: float(c["usd_per_hour"])))
+    return option
 
 
 def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping[str, Any],
-                gate: HistoryGate | None = None) -> tuple[float, str, dict[str, Any]]:
+                gate: HistoryGate) -> tuple[float, str, dict[str, Any]]:
     per = float(offer["gpus_per_instance"])
     if inputs.pool_price == "owned":
         cost = owned_cost(offer["gpu_type"], inputs.owned or {})
@@ -136,15 +134,14 @@ def _pool_price(offer: dict[str, Any], inputs: CapacityInputs, document: Mapping
                   "figures": list(cost.figures), "lines": list(cost.lines)}
         return cost.usd_per_gpu_hour, words, source
     best = _commitment(offer, inputs, gate)
-    words = (f"{fmt.label(best['term'])}, {_payment_words(best)} "
-             f"({offer['provider']} {offer['region']} {offer['instance_type']})")
-    source = _source(document, offer["gpu_type"], best["term"], float(best["usd_per_hour"]))
-    return float(best["usd_per_hour"]) / per, words, source
+    words = (f"{fmt.label(best.term)}, {payment_words(best.payment_option, best.offering_class)}"
+             f" ({offer['provider']} {offer['region']} {offer['instance_type']})")
+    source = _source(document, offer["gpu_type"], best.term, best.usd_per_hour)
+    return best.usd_per_hour / per, words, source
 
 
 def capacity_prices(document: Mapping[str, Any], gpu_type: str, inputs: CapacityInputs,
-                    gate: HistoryGate | None = None
-                    ) -> tuple[CapacityPrices, list[dict[str, Any]]]:
+                    gate: HistoryGate) -> tuple[CapacityPrices, list[dict[str, Any]]]:
     """$/GPU-hour of the pool and of bursting, from the analysis's offer for the type, and
     where each price comes from. Spot (with the analysis's interruption overhead) only for
     interruptible jobs and only if allowed."""
@@ -210,7 +207,7 @@ def capacity_grid(jobs: PoolJobs, inputs: CapacityInputs, analysis: Mapping[str,
         for size in inputs.pool_gpus:  # what is priced is what can be bought
             whole_instances(size, step, offer["instance_type"])
     sizes = inputs.pool_gpus or pool_sizes(jobs, include=tuple(references), step=step)
-    if not pool_gate(jobs).is_commitment_allowed:
+    if not is_buyable(analysis, jobs, inputs, pool_gate(jobs)):
         sizes = tuple(sorted({0, *sizes}))  # everything in the cloud: the one buyable pool
     grid = sweep_grid(sizes, inputs.disciplines, inputs.policies, inputs.max_wait_hours)
     check_points(len(grid), jobs.n_jobs)
@@ -313,7 +310,7 @@ def headline(plan: CapacityPlan, purchase: Mapping[str, Any] | None, jobs: PoolJ
     n = int(best["pool_gpus"])
     reasons = list((purchase or {}).get("reasons") or [])
     if n == 0:
-        why = f" {reasons[0]}" if reasons and "no GPUs" not in reasons[0] else ""
+        why = f" {reasons[0]}" if reasons and reasons[0] != NO_POOL else ""
         return (f"Commit nothing: run every {plan.gpu_type} job in the cloud, "
                 f"{fmt.usd(best['total_usd'])} over the history, no job waits.{why}")
     utilization = best.get("utilization")

@@ -19,6 +19,7 @@ from planner.core import formatting as fmt
 from planner.core.purchase_options import ALL_UPFRONT
 from planner.core.serialize import json_safe
 from planner.purchase_mix.core.buying_rule import (
+    NO_POOL,
     PoolPurchase,
     buy_line,
     history_gate,
@@ -26,11 +27,14 @@ from planner.purchase_mix.core.buying_rule import (
     price_pool,
     ungated,
 )
-from planner.purchase_mix.core.forecast import HistoryGate, option_block
+from planner.purchase_mix.core.forecast import (
+    MIN_DAYS_FOR_3_YEARS,
+    MIN_DAYS_FOR_COMMITMENT,
+    HistoryGate,
+    option_block,
+)
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
 from planner.purchase_mix.core.risk import RiskSettings, term_savings
-
-NO_POOL = "The recommended pool has no GPUs: every job runs in the cloud."
 
 
 def analysis_offer(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
@@ -69,37 +73,31 @@ def risk_settings(document: Mapping[str, Any]) -> RiskSettings:
 
 def is_buyable(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInputs,
                gate: HistoryGate) -> bool:
-    """Whether the buying rule lets this history commit to a pool at the chosen price."""
+    """Whether the buying rule lets this history commit to a pool at the chosen price (the
+    same gate pool_purchase applies: owned hardware is a term of its lifetime)."""
     if inputs.pool_price == "owned":
-        return gate.is_commitment_allowed
+        return not option_block(owned_option(jobs.gpu_type, inputs), gate)
     offer = gpu_offer(analysis_offer(document, jobs.gpu_type))
     return pool_option(offer, gate, inputs.pool_price)[0] is not None
 
 
-def owned_term(gpu_type: str, inputs: CapacityInputs, on_demand_per_gpu: float
-               ) -> tuple[GpuOffer, CommitmentOption]:
+def owned_option(gpu_type: str, inputs: CapacityInputs) -> CommitmentOption:
     """Owned GPUs as a term the buying rule prices: bought upfront (with network and
     storage), running costs (power, space, staff) paid hourly, for the hardware's lifetime
     (one GPU an "instance"); its effective rate is every cost line's (core/owned.py)."""
     cost = owned_cost(gpu_type, inputs.owned or {})
-    hw = cost.hardware
-    figures = {f["key"]: f["value"] for f in cost.figures}
-    upfront = hw.purchase_usd_per_gpu * (1 + (figures["network_pct"] + figures["storage_pct"])
-                                         / 100.0)
-    by_name = {line["name"]: line["usd_per_gpu_hour"] for line in cost.lines}
-    running = by_name["power"] + by_name["space and cooling"] + by_name["staff"]
-    offer = GpuOffer(gpu_type, "owned", "your data centre", f"owned {gpu_type} GPU", 1,
-                     on_demand_per_gpu)
-    option = CommitmentOption("owned", hw.lifetime_years, max(cost.usd_per_gpu_hour, 1e-9),
-                              payment_option=ALL_UPFRONT, upfront_usd=upfront,
-                              recurring_usd_per_hour=running)
-    return offer, option
+    return CommitmentOption("owned", cost.hardware.lifetime_years,
+                            max(cost.usd_per_gpu_hour, 1e-9), payment_option=ALL_UPFRONT,
+                            upfront_usd=cost.upfront_usd_per_gpu,
+                            recurring_usd_per_hour=cost.running_usd_per_gpu_hour)
 
 
 def _owned(jobs: PoolJobs, inputs: CapacityInputs, pool_gpus: int, alt_per_gpu: float,
            settings: RiskSettings, is_gated: bool) -> PoolPurchase:
     demand = hourly_gpus(jobs)
-    offer, option = owned_term(jobs.gpu_type, inputs, alt_per_gpu)
+    offer = GpuOffer(jobs.gpu_type, "owned", "your data centre", f"owned {jobs.gpu_type} GPU",
+                     1, alt_per_gpu)
+    option = owned_option(jobs.gpu_type, inputs)
     gate = history_gate(demand) if is_gated else ungated(history_gate(demand))
     blocked = option_block(option, gate)
     if blocked or pool_gpus == 0:
@@ -129,8 +127,6 @@ def pool_purchase(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityI
         bought = price_pool(offer, inputs.pool_price, pool_gpus, hourly_gpus(jobs) / per,
                             alternative_usd_per_hour=alt_per_gpu * per, settings=settings,
                             is_gated=is_gated)
-    if pool_gpus == 0 and not bought.gate.is_commitment_allowed:  # the gate's why first
-        bought = PoolPurchase((), bought.gate.reasons[:1], bought.gate)
     lines = [json_safe(line) for line in bought.lines]
     return {
         "is_owned": inputs.pool_price == "owned", "gpus": sum(x["gpus"] for x in lines),
@@ -155,8 +151,9 @@ def would_buy(document: Mapping[str, Any], jobs: PoolJobs, inputs: CapacityInput
         return None
     priced = pool_purchase(document, jobs, inputs, point.pool_gpus, prices, is_gated=False)
     return {"pool_gpus": point.pool_gpus, "point_index": index, "lines": priced["lines"],
-            "words": f"Not a purchase yet: once the history allows it (30 days for a "
-                     f"1-year term, 90 days and no decline for longer ones), the cheapest pool "
-                     f"meeting the wait target would be {point.pool_gpus:,} GPUs "
+            "words": f"Not a purchase yet: once the history allows it "
+                     f"({MIN_DAYS_FOR_COMMITMENT} days for a 1-year term, "
+                     f"{MIN_DAYS_FOR_3_YEARS} days and no decline for longer ones), the "
+                     f"cheapest pool meeting the wait target would be {point.pool_gpus:,} GPUs "
                      f"({fmt.usd(point.total_usd)} over the history): "
                      + priced["words"]}

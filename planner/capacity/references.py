@@ -23,7 +23,7 @@ def _mix_plan(replay: Mapping[str, Any] | None, gpu_type: str) -> dict[str, Any]
     return {}
 
 
-def _payment_words(payment_option: str | None, offering_class: str | None) -> str:
+def payment_words(payment_option: str | None, offering_class: str | None) -> str:
     """"All upfront, standard": a commitment's payment option and offering class."""
     return ", ".join(filter(None, (fmt.label(payment_option) if payment_option else "",
                                    offering_class or "")))
@@ -56,7 +56,7 @@ def _what_to_buy(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any]:
     item = next((dict(t) for t in buy.get("types") or [] if t.get("gpu_type") == gpu_type), {})
     parts = [(int(line["count"]), int(line["gpus"]), float(line["usd_per_hour"]),
               _part_words(int(line["count"]), line["instance_type"], line["term"],
-                          _payment_words(line.get("payment_option"),
+                          payment_words(line.get("payment_option"),
                                          line.get("offering_class"))))
              for line in item.get("lines") or [] if int(line.get("count") or 0) > 0]
     replay = buy.get("replay") or {}
@@ -79,7 +79,7 @@ def _hindsight(document: Mapping[str, Any], gpu_type: str) -> dict[str, Any] | N
         parts.append((instances, int(bought.get("gpus") or 0),
                       float(bought.get("hourly_commitment_usd") or 0.0),
                       _part_words(instances, offer.get("instance_type", ""), bought["term"],
-                                  _payment_words(option.get("payment_option"),
+                                  payment_words(option.get("payment_option"),
                                                  option.get("offering_class")))))
     return _purchase(HINDSIGHT, parts, plan, reference.get("n_hours"))
 

@@ -25,6 +25,7 @@ from planner.purchase_mix.core.backtest_terms import backtest_terms
 from planner.purchase_mix.core.breakdown import duration_histogram
 from planner.purchase_mix.core.buy import WhatToBuy, buy_decision, what_to_buy
 from planner.purchase_mix.core.demand import HourlyDemand
+from planner.purchase_mix.core.forecast import MIN_DAYS_FOR_3_YEARS, MIN_DAYS_FOR_COMMITMENT
 from planner.purchase_mix.core.hindsight import hindsight_replay
 from planner.purchase_mix.core.offers import GpuOffer
 from planner.purchase_mix.core.replay import MixReplay, replay_mix
@@ -185,8 +186,9 @@ def _what_to_buy(
 
 HINDSIGHT_WORDS = ("What you would have bought knowing the future: the exact cost-minimising "
                    "commitment if the past repeated exactly, within the same buying rule as "
-                   "what to buy (nothing under 30 days of history, no 3-year term under 90). "
-                   "A backtest reference, not a recommendation.")
+                   f"what to buy (nothing under {MIN_DAYS_FOR_COMMITMENT} days of history, no "
+                   f"3-year term under {MIN_DAYS_FOR_3_YEARS}). A backtest reference, not a "
+                   "recommendation.")
 
 
 def _hindsight_dict(replay: MixReplay) -> dict[str, Any]:

@@ -16,6 +16,9 @@ import numpy as np
 import pandas as pd
 
 POLICIES: tuple[str, ...] = ("none", "constant", "size_aware")
+# Job-size classes by GPUs: (name, fewest, most); each point's waits are told per class.
+JOB_CLASSES: tuple[tuple[str, int, float], ...] = (
+    ("1 GPU", 1, 1), ("2-7 GPUs", 2, 7), ("8-63 GPUs", 8, 63), ("64+ GPUs", 64, math.inf))
 DISCIPLINES: tuple[str, ...] = ("fifo", "backfill")
 
 
@@ -59,11 +62,19 @@ class PoolJobs:
     def size_classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Jobs grouped by size class once per history (the sweep's every point reuses it):
         (job order by class, where each class starts in it, GPU-seconds in that order)."""
-        bounds = np.array([2, 8, 64])  # classes 1, 2-7, 8-63, 64+ GPUs
-        index = np.searchsorted(bounds, self.gpus, side="right")
+        bounds = np.array([fewest for _, fewest, _ in JOB_CLASSES[1:]])
+        index = np.searchsorted(bounds, self.gpus, side="right")  # the class of each job
         order = np.argsort(index, kind="stable")
-        starts = np.searchsorted(index[order], np.arange(len(bounds) + 2))
+        starts = np.searchsorted(index[order], np.arange(len(JOB_CLASSES) + 1))
         return order, starts, self.gpu_seconds[order]
+
+    @cached_property
+    def no_wait_hourly_gpus(self) -> np.ndarray:
+        """hourly_gpus(self), once per history (a pass over every job: the history gate, the
+        pool's savings and what it would cost all read it); read-only."""
+        hourly = _hourly_gpus(self)
+        hourly.flags.writeable = False
+        return hourly
 
 
 def pool_jobs_from_frame(jobs: pd.DataFrame, gpu_type: str) -> PoolJobs:
@@ -129,7 +140,12 @@ def peak_concurrent_gpus(jobs: PoolJobs) -> int:
 
 def hourly_gpus(jobs: PoolJobs) -> np.ndarray:
     """Average GPUs in use in each whole hour from the first submit, if every job starts when
-    submitted (the no-wait demand a commitment is judged on, as the purchase mix's)."""
+    submitted (the no-wait demand a commitment is judged on, as the purchase mix's);
+    computed once per history, read-only."""
+    return jobs.no_wait_hourly_gpus
+
+
+def _hourly_gpus(jobs: PoolJobs) -> np.ndarray:
     if jobs.n_jobs == 0:
         return np.zeros(0)
     origin = float(jobs.submit_s[0])

@@ -137,6 +137,8 @@ class OwnedCost:
     usd_per_gpu_hour: float
     figures: tuple[dict[str, Any], ...]  # each figure: value, unit, basis, source
     lines: tuple[dict[str, Any], ...]  # each cost line: name, usd_per_gpu_hour
+    upfront_usd_per_gpu: float  # paid at purchase: the price with its network and storage
+    running_usd_per_gpu_hour: float  # paid as it runs: power, space and cooling, staff
 
 
 def owned_cost(gpu_type: str, given: Mapping[str, float]) -> OwnedCost:
@@ -163,17 +165,22 @@ def owned_cost(gpu_type: str, given: Mapping[str, float]) -> OwnedCost:
     else:
         interest = 0.0
     kw = value["power_kw_per_gpu"]
+    running = (  # paid as the GPU runs, not at purchase
+        ("power", kw * value["pue"] * value["usd_per_kwh"]),
+        ("space and cooling", kw * value["space_usd_per_kw_month"] * 12.0 / HOURS_PER_YEAR),
+        ("staff", value["staff_usd_per_gpu_year"] / HOURS_PER_YEAR),
+    )
     lines = (
         ("hardware, depreciated", price * per_hour),
         ("network", price * value["network_pct"] / 100.0 * per_hour),
         ("storage", price * value["storage_pct"] / 100.0 * per_hour),
         ("resale value", -resale * per_hour),
         ("cost of capital", interest),
-        ("power", kw * value["pue"] * value["usd_per_kwh"]),
-        ("space and cooling", kw * value["space_usd_per_kw_month"] * 12.0 / HOURS_PER_YEAR),
-        ("staff", value["staff_usd_per_gpu_year"] / HOURS_PER_YEAR),
+        *running,
     )
     total = sum(cost for _, cost in lines)
     hardware = OwnedHardware(price, years, kw, value["pue"], value["usd_per_kwh"])
     return OwnedCost(hardware, total, figures,
-                     tuple({"name": name, "usd_per_gpu_hour": cost} for name, cost in lines))
+                     tuple({"name": name, "usd_per_gpu_hour": cost} for name, cost in lines),
+                     upfront_usd_per_gpu=capital,
+                     running_usd_per_gpu_hour=sum(cost for _, cost in running))

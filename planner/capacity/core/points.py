@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.capacity.core.jobs import PoolJobs, wait_limits_s
+from planner.capacity.core.jobs import JOB_CLASSES, PoolJobs, wait_limits_s
 from planner.capacity.core.pool import PoolOutcome, simulate_pool
 from planner.capacity.core.prices import CapacityPrices
 
@@ -122,11 +122,6 @@ def point_figures(
         worst_class_p95_wait_hours=max((c["p95_wait_hours"] for c in by_class.values()),
                                        default=0.0),
     )
-
-
-# Job-size classes by GPUs: (name, fewest, most).
-JOB_CLASSES: tuple[tuple[str, int, float], ...] = (
-    ("1 GPU", 1, 1), ("2-7 GPUs", 2, 7), ("8-63 GPUs", 8, 63), ("64+ GPUs", 64, math.inf))
 
 
 def waits_by_class(jobs: PoolJobs, wait_s: np.ndarray) -> dict[str, dict[str, float]]:

@@ -28,10 +28,10 @@ from planner.core.serialize import json_safe
 from planner.core.spot import DEFAULT_CHECKPOINT_POLICY, CheckpointPolicy, SpotPlan
 from planner.purchase_mix.core.buying_rule import BuyLine, buy_line
 from planner.purchase_mix.core.demand import HourlyDemand
-from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer, offers_by_type
+from planner.purchase_mix.core.offers import GpuOffer, offers_by_type
 from planner.purchase_mix.core.outcome import ReplayOutcome
 from planner.purchase_mix.core.replay import MixReplay, replay_mix
-from planner.purchase_mix.core.risk import RiskSettings, TermChoice, TypeSizing, size_type
+from planner.purchase_mix.core.risk import RiskSettings, TypeSizing, size_type
 from planner.purchase_mix.core.savings_plan import SavingsPlanOffer
 from planner.purchase_mix.core.spot_jobs import spot_plan_for
 from planner.purchase_mix.core.type_plan import TypeDecision
@@ -128,27 +128,15 @@ def alternative_for(offer: GpuOffer, spot: SpotPlan | None, *, is_spot_allowed: 
     return min(found, key=lambda item: item.usd_per_hour)
 
 
-def _choice_for(sizing: TypeSizing, layer_option: CommitmentOption) -> TermChoice | None:
-    for choice in sizing.choices:
-        if (choice.term, choice.payment_option, choice.usd_per_hour) == (
-                layer_option.term, layer_option.payment_option, layer_option.usd_per_hour):
-            return choice
-    return None
-
-
 def _lines(offer: GpuOffer, sizing: TypeSizing) -> tuple[BuyLine, ...]:
-    """The risk-sized layers as purchase lines (the buying rule's one format)."""
-    lines = []
-    for layer in sizing.layers:
-        choice = _choice_for(sizing, layer.option)
-        line = buy_line(offer, layer.option, layer.count,
-                        alternative_usd_per_hour=sizing.alternative_usd_per_hour,
-                        savings_usd=layer.savings_usd,
-                        first_year_savings_usd=layer.first_year_savings_usd)
-        if choice is not None:  # the same ratio, as the term's choice states it
-            line = replace(line, break_even_utilization_pct=choice.break_even_utilization_pct)
-        lines.append(line)
-    return tuple(lines)
+    """The risk-sized layers as purchase lines (the buying rule's one format, its sentence
+    included: never changed after buy_line builds it)."""
+    return tuple(
+        buy_line(offer, layer.option, layer.count,
+                 alternative_usd_per_hour=sizing.alternative_usd_per_hour,
+                 savings_usd=layer.savings_usd,
+                 first_year_savings_usd=layer.first_year_savings_usd)
+        for layer in sizing.layers)
 
 
 def buy_decision(item: TypeBuy) -> TypeDecision:

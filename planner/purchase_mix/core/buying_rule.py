@@ -91,13 +91,6 @@ def whole_instances(gpus: int, gpus_per_instance: int, instance_type: str) -> in
     return gpus // gpus_per_instance
 
 
-def recurring_usd_per_hour(option: CommitmentOption) -> float:
-    """The hourly fee per instance (None in the offer: the rate when nothing is upfront)."""
-    if option.recurring_usd_per_hour is not None:
-        return option.recurring_usd_per_hour
-    return option.usd_per_hour if option.upfront_usd == 0 else 0.0
-
-
 def count_words(count: int, instance_type: str, gpus_per_instance: int) -> str:
     """"3 x p4d.24xlarge (8 GPUs each, 24 GPUs)": instances, GPUs per instance and in all."""
     each = "1 GPU each" if gpus_per_instance == 1 else f"{gpus_per_instance} GPUs each"
@@ -135,7 +128,7 @@ def buy_line(
     """`count` whole instances of the offer on `option`, with its full-term money."""
     if count < 0:
         raise ValueError("count: instances must be >= 0")
-    recurring = recurring_usd_per_hour(option)
+    recurring = option.fee_usd_per_hour
     term_hours = option.term_years * HOURS_PER_YEAR
     line = BuyLine(
         gpu_type=offer.gpu_type, provider=offer.provider, region=offer.region,
@@ -154,11 +147,7 @@ def buy_line(
         full_term_cost_usd=count * (option.upfront_usd + recurring * term_hours),
         first_year_savings_usd=first_year_savings_usd,
     )
-    return _with_sentence(line)
-
-
-def _with_sentence(line: BuyLine) -> BuyLine:
-    return replace(line, sentence=line_sentence(line))
+    return replace(line, sentence=line_sentence(line))  # from the finished line, once
 
 
 @dataclass(frozen=True)
@@ -169,6 +158,9 @@ class PoolPurchase:
     lines: tuple[BuyLine, ...]
     reasons: tuple[str, ...]
     gate: HistoryGate
+
+
+NO_POOL = "The recommended pool has no GPUs: every job runs in the cloud."
 
 
 def pool_option(offer: GpuOffer, gate: HistoryGate, term: str
@@ -204,12 +196,11 @@ def price_pool(
     if not is_gated:
         gate = ungated(gate)
     count = whole_instances(pool_gpus, offer.gpus_per_instance, offer.instance_type)
-    if count == 0:
-        return PoolPurchase((), ("The recommended pool has no GPUs: every job runs in the "
-                                 "cloud.",), gate)
     option, reasons = pool_option(offer, gate, term)
-    if option is None:
+    if option is None:  # why nothing may be bought comes before the pool's size
         return PoolPurchase((), reasons, gate)
+    if count == 0:
+        return PoolPurchase((), (NO_POOL,), gate)
     term_spread, first_year = term_savings(
         demand_instances, option, count, alternative_usd_per_hour=alternative_usd_per_hour,
         settings=settings)

@@ -26,6 +26,14 @@ class CommitmentOption:
     offering_class: str = ""  # "standard" | "convertible" | "" (AWS reserved instances)
 
     @property
+    def fee_usd_per_hour(self) -> float:
+        """The hourly fee per instance (`recurring_usd_per_hour`; when the offer leaves it
+        out, the rate if nothing is paid upfront, else nothing)."""
+        if self.recurring_usd_per_hour is not None:
+            return self.recurring_usd_per_hour
+        return self.usd_per_hour if self.upfront_usd == 0 else 0.0
+
+    @property
     def payment_words(self) -> str:
         words = PAYMENT_OPTION_WORDS.get(self.payment_option, self.payment_option)
         return f"{words}, {self.offering_class}" if self.offering_class else words

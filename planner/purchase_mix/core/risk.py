@@ -155,17 +155,11 @@ def _break_even_month(
 ) -> int | None:
     """First month whose cumulative benefit covers upfront plus recurring fees (P50 demand)."""
     upfront = count * option.upfront_usd
-    net = alt * used_per_month - count * _recurring(option) * HOURS_PER_MONTH
+    net = alt * used_per_month - count * option.fee_usd_per_hour * HOURS_PER_MONTH
     if count == 0 or net <= 0:
         return None
     month = max(1, math.ceil(upfront / net))
     return month if month <= option.term_years * 12 else None
-
-
-def _recurring(option: CommitmentOption) -> float:
-    if option.recurring_usd_per_hour is not None:
-        return option.recurring_usd_per_hour
-    return option.usd_per_hour if option.upfront_usd == 0 else 0.0
 
 
 def _blocked_reason(option: CommitmentOption, gate: HistoryGate, alt: float) -> str:
@@ -212,13 +206,13 @@ def _choice(
         term_years=option.term_years,
         usd_per_hour=option.usd_per_hour,
         upfront_usd_per_instance=option.upfront_usd,
-        recurring_usd_per_hour=_recurring(option),
+        recurring_usd_per_hour=option.fee_usd_per_hour,
         break_even_utilization_pct=100.0 * option.usd_per_hour / alt,
         is_allowed=not reason,
         reason=reason,
         count=count,
         upfront_usd=count * option.upfront_usd,
-        monthly_usd=count * _recurring(option) * HOURS_PER_MONTH,
+        monthly_usd=count * option.fee_usd_per_hour * HOURS_PER_MONTH,
         break_even_month=_break_even_month(option, count, float(np.median(used)) / months, alt),
         utilization_pct=Spread.of(100.0 * used / bought) if bought > 0 else None,
         savings_usd=Spread.of(savings),

@@ -111,3 +111,17 @@ def test_waits_by_class_weigh_by_gpu_hours_and_cover_every_class():
     assert figures.worst_class_p95_wait_hours == max(
         c["p95_wait_hours"] for c in by_class.values())
     assert figures.to_dict()["waits_by_class"] == by_class
+
+
+def test_the_no_wait_hourly_demand_is_one_pass_per_history():
+    """The gate, the pool's savings and what it would cost read one array (a pass over a
+    million jobs takes about 0.3 s), which nobody can change under the others."""
+    from planner.capacity.core.jobs import hourly_gpus
+
+    jobs = PoolJobs("x", np.array([0.0, 1800.0]), np.array([3600.0, 3600.0]),
+                    np.array([2, 4]), np.zeros(2, dtype=bool))
+    hourly = hourly_gpus(jobs)
+    assert hourly_gpus(jobs) is hourly
+    assert list(hourly) == [4.0, 2.0]  # 2 + 4 x half an hour, then 4 x half an hour
+    with pytest.raises(ValueError, match="read-only"):
+        hourly[0] = 0.0

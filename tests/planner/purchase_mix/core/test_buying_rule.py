@@ -12,6 +12,7 @@ from planner.purchase_mix.core.buy import what_to_buy
 from planner.purchase_mix.core.buying_rule import (
     LINE_FIELDS,
     buy_line,
+    line_sentence,
     price_pool,
     whole_instances,
 )
@@ -100,3 +101,16 @@ def test_a_size_that_is_not_whole_instances_is_refused_never_rounded() -> None:
     with pytest.raises(ValueError, match="pool_gpus"):
         price_pool(OFFER, "cheapest", 141, steady_gpus(200 * 24) / 8,
                    alternative_usd_per_hour=ON_DEMAND, settings=FAST)
+
+
+def test_each_line_says_what_its_fields_say() -> None:
+    """The sentence is built once from the finished line: its break-even is the term
+    choice's, and nothing changes the line after its sentence."""
+    buy = what_to_buy(_demand(steady_gpus(120 * 24)), [OFFER], settings=FAST)
+    choices = {(c.term, c.payment_option): c for c in buy.types[0].sizing.choices}
+    assert buy.lines
+    for line in buy.lines:
+        assert line.sentence == line_sentence(line)
+        choice = choices[(line.term, line.payment_option)]
+        assert line.break_even_utilization_pct == choice.break_even_utilization_pct
+        assert f"break-even at {choice.break_even_utilization_pct:.0f}%" in line.sentence
