@@ -139,10 +139,14 @@ def _kept(share: Share, owner_id: int) -> int:
     return int(model._default_manager.filter(**{share.owner: owner_id}).count())
 
 
-def limit_response(request: HttpRequest, message: str, status: int,
-                   headers: dict[str, str] | None = None) -> HttpResponse:
-    """The refusal: JSON {"detail": message} under /api/, else a page saying it."""
-    return refusal_response(request, message, status, headers)
+def share_refusal(request: HttpRequest, exception: RateLimitedError | QuotaExceededError
+                  ) -> HttpResponse:
+    """The refusal for a share exceeded: 429 with Retry-After, or 403 (planner.refusals: JSON
+    under /api/, else a page); LimitsMiddleware's answer and the API's."""
+    if isinstance(exception, RateLimitedError):
+        return refusal_response(request, str(exception), 429,
+                                {"Retry-After": str(exception.retry_after_seconds)})
+    return refusal_response(request, str(exception), 403)
 
 
 class LimitsMiddleware(ExceptionMiddleware):
@@ -150,9 +154,6 @@ class LimitsMiddleware(ExceptionMiddleware):
 
     def process_exception(self, request: HttpRequest, exception: Exception
                           ) -> HttpResponse | None:
-        if isinstance(exception, RateLimitedError):
-            return limit_response(request, str(exception), 429,
-                                  {"Retry-After": str(exception.retry_after_seconds)})
-        if isinstance(exception, QuotaExceededError):
-            return limit_response(request, str(exception), 403)
+        if isinstance(exception, (RateLimitedError, QuotaExceededError)):
+            return share_refusal(request, exception)
         return None
