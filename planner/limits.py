@@ -14,6 +14,7 @@ Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from django.apps import apps
 from django.conf import settings
@@ -79,17 +80,24 @@ def _owner_lookup(model: type[models.Model]) -> str:
     return ""
 
 
+@cache
+def _owned_run_models() -> tuple[tuple[type[TrackedRun], str], ...]:
+    """Each run model with an owner, and the lookup to it (the registry is fixed once loaded)."""
+    return tuple((model, lookup) for model in apps.get_models()
+                 if issubclass(model, TrackedRun) and (lookup := _owner_lookup(model)))
+
+
 def active_runs(owner_id: int) -> int:
     """The user's runs queued or running, of every kind (plans, simulations, analyses,
-    reports, capacity sweeps, calibration fits; a split sweep counts once)."""
+    reports, capacity sweeps, calibration fits; a split sweep counts once), in one query."""
     active = (TrackedRun.Status.QUEUED, TrackedRun.Status.RUNNING)
-    total = 0
-    for model in apps.get_models():
-        lookup = _owner_lookup(model) if issubclass(model, TrackedRun) else ""
-        if lookup:
-            total += model._default_manager.filter(**{lookup: owner_id},
-                                                   status__in=active).count()
-    return total
+    each = [model._default_manager.filter(**{lookup: owner_id}, status__in=active)
+            .order_by().values("pk")
+            for model, lookup in _owned_run_models()]
+    if not each:
+        return 0
+    first, *rest = each
+    return int(first.union(*rest, all=True).count())
 
 
 def creation_check(*, owner_id: int | None, kind: str) -> None:

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.test import Client
 
+from planner.limits import active_runs
 from planner.models import PlanScenario
 from planner.plans import reports as plan_reports
 from planner.plans import services as plan_services
@@ -186,3 +187,12 @@ def test_reports_rendered_for_download_are_rate_limited(
     assert api.status_code == 429 and "Too many reports downloaded" in api.json()["detail"]
     assert int(api["Retry-After"]) > 0
     assert user_client.get(f"/plans/{plan.pk}/report.csv").status_code == 429
+
+
+def test_active_runs_of_every_kind_are_counted_in_one_query(
+        user: User, django_assert_num_queries: Any) -> None:
+    SimulationRun.objects.create(owner=user, kind="sweep", request={}, status="queued")
+    SimulationRun.objects.create(owner=user, kind="sweep", request={}, status="done")
+    PlanScenario.objects.create(owner=user, name="p", inputs={}, status="running")
+    with django_assert_num_queries(1):
+        assert active_runs(user.pk) == 2
