@@ -183,7 +183,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
-    # Files written whole or not at all; a nearly full disk refused (planner/storage.py).
+    # Files written whole or not at all; a nearly full disk refused (planner/disk.py).
     "default": {"BACKEND": "planner.disk.AtomicFileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
