@@ -124,9 +124,11 @@ def _compute(stored: Report) -> dict[str, Any]:
             raise
         raise ValueError("The server's storage is full: the report could not be saved. Ask "
                          "for it again later.") from None
-    Report.objects.filter(pk=stored.id).update(file=stored.file.name,
-                                               size_bytes=len(rendered.content))
-    if old_name and old_name != stored.file.name:
+    if not Report.objects.filter(pk=stored.id).update(file=stored.file.name,
+                                                      size_bytes=len(rendered.content)):
+        # Deleted while it rendered: no row points to the new file, and no signal removes it.
+        stored.file.storage.delete(stored.file.name)
+    elif old_name and old_name != stored.file.name:
         stored.file.storage.delete(old_name)  # a redelivery replaces, never duplicates
     return {"size_bytes": len(rendered.content),
             "seconds": round(time.perf_counter() - started, 2)}

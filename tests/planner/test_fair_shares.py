@@ -18,6 +18,7 @@ from planner.plans import services as plan_services
 from planner.purchase_mix.models import History
 from planner.reports import services as report_services
 from planner.reports.models import Report
+from planner.runs import Attempt
 from simulator.models import SimulationRun
 from tests.planner.conftest import GENERIC_CSV, csv_upload
 
@@ -149,6 +150,26 @@ def test_reports_are_deleted_with_their_file_by_page_and_api(
     assert not Report.objects.exists()
     assert not default_storage.exists(first.file.name)
     assert not default_storage.exists(second.file.name)
+
+
+def test_a_report_deleted_while_it_renders_leaves_no_file(
+        user: User, settings: Any, loaded_catalog: None, eager_celery: None,
+        django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = _done_plan(user, django_capture_on_commit_callbacks)
+    document = plan_reports.plan_report(scenario=plan)
+    report = report_services.report_create(owner_id=user.pk, document=document, fmt="csv")
+    render = report_services.report_render
+
+    def deleted_meanwhile(*args: Any) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            report_services.report_delete(owner_id=user.pk, report_id=report.pk)
+        return render(*args)
+
+    monkeypatch.setattr(report_services, "report_render", deleted_meanwhile)
+    report_services.report_execute(report_id=report.pk, attempt=Attempt())
+    assert not Report.objects.exists()
+    folder = settings.MEDIA_ROOT / "reports"
+    assert not folder.exists() or not [p for p in folder.iterdir() if p.is_file()]
 
 
 def test_the_report_rate_is_429_on_the_page(
