@@ -15,7 +15,7 @@ from ninja.types import DictStrAny
 
 from planner.api_auth import API_AUTH, challenge
 from planner.capacity.api import router as capacity_router
-from planner.limits import QuotaExceededError, RateLimitedError, share_refusal
+from planner.fair_shares import QuotaExceededError, RateLimitedError, share_refusal
 from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
 from planner.reports.api import router as reports_router

@@ -2,9 +2,10 @@
 value, unit and reason, and the memory check made before a large array is allocated.
 
 Django-free. The upload parser, the demand grid, the commitment solver and the capacity sweep
-import their bounds from here, and docs/limits.md lists the same table (tests/test_limits.py
-checks that every row is documented). A bound is far above any real fleet, so it never stops
-real work, and low enough that the work it allows fits in a worker.
+import their bounds from here, and docs/limits.md lists the same table
+(tests/planner/core/test_limits.py checks that every row is documented). A bound is far above
+any real fleet, so it never stops real work, and low enough that the work it allows fits in a
+worker. (How much one user may create, keep and have queued is planner.fair_shares.)
 """
 
 from __future__ import annotations

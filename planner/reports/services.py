@@ -11,7 +11,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from planner.disk import disk_room_check, is_disk_full
-from planner.limits import creation_check
+from planner.fair_shares import creation_check
 from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.model import report_from_dict

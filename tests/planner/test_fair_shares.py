@@ -1,4 +1,4 @@
-"""Fair shares (planner.limits): creating plans, simulations and reports is rate-limited per
+"""Fair shares (planner.fair_shares): creating plans, simulations and reports is rate-limited per
 user (429 with Retry-After, JSON on the API), a user with USER_MAX_ACTIVE_RUNS runs queued
 is told to wait, each kind has a stored-count quota (403; deleting makes room), every kind
 can be deleted (page and API), and the storage quota counts derived files and reports."""
@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.test import Client
 
-from planner.limits import active_runs
+from planner.fair_shares import active_runs
 from planner.models import PlanScenario
 from planner.plans import reports as plan_reports
 from planner.plans import services as plan_services

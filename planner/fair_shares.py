@@ -8,7 +8,8 @@ alike; beyond a limit it raises, and `LimitsMiddleware` answers:
   burst waits for their own runs and cannot fill the queue ahead of everyone else's;
 - QuotaExceededError: 403: USER_MAX_<KIND>S stored (delete some to make room);
 - DiskFullError (planner.disk): 507 while VAR_DIR's disk is below DISK_MIN_FREE_BYTES.
-Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
+Both are JSON `{"detail": ...}` under /api/ and a page elsewhere. (What one input may ask of a
+worker, its counts and sizes, is the bounds table planner.core.limits.)
 """
 
 from __future__ import annotations
