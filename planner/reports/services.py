@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import QuerySet
 
 from planner.disk import disk_room_check, is_disk_full
 from planner.fair_shares import creation_check
@@ -30,7 +31,7 @@ CONTENT_TYPES = {
 FORMATS = tuple(CONTENT_TYPES)
 
 __all__ = ["FORMATS", "PdfUnavailableError", "Rendered", "pdf_missing", "report_create",
-           "report_execute", "report_format", "report_render", "report_write"]
+           "report_execute", "report_format", "report_render", "report_write", "reports_of"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,13 @@ def _compute(stored: Report) -> dict[str, Any]:
 def report_execute(*, report_id: int, attempt: Attempt) -> None:
     """Claim a queued report, render and save its file; a second call does nothing."""
     run_execute(Report, report_id, _compute, attempt=attempt, message="rendering")
+
+
+def reports_of(owner_id: int) -> QuerySet[Report]:
+    """The owner's reports, newest first, without their documents: all USER_MAX_REPORTS one
+    account may keep (the page and the API list the same)."""
+    return Report.objects.defer("document").filter(owner_id=owner_id)[
+        :settings.USER_MAX_REPORTS]
 
 
 def report_delete(*, owner_id: int, report_id: int) -> Report | None:
