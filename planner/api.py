@@ -15,7 +15,7 @@ from ninja.types import DictStrAny
 
 from planner.api_auth import API_AUTH, challenge
 from planner.capacity.api import router as capacity_router
-from planner.limits import QuotaExceededError, RateLimitedError, limit_response
+from planner.fair_shares import QuotaExceededError, RateLimitedError, share_refusal
 from planner.plans.api import router as plans_router
 from planner.purchase_mix.api import router as purchase_mix_router
 from planner.reports.api import router as reports_router
@@ -72,11 +72,10 @@ def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
 
 @api.exception_handler(RateLimitedError)
 @api.exception_handler(QuotaExceededError)
-def _over_share(request: HttpRequest, exc: Exception) -> HttpResponse:
-    if isinstance(exc, RateLimitedError):
-        return limit_response(request, str(exc), 429,
-                              {"Retry-After": str(exc.retry_after_seconds)})
-    return limit_response(request, str(exc), 403)
+def _over_share(request: HttpRequest, exc: RateLimitedError | QuotaExceededError
+                ) -> HttpResponse:
+    """LimitsMiddleware's refusal: Ninja answers its operations' errors itself."""
+    return share_refusal(request, exc)
 
 
 @api.exception_handler(QueueUnavailableError)

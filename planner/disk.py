@@ -96,10 +96,6 @@ class AtomicFileSystemStorage(FileSystemStorage):
         return os.path.relpath(full_path, self.location).replace("\\", "/")
 
 
-def disk_full_response(request: HttpRequest, message: str = FULL_MESSAGE) -> HttpResponse:
-    return refusal_response(request, message, 507)
-
-
 class DiskFullMiddleware(ExceptionMiddleware):
     """507 for a write that found the disk full, from any view or API operation."""
 
@@ -108,4 +104,4 @@ class DiskFullMiddleware(ExceptionMiddleware):
         if not is_disk_full(exception):
             return None
         message = str(exception.strerror) if isinstance(exception, DiskFullError) else FULL_MESSAGE
-        return disk_full_response(request, message)
+        return refusal_response(request, message, 507)

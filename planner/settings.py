@@ -52,7 +52,7 @@ MIDDLEWARE = [
     "planner.security.UploadLimitMiddleware",
     "planner.security.SecurityHeadersMiddleware",
     "planner.security.QueueUnavailableMiddleware",
-    "planner.limits.LimitsMiddleware",
+    "planner.fair_shares.LimitsMiddleware",
     "planner.dbretry.DatabaseRetryMiddleware",
     "planner.disk.DiskFullMiddleware",
     "planner.security.NulAddressMiddleware",
@@ -183,7 +183,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
-    # Files written whole or not at all; a nearly full disk refused (planner/storage.py).
+    # Files written whole or not at all; a nearly full disk refused (planner/disk.py).
     "default": {"BACKEND": "planner.disk.AtomicFileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
@@ -216,7 +216,7 @@ PRICE_STALE_DAYS = env_int("PRICE_STALE_DAYS", 180)
 ANONYMOUS_PREVIEWS_PER_10_MINUTES = env_int("ANONYMOUS_PREVIEWS_PER_10_MINUTES", 20)
 # Accounts made from one client address per hour (sign-up beyond it: 429 with Retry-After).
 SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 5)
-# Fair shares (planner.limits): what one user may keep, create per minute (pages and API
+# Fair shares (planner.fair_shares): what one user may keep, create per minute (pages and API
 # alike; beyond it 429 with Retry-After) and have queued or running at once.
 USER_MAX_PLANS = env_int("USER_MAX_PLANS", 500)
 USER_MAX_SIMULATIONS = env_int("USER_MAX_SIMULATIONS", 500)

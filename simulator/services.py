@@ -11,7 +11,7 @@ from django.db import transaction
 
 from planner.core.layout_knobs import LAYOUT_KNOBS
 from planner.core.providers import MAX_CLUSTER_NODES
-from planner.limits import creation_check
+from planner.fair_shares import creation_check
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import Accelerator, InstanceType

@@ -19,7 +19,7 @@ from planner.capacity import services
 from planner.capacity.core.frontier import MAX_HOURS
 from planner.capacity.core.inputs import DEFAULT_TARGET_P95_WAIT_HOURS
 from planner.capacity.core.jobs import POLICIES
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.purchase_mix import selectors
 from planner.reports import services as report_services
 from simulator.schemas import ClosedSchema, Key

@@ -29,7 +29,7 @@ from planner.capacity.documents import (
 from planner.capacity.models import CapacityPart, CapacityRun
 from planner.capacity.purchase import pool_gate
 from planner.core.serialize import json_safe
-from planner.limits import creation_check
+from planner.fair_shares import creation_check
 from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors as mix_selectors
 from planner.purchase_mix import services as mix_services

@@ -20,7 +20,7 @@ from planner.capacity import reports as capacity_reports
 from planner.capacity.documents import dated_sources
 from planner.capacity.forms import CapacityForm, initial_from
 from planner.capacity.models import CapacityRun
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.purchase_mix import selectors
 from planner.purchase_mix.models import History
 from planner.reports import services as report_services

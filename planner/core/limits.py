@@ -2,9 +2,10 @@
 value, unit and reason, and the memory check made before a large array is allocated.
 
 Django-free. The upload parser, the demand grid, the commitment solver and the capacity sweep
-import their bounds from here, and docs/limits.md lists the same table (tests/test_limits.py
-checks that every row is documented). A bound is far above any real fleet, so it never stops
-real work, and low enough that the work it allows fits in a worker.
+import their bounds from here, and docs/limits.md lists the same table
+(tests/planner/core/test_limits.py checks that every row is documented). A bound is far above
+any real fleet, so it never stops real work, and low enough that the work it allows fits in a
+worker. (How much one user may create, keep and have queued is planner.fair_shares.)
 """
 
 from __future__ import annotations
@@ -24,38 +25,33 @@ class Limit:
     why: str
 
 
-# More GPUs than the largest clusters built so far (about 100,000 H100 in one site, 2024);
-# the largest published training run used 16,384.
-MAX_GPUS_PER_JOB = 100_000
-# GPUs in use at once in a usage series, and a capacity pool: more than any one fleet
-# (the largest reported, about 350,000 H100 in 2024).
-MAX_GPUS_IN_USE = 1_000_000
-# Points of one capacity sweep (pool sizes x disciplines x policies x wait limits).
-MAX_CAPACITY_POINTS = 2_000
-# Points x jobs replayed by one capacity sweep: about two CPU-minutes at ~8 million job
-# replays per second and core.
-MAX_CAPACITY_JOB_POINTS = 1_000_000_000
-# One array a run allocates: a worker runs with a memory limit per child, and the arrays of
-# one step (and their temporaries) must fit in it together.
-MAX_ARRAY_BYTES = 1 * GIB
-
+# Each bound once, with its reason; the MAX_* names below read their values from here.
 LIMITS: tuple[Limit, ...] = (
-    Limit("gpus_per_job", MAX_GPUS_PER_JOB, "GPUs",
+    Limit("gpus_per_job", 100_000, "GPUs",
           "above the largest GPU clusters built so far (about 100,000 GPUs in one site); "
           "the largest published training run used 16,384"),
-    Limit("gpus_in_use", MAX_GPUS_IN_USE, "GPUs",
+    Limit("gpus_in_use", 1_000_000, "GPUs",
           "GPUs in use at once in a usage series, and a capacity pool size: above any one "
           "fleet (the largest reported, about 350,000 H100 in 2024)"),
-    Limit("capacity_points", MAX_CAPACITY_POINTS, "points",
+    Limit("capacity_points", 2_000, "points",
           "pool sizes x disciplines x policies x wait limits of one capacity sweep"),
-    Limit("capacity_job_points", MAX_CAPACITY_JOB_POINTS, "job replays",
+    # Two CPU-minutes at ~8 million job replays per second and core.
+    Limit("capacity_job_points", 1_000_000_000, "job replays",
           "points x jobs of one capacity sweep: about two CPU-minutes, so one sweep cannot "
           "hold a worker for long"),
-    Limit("array_bytes", MAX_ARRAY_BYTES, "bytes",
+    # A worker runs with a memory limit per child, and the arrays of one step (and their
+    # temporaries) must fit in it together.
+    Limit("array_bytes", 1 * GIB, "bytes",
           "the largest array one step of a run may allocate (checked before it is "
           "allocated), so a job fails with a message instead of exhausting the worker"),
 )
 LIMITS_BY_NAME: dict[str, Limit] = {limit.name: limit for limit in LIMITS}
+
+MAX_GPUS_PER_JOB = int(LIMITS_BY_NAME["gpus_per_job"].value)
+MAX_GPUS_IN_USE = int(LIMITS_BY_NAME["gpus_in_use"].value)
+MAX_CAPACITY_POINTS = int(LIMITS_BY_NAME["capacity_points"].value)
+MAX_CAPACITY_JOB_POINTS = int(LIMITS_BY_NAME["capacity_job_points"].value)
+MAX_ARRAY_BYTES = int(LIMITS_BY_NAME["array_bytes"].value)
 
 
 def in_gib(n_bytes: float) -> str:

@@ -24,7 +24,7 @@ from pydantic import (
 
 from planner.compression import STORED_LEVEL, compress, gzip_response
 from planner.core.layout_knobs import KNOBS_BY_NAME
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.plans import reports as plan_reports
 from planner.plans import services
 from planner.plans.core.fields import (

@@ -21,7 +21,7 @@ from planner.core.formatting import large_count, number
 from planner.core.providers import HOME_REGIONS, MAX_CLUSTER_NODES, offer_facts
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import frame_from_table, frame_to_table
-from planner.limits import creation_check
+from planner.fair_shares import creation_check
 from planner.plans.carbon import carbon_summary, plan_carbon_factors
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.fields import ASSUMPTION_FIELDS

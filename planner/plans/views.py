@@ -15,7 +15,7 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_POST
 
 from planner.client_ip import client_address
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.plans import compare, preview, selectors, services
 from planner.plans import reports as plan_reports
 from planner.plans.core.fields import split_field_message

@@ -14,7 +14,7 @@ from ninja.errors import HttpError
 from ninja.files import UploadedFile
 from ninja.responses import Status
 
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix import selectors, services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping

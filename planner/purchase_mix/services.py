@@ -200,7 +200,7 @@ def history_create(
 
     All or nothing: files are written first, rows (with the run's outbox entry) in one
     transaction, files removed only if that transaction fails; a committed history keeps them
-    even when the task queue is down (QueueUnavailableError is raised after the commit).
+    whatever is raised after the commit (QueueUnavailableError: the task queue is down).
     Raises UploadTooLargeError above settings.UPLOAD_MAX_BYTES, StorageQuotaError (one) when
     the owner's histories would exceed settings.USER_STORAGE_QUOTA_BYTES.
     """
@@ -219,6 +219,7 @@ def history_create(
     if parsed.history is None:
         return UploadOutcome(None, None, parsed, error=_row_error_message(parsed))
     names = _save_files(upload, parsed.history)
+    written = False
     try:
         with transaction.atomic():
             # Again inside the write: two uploads at once cannot both take the last room.
@@ -230,12 +231,13 @@ def history_create(
                 **names,
             )
             run = run_create(history_id=history.pk, options=run_options or RunOptions())
-    except runs.QueueUnavailableError:
-        # Raised after the commit: the history and its run are saved, and the run needs the
-        # files; the outbox sends it when the queue is back.
-        raise
+            written = True
     except Exception:
-        _delete_files(names)
+        # Raised by the commit or after it (the queue or the connection gone while the run's
+        # task was sent: the outbox sends it later), the history and its run may be saved and
+        # need the files: kept (at worst unused), never deleted under a committed row.
+        if not written:
+            _delete_files(names)
         raise
     return UploadOutcome(history, run, parsed)
 

@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.purchase_mix import charts, selectors, services, staging
 from planner.purchase_mix import reports as mix_reports
 from planner.purchase_mix.forms import GrowthForm, RunForm, UploadForm, run_initial

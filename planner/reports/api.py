@@ -26,7 +26,7 @@ class ReportOut(Schema):
 
 @router.get("", response=list[ReportOut], summary="Your stored reports, newest first")
 def list_reports(request: HttpRequest) -> list[Report]:
-    return list(Report.objects.defer("document").filter(owner_id=request.user.pk)[:200])
+    return list(services.reports_of(request.user.pk))
 
 
 @router.delete("/{report_id}", response={204: None}, summary="Delete a report with its file")

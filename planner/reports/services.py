@@ -9,9 +9,10 @@ from typing import Any
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import QuerySet
 
 from planner.disk import disk_room_check, is_disk_full
-from planner.limits import creation_check
+from planner.fair_shares import creation_check
 from planner.reports.core.cells import table_csv
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.model import report_from_dict
@@ -30,7 +31,7 @@ CONTENT_TYPES = {
 FORMATS = tuple(CONTENT_TYPES)
 
 __all__ = ["FORMATS", "PdfUnavailableError", "Rendered", "pdf_missing", "report_create",
-           "report_execute", "report_format", "report_render", "report_write"]
+           "report_execute", "report_format", "report_render", "report_write", "reports_of"]
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,11 @@ def _compute(stored: Report) -> dict[str, Any]:
             raise
         raise ValueError("The server's storage is full: the report could not be saved. Ask "
                          "for it again later.") from None
-    Report.objects.filter(pk=stored.id).update(file=stored.file.name,
-                                               size_bytes=len(rendered.content))
-    if old_name and old_name != stored.file.name:
+    if not Report.objects.filter(pk=stored.id).update(file=stored.file.name,
+                                                      size_bytes=len(rendered.content)):
+        # Deleted while it rendered: no row points to the new file, and no signal removes it.
+        stored.file.storage.delete(stored.file.name)
+    elif old_name and old_name != stored.file.name:
         stored.file.storage.delete(old_name)  # a redelivery replaces, never duplicates
     return {"size_bytes": len(rendered.content),
             "seconds": round(time.perf_counter() - started, 2)}
@@ -135,6 +138,13 @@ def _compute(stored: Report) -> dict[str, Any]:
 def report_execute(*, report_id: int, attempt: Attempt) -> None:
     """Claim a queued report, render and save its file; a second call does nothing."""
     run_execute(Report, report_id, _compute, attempt=attempt, message="rendering")
+
+
+def reports_of(owner_id: int) -> QuerySet[Report]:
+    """The owner's reports, newest first, without their documents: all USER_MAX_REPORTS one
+    account may keep (the page and the API list the same)."""
+    return Report.objects.defer("document").filter(owner_id=owner_id)[
+        :settings.USER_MAX_REPORTS]
 
 
 def report_delete(*, owner_id: int, report_id: int) -> Report | None:

@@ -26,8 +26,8 @@ def _owned(request: HttpRequest, report_id: int) -> Report:
 
 @login_required
 def report_list(request: HttpRequest) -> HttpResponse:
-    reports = Report.objects.defer("document").filter(owner_id=request.user.pk)[:200]
-    return render(request, "planner/reports/list.html", {"reports": reports})
+    return render(request, "planner/reports/list.html",
+                  {"reports": report_services.reports_of(request.user.pk)})
 
 
 @login_required

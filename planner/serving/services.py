@@ -12,7 +12,7 @@ from django.db import transaction
 
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import json_safe
-from planner.limits import creation_check
+from planner.fair_shares import creation_check
 from planner.serving.core.fields import ServingInput, parse_serving_input
 from planner.serving.core.plan import (
     ServingOffer,
@@ -127,7 +127,7 @@ def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STO
 def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
                         name: str = "") -> StoredServingPlan:
     """Check `raw` (FieldError naming the field), count it against the user's share
-    (planner.limits: 429 past SERVING_PLANS_PER_MINUTE, 403 at USER_MAX_SERVING_PLANS), plan
+    (planner.fair_shares: 429 past SERVING_PLANS_PER_MINUTE, 403 at USER_MAX_SERVING_PLANS), plan
     it, and store it whole."""
     checked = parse_serving_input(raw)
     creation_check(owner_id=owner_id, kind="serving")

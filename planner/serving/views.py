@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.html import json_script
 from plotly.utils import PlotlyJSONEncoder
 
-from planner.limits import download_check
+from planner.fair_shares import download_check
 from planner.reports import services as report_services
 from planner.reports.core.serving import report_from_serving
 from planner.reports.views import download

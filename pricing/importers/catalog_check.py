@@ -21,6 +21,7 @@ import pandas as pd
 
 from planner.core.purchase_options import ON_DEMAND, PURCHASE_OPTION_WORDS, SPOT
 from pricing.importers.common import PriceFileError
+from pricing.importers.sanity import SPOT_TOLERANCE, row_line
 
 CATALOG_COLUMNS: tuple[str, ...] = (
     "provider", "instance_type", "region", "purchase_option", "accelerator", "gpu_count",
@@ -31,19 +32,10 @@ CATALOG_COLUMNS: tuple[str, ...] = (
 # snapshots of 2026). A unit or typing error (per second, a lost digit or three) is 10x-3,600x.
 INSTANCE_RANGE_FACTOR = 10.0
 GPU_RANGE_FACTOR = 50.0
-SPOT_TOLERANCE = 1.0001
 
 
 def _money(value: float) -> str:
     return f"{value:.6g}"
-
-
-def _line(row: dict[Any, Any]) -> int | None:
-    line = row.get("line")
-    try:
-        return int(line) if line is not None and not pd.isna(line) else None
-    except (TypeError, ValueError):
-        return None
 
 
 def _per_gpu(frame: pd.DataFrame) -> pd.Series:
@@ -91,7 +83,7 @@ def _range_error(row: dict[Any, Any], reference: dict[str, Any], scope: str, fac
     else:
         return None
     return PriceFileError(
-        file, _line(row), "usd_per_hour",
+        file, row_line(row), "usd_per_hour",
         f"{_money(float(row['usd_per_hour']))} USD/h ({_money(per_gpu)} USD per GPU-hour) "
         f"for {row['instance_type']} in {row['region']} is {words} current {option} price of "
         f"{scope} ({where}); a price more than {factor:.0f}x outside the catalog's range is "
@@ -148,7 +140,7 @@ def spot_errors(frame: pd.DataFrame, catalog: pd.DataFrame, *, file: str
     above = both[both["usd_per_hour"].astype(float)
                  > both["usd_per_hour_od"].astype(float) * SPOT_TOLERANCE]
     return [PriceFileError(
-        file, _line(row), "usd_per_hour",
+        file, row_line(row), "usd_per_hour",
         f"spot price {_money(float(row['usd_per_hour']))} USD/h is above the catalog's current "
         f"on-demand price {_money(float(row['usd_per_hour_od']))} USD/h of "
         f"{row['instance_type']} in {row['region']} (from {row['source_od']}, "

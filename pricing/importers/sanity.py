@@ -26,13 +26,14 @@ from pricing.importers.common import ParsedPrices, PriceFileError, PriceFileErro
 PRICE_FLOOR_USD_PER_GPU_HOUR = 0.0001
 PRICE_CEILING_USD_PER_GPU_HOUR = 1000.0
 EARLIEST_AS_OF = date(2015, 1, 1)
-# Spot above on-demand by more than rounding is refused.
+# Spot above on-demand by more than rounding is refused (here and in catalog_check.py).
 SPOT_TOLERANCE = 1.0001
 KEY = ["provider", "instance_type", "region", "purchase_option", "payment_option",
        "offering_class", "as_of"]
 
 
-def _line(row: dict[Any, Any]) -> int | None:
+def row_line(row: dict[Any, Any]) -> int | None:
+    """The file line a parsed row came from (its `line` column), None when unknown."""
     line = row.get("line")
     try:
         return int(line) if line is not None and not pd.isna(line) else None
@@ -46,7 +47,7 @@ def _money(value: float) -> str:
 
 def _row_errors(row: dict[Any, Any], file: str, today: date) -> list[PriceFileError]:
     errors: list[PriceFileError] = []
-    line = _line(row)
+    line = row_line(row)
     price = float(row["usd_per_hour"])
     gpus = int(row.get("gpu_count") or 0) or 1
     per_gpu = price / gpus
@@ -85,11 +86,11 @@ def _duplicates(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[Pric
     for _, group in repeated.groupby(KEY, sort=False, dropna=False):
         if group["_price"].nunique() > 1:
             rows = group.to_dict("records")
-            lines = ", ".join(str(_line(r)) for r in rows)
+            lines = ", ".join(str(row_line(r)) for r in rows)
             prices = ", ".join(_money(float(r["usd_per_hour"])) for r in rows)
             first = rows[0]
             errors.append(PriceFileError(
-                file, _line(rows[-1]), "usd_per_hour",
+                file, row_line(rows[-1]), "usd_per_hour",
                 f"conflicting duplicate: lines {lines} price {first['instance_type']} "
                 f"{first['region']} {first['purchase_option']} on {first['as_of']} at "
                 f"{prices} USD/h; keep one"))
@@ -106,7 +107,7 @@ def _spot_above_on_demand(frame: pd.DataFrame, file: str) -> list[PriceFileError
     both = spot.merge(on_demand[[*where, "usd_per_hour"]], on=where, suffixes=("", "_od"))
     above = both[both["usd_per_hour"] > both["usd_per_hour_od"] * SPOT_TOLERANCE]
     return [PriceFileError(
-        file, _line(row), "usd_per_hour",
+        file, row_line(row), "usd_per_hour",
         f"spot price {_money(row['usd_per_hour'])} USD/h is above the on-demand price "
         f"{_money(row['usd_per_hour_od'])} USD/h of {row['instance_type']} in {row['region']}")
         for row in above.to_dict("records")]

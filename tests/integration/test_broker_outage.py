@@ -107,7 +107,7 @@ def test_every_submission_made_while_redis_is_down_is_kept_and_runs_once_when_it
     the worker's beat publishes the outbox and each runs exactly once."""
     load_catalog()
     # Five runs of one user wait in the outbox at once: more than a user's fair share of
-    # queued runs (planner.limits), which is not what this test is about.
+    # queued runs (planner.fair_shares), which is not what this test is about.
     settings.USER_MAX_ACTIVE_RUNS = 10
     url = f"redis://127.0.0.1:{private_redis_port}/0"
     log = tmp_path / "worker.log"

@@ -1,6 +1,6 @@
 """One user hitting the plan API as fast as it can is limited (429 with Retry-After), and
 another user's plan still finishes within a minute, on real workers as deployed: one taking
-every queue and one for the "short" queue alone (planner.limits, CELERY_TASK_ROUTES)."""
+every queue and one for the "short" queue alone (planner.fair_shares, CELERY_TASK_ROUTES)."""
 
 import json
 import time

@@ -1,4 +1,4 @@
-"""Fair shares (planner.limits): creating plans, simulations and reports is rate-limited per
+"""Fair shares (planner.fair_shares): creating plans, simulations and reports is rate-limited per
 user (429 with Retry-After, JSON on the API), a user with USER_MAX_ACTIVE_RUNS runs queued
 is told to wait, each kind has a stored-count quota (403; deleting makes room), every kind
 can be deleted (page and API), and the storage quota counts derived files and reports."""
@@ -11,12 +11,14 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.test import Client
 
+from planner.fair_shares import active_runs
 from planner.models import PlanScenario
 from planner.plans import reports as plan_reports
 from planner.plans import services as plan_services
 from planner.purchase_mix.models import History
 from planner.reports import services as report_services
 from planner.reports.models import Report
+from planner.runs import Attempt
 from simulator.models import SimulationRun
 from tests.planner.conftest import GENERIC_CSV, csv_upload
 
@@ -150,6 +152,26 @@ def test_reports_are_deleted_with_their_file_by_page_and_api(
     assert not default_storage.exists(second.file.name)
 
 
+def test_a_report_deleted_while_it_renders_leaves_no_file(
+        user: User, settings: Any, loaded_catalog: None, eager_celery: None,
+        django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = _done_plan(user, django_capture_on_commit_callbacks)
+    document = plan_reports.plan_report(scenario=plan)
+    report = report_services.report_create(owner_id=user.pk, document=document, fmt="csv")
+    render = report_services.report_render
+
+    def deleted_meanwhile(*args: Any) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            report_services.report_delete(owner_id=user.pk, report_id=report.pk)
+        return render(*args)
+
+    monkeypatch.setattr(report_services, "report_render", deleted_meanwhile)
+    report_services.report_execute(report_id=report.pk, attempt=Attempt())
+    assert not Report.objects.exists()
+    folder = settings.MEDIA_ROOT / "reports"
+    assert not folder.exists() or not [p for p in folder.iterdir() if p.is_file()]
+
+
 def test_the_report_rate_is_429_on_the_page(
         user: User, user_client: Client, settings: Any, loaded_catalog: None,
         eager_celery: None, django_capture_on_commit_callbacks: Any) -> None:
@@ -186,3 +208,12 @@ def test_reports_rendered_for_download_are_rate_limited(
     assert api.status_code == 429 and "Too many reports downloaded" in api.json()["detail"]
     assert int(api["Retry-After"]) > 0
     assert user_client.get(f"/plans/{plan.pk}/report.csv").status_code == 429
+
+
+def test_active_runs_of_every_kind_are_counted_in_one_query(
+        user: User, django_assert_num_queries: Any) -> None:
+    SimulationRun.objects.create(owner=user, kind="sweep", request={}, status="queued")
+    SimulationRun.objects.create(owner=user, kind="sweep", request={}, status="done")
+    PlanScenario.objects.create(owner=user, name="p", inputs={}, status="running")
+    with django_assert_num_queries(1):
+        assert active_runs(user.pk) == 2

@@ -3,7 +3,10 @@ import math
 from pathlib import Path
 
 import pytest
+from django.core.files.storage import default_storage
+from django.db.utils import OperationalError
 
+from planner import outbox
 from planner.models import AnalysisRun, History
 from planner.purchase_mix import offers, selectors, services
 from planner.purchase_mix.core.offers import GpuOffer
@@ -179,3 +182,19 @@ def test_a_document_stored_before_the_fixes_says_which_tables_are_old():
     # Its whole-term cost was another purchase's ($157,821 beside '4 x 3-year'): not shown.
     assert hindsight["whole_term_cost_usd"] is None and hindsight["whole_term_regret_usd"] is None
     assert new["backtest"]["strategies"][0]["whole_term_cost_usd"] == 1_094_662.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_after_the_commit_keeps_the_files_the_history_points_to(user, monkeypatch):
+    # The connection lost while the committed run's task is sent (a database restart): the
+    # history and its run are saved and need their files.
+    def lost_connection(entry_id: int) -> bool:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(outbox, "outbox_send", lost_connection)
+    with pytest.raises(OperationalError):
+        _create(user.pk, GENERIC_CSV)
+    history = History.objects.get()
+    assert AnalysisRun.objects.filter(history=history).exists()
+    for name in (history.upload.name, history.parsed.name, history.demand.name):
+        assert default_storage.exists(name), name

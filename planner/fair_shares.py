@@ -8,12 +8,14 @@ alike; beyond a limit it raises, and `LimitsMiddleware` answers:
   burst waits for their own runs and cannot fill the queue ahead of everyone else's;
 - QuotaExceededError: 403: USER_MAX_<KIND>S stored (delete some to make room);
 - DiskFullError (planner.disk): 507 while VAR_DIR's disk is below DISK_MIN_FREE_BYTES.
-Both are JSON `{"detail": ...}` under /api/ and a page elsewhere.
+Both are JSON `{"detail": ...}` under /api/ and a page elsewhere. (What one input may ask of a
+worker, its counts and sizes, is the bounds table planner.core.limits.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from django.apps import apps
 from django.conf import settings
@@ -79,17 +81,24 @@ def _owner_lookup(model: type[models.Model]) -> str:
     return ""
 
 
+@cache
+def _owned_run_models() -> tuple[tuple[type[TrackedRun], str], ...]:
+    """Each run model with an owner, and the lookup to it (the registry is fixed once loaded)."""
+    return tuple((model, lookup) for model in apps.get_models()
+                 if issubclass(model, TrackedRun) and (lookup := _owner_lookup(model)))
+
+
 def active_runs(owner_id: int) -> int:
     """The user's runs queued or running, of every kind (plans, simulations, analyses,
-    reports, capacity sweeps, calibration fits; a split sweep counts once)."""
+    reports, capacity sweeps, calibration fits; a split sweep counts once), in one query."""
     active = (TrackedRun.Status.QUEUED, TrackedRun.Status.RUNNING)
-    total = 0
-    for model in apps.get_models():
-        lookup = _owner_lookup(model) if issubclass(model, TrackedRun) else ""
-        if lookup:
-            total += model._default_manager.filter(**{lookup: owner_id},
-                                                   status__in=active).count()
-    return total
+    each = [model._default_manager.filter(**{lookup: owner_id}, status__in=active)
+            .order_by().values("pk")
+            for model, lookup in _owned_run_models()]
+    if not each:
+        return 0
+    first, *rest = each
+    return int(first.union(*rest, all=True).count())
 
 
 def creation_check(*, owner_id: int | None, kind: str) -> None:
@@ -139,10 +148,14 @@ def _kept(share: Share, owner_id: int) -> int:
     return int(model._default_manager.filter(**{share.owner: owner_id}).count())
 
 
-def limit_response(request: HttpRequest, message: str, status: int,
-                   headers: dict[str, str] | None = None) -> HttpResponse:
-    """The refusal: JSON {"detail": message} under /api/, else a page saying it."""
-    return refusal_response(request, message, status, headers)
+def share_refusal(request: HttpRequest, exception: RateLimitedError | QuotaExceededError
+                  ) -> HttpResponse:
+    """The refusal for a share exceeded: 429 with Retry-After, or 403 (planner.refusals: JSON
+    under /api/, else a page); LimitsMiddleware's answer and the API's."""
+    if isinstance(exception, RateLimitedError):
+        return refusal_response(request, str(exception), 429,
+                                {"Retry-After": str(exception.retry_after_seconds)})
+    return refusal_response(request, str(exception), 403)
 
 
 class LimitsMiddleware(ExceptionMiddleware):
@@ -150,9 +163,6 @@ class LimitsMiddleware(ExceptionMiddleware):
 
     def process_exception(self, request: HttpRequest, exception: Exception
                           ) -> HttpResponse | None:
-        if isinstance(exception, RateLimitedError):
-            return limit_response(request, str(exception), 429,
-                                  {"Retry-After": str(exception.retry_after_seconds)})
-        if isinstance(exception, QuotaExceededError):
-            return limit_response(request, str(exception), 403)
+        if isinstance(exception, (RateLimitedError, QuotaExceededError)):
+            return share_refusal(request, exception)
         return None
