@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from pricing import selectors
-from pricing.models import PurchaseOption
+from pricing.models import PurchaseOption, price_basis
 
 
 @dataclass(frozen=True)
@@ -22,11 +22,6 @@ class CloudOffer:
     basis: str  # listed, derived or estimated (Price.basis)
 
 
-def _basis(is_derived: bool, is_estimated: bool) -> str:
-    # Price.basis, read from the two flags of a values_list row
-    return "estimated" if is_estimated else "derived" if is_derived else "listed"
-
-
 def cheapest_per_cloud(*, today: date) -> dict[int, list[CloudOffer]]:
     """Per accelerator id: its cheapest current on-demand $/GPU-hour price in each provider,
     cheapest provider first (ties: the lower price id)."""
@@ -38,11 +33,12 @@ def cheapest_per_cloud(*, today: date) -> dict[int, list[CloudOffer]]:
         "is_derived", "is_estimated")
     offers: dict[int, list[CloudOffer]] = {}
     seen: set[tuple[int, str]] = set()
-    for gpu_id, name, slug, instance, count, region, usd, as_of, is_stale, source, *kind in rows:
+    for (gpu_id, name, slug, instance, count, region, usd, as_of, is_stale, source, is_derived,
+         is_estimated) in rows:
         if (gpu_id, slug) in seen:
             continue
         seen.add((gpu_id, slug))
         offers.setdefault(gpu_id, []).append(
             CloudOffer(name, slug, instance, count, region, usd, as_of, bool(is_stale), source,
-                       _basis(*kind)))
+                       price_basis(is_derived=is_derived, is_estimated=is_estimated)))
     return offers
