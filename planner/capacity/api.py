@@ -21,7 +21,7 @@ from planner.capacity.core.inputs import DEFAULT_TARGET_P95_WAIT_HOURS
 from planner.capacity.core.jobs import POLICIES
 from planner.fair_shares import download_check
 from planner.purchase_mix import selectors
-from planner.reports import services as report_services
+from planner.reports.api import api_report_download
 from simulator.schemas import ClosedSchema, Key
 
 router = Router(tags=["capacity"])
@@ -97,17 +97,9 @@ def get_capacity(request: HttpRequest, history_id: int) -> dict[str, Any]:
 def get_capacity_report(request: HttpRequest, history_id: int, fmt: str) -> HttpResponse:
     get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
     download_check(owner_id=_owner_id(request))
-    try:
-        document = capacity_reports.capacity_report(history_id=history_id,
-                                                    owner_id=_owner_id(request))
-        rendered = report_services.report_render(document, report_services.report_format(fmt))
-    except report_services.PdfUnavailableError as exc:
-        raise HttpError(503, str(exc)) from None
-    except ValueError as exc:
-        raise HttpError(400, str(exc)) from None
-    response = HttpResponse(rendered.content, content_type=rendered.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
-    return response
+    return api_report_download(
+        lambda: capacity_reports.capacity_report(history_id=history_id,
+                                                 owner_id=_owner_id(request)), fmt)
 
 
 @router.delete("/{history_id}/capacity", response={204: None},

@@ -95,14 +95,8 @@ def capacity_status(request: HttpRequest, pk: int) -> JsonResponse:
 def capacity_report(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     _owned(request, pk)
     download_check(owner_id=request.user.pk)
-    try:
-        document = capacity_reports.capacity_report(history_id=pk, owner_id=request.user.pk)
-        rendered = report_services.report_render(document, report_services.report_format(fmt))
-    except report_services.PdfUnavailableError as exc:
-        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
-    except ValueError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    return report_views.download(rendered)
+    return report_views.report_download(
+        lambda: capacity_reports.capacity_report(history_id=pk, owner_id=request.user.pk), fmt)
 
 
 @login_required

@@ -33,7 +33,7 @@ from planner.plans.core.fields import (
     ScenarioField,
 )
 from planner.plans.models import PlanScenario
-from planner.reports import services as report_services
+from planner.reports.api import api_report_download
 from simulator.schemas import Key, Text
 
 router = Router(tags=["plans"])
@@ -200,13 +200,4 @@ def get_plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpRes
     the PDF needs when WeasyPrint cannot load)."""
     scenario = get_object_or_404(PlanScenario, pk=scenario_id, owner=request.user)
     download_check(owner_id=request.user.pk)
-    try:
-        rendered = report_services.report_render(
-            plan_reports.plan_report(scenario=scenario), report_services.report_format(fmt))
-    except report_services.PdfUnavailableError as exc:
-        raise HttpError(503, str(exc)) from None
-    except ValueError as exc:
-        raise HttpError(400, str(exc)) from None
-    response = HttpResponse(rendered.content, content_type=rendered.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
-    return response
+    return api_report_download(lambda: plan_reports.plan_report(scenario=scenario), fmt)

@@ -251,17 +251,8 @@ def plan_compare(request: HttpRequest) -> HttpResponse:
 def plan_report(request: HttpRequest, scenario_id: int, fmt: str) -> HttpResponse:
     """Download the plan's report at once (the PDF too, in a few seconds)."""
     download_check(owner_id=request.user.pk)
-    try:
-        fmt = report_services.report_format(fmt)
-        document = plan_reports.plan_report(scenario=_owned(request, scenario_id))
-        return report_views.download(report_services.report_render(document, fmt))
-    except (ValueError, report_services.PdfUnavailableError) as exc:
-        return HttpResponse(str(exc), status=_report_error_status(exc),
-                            content_type="text/plain; charset=utf-8")
-
-
-def _report_error_status(exc: Exception) -> int:
-    return 503 if isinstance(exc, report_services.PdfUnavailableError) else 400
+    return report_views.report_download(
+        lambda: plan_reports.plan_report(scenario=_owned(request, scenario_id)), fmt)
 
 
 @login_required

@@ -20,7 +20,7 @@ from planner.purchase_mix import selectors, services
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.core.upload.settings import SETTINGS_BY_NAME, UPLOAD_SETTINGS
 from planner.purchase_mix.documents import parse_growth
-from planner.reports import services as report_services
+from planner.reports.api import api_report_download
 
 router = Router(tags=["purchase mix"])
 # The upload's form fields: names, choices and defaults from the upload-settings table.
@@ -155,17 +155,9 @@ def get_history(request: HttpRequest, history_id: int) -> dict[str, Any]:
 def get_history_report(request: HttpRequest, history_id: int, fmt: str) -> HttpResponse:
     get_object_or_404(selectors.owned_histories(_owner_id(request)), pk=history_id)
     download_check(owner_id=_owner_id(request))
-    try:
-        document = mix_reports.history_report(history_id=history_id,
-                                              owner_id=_owner_id(request))
-        rendered = report_services.report_render(document, report_services.report_format(fmt))
-    except report_services.PdfUnavailableError as exc:
-        raise HttpError(503, str(exc)) from None
-    except ValueError as exc:
-        raise HttpError(400, str(exc)) from None
-    response = HttpResponse(rendered.content, content_type=rendered.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
-    return response
+    return api_report_download(
+        lambda: mix_reports.history_report(history_id=history_id, owner_id=_owner_id(request)),
+        fmt)
 
 
 @router.delete("/{history_id}", response={204: None},

@@ -1,14 +1,17 @@
 """Reports API: the user's stored reports (rendered in the background from the pages) and
 their deletion."""
 
+from collections.abc import Callable
 from datetime import datetime
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import Router, Schema, Status
 from ninja.errors import HttpError
 
 from planner.reports import services
+from planner.reports.core.model import Report as ReportDocument
 from planner.reports.models import Report
+from planner.reports.views import download, download_error_status, render_report
 
 router = Router(tags=["reports"])
 
@@ -35,3 +38,13 @@ def delete_report(request: HttpRequest, report_id: int) -> Status[None]:
     if services.report_delete(owner_id=request.user.pk, report_id=report_id) is None:
         raise HttpError(404, "Not Found")
     return Status(204, None)
+
+
+def api_report_download(build: Callable[[], ReportDocument], fmt: str) -> HttpResponse:
+    """The export every API offers: the file, or an error naming the format or document (400)
+    or saying what the PDF needs (503)."""
+    try:
+        rendered = render_report(build, fmt)
+    except (ValueError, services.PdfUnavailableError) as exc:
+        raise HttpError(download_error_status(exc), str(exc)) from None
+    return download(rendered)

@@ -1,6 +1,8 @@
 """Report pages: the user's reports, one report's progress, its status JSON and its file;
 and the download response every export view returns."""
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -8,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from planner.reports import services as report_services
+from planner.reports.core.model import Report as ReportDocument
 from planner.reports.models import Report
 from planner.reports.services import CONTENT_TYPES, Rendered
 from planner.runs import run_status
@@ -17,6 +20,28 @@ def download(rendered: Rendered) -> HttpResponse:
     response = HttpResponse(rendered.content, content_type=rendered.content_type)
     response["Content-Disposition"] = f'attachment; filename="{rendered.filename}"'
     return response
+
+
+def render_report(build: Callable[[], ReportDocument], fmt: str) -> Rendered:
+    """`build()`'s report rendered as `fmt` (the format is checked before anything is built).
+    ValueError names a bad format or document; PdfUnavailableError says what the PDF needs."""
+    fmt = report_services.report_format(fmt)
+    return report_services.report_render(build(), fmt)
+
+
+def download_error_status(exc: Exception) -> int:
+    """503 when the PDF libraries cannot load (the server's fault), else 400 (the request's)."""
+    return 503 if isinstance(exc, report_services.PdfUnavailableError) else 400
+
+
+def report_download(build: Callable[[], ReportDocument], fmt: str) -> HttpResponse:
+    """The export every page offers: the file, or the reason in plain text (400 / 503)."""
+    try:
+        rendered = render_report(build, fmt)
+    except (ValueError, report_services.PdfUnavailableError) as exc:
+        return HttpResponse(str(exc), status=download_error_status(exc),
+                            content_type="text/plain; charset=utf-8")
+    return download(rendered)
 
 
 def _owned(request: HttpRequest, report_id: int) -> Report:

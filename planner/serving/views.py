@@ -11,9 +11,8 @@ from django.utils.html import json_script
 from plotly.utils import PlotlyJSONEncoder
 
 from planner.fair_shares import download_check
-from planner.reports import services as report_services
 from planner.reports.core.serving import report_from_serving
-from planner.reports.views import download
+from planner.reports.views import report_download
 from planner.serving import charts, services
 from planner.serving.core.fields import FieldError
 from planner.serving.forms import ServingForm
@@ -59,14 +58,9 @@ def serving_report(request: HttpRequest, plan_id: int, fmt: str) -> HttpResponse
     """Download the plan's report (pdf, xlsx, csv, html): the figures the page shows."""
     plan = get_object_or_404(ServingPlan, pk=plan_id, owner_id=request.user.pk)
     download_check(owner_id=request.user.pk)
-    document = report_from_serving(plan.result, subject_id=plan.id, title=plan.name,
-                                   generated_at=timezone.now().isoformat())
-    try:
-        return download(report_services.report_render(document, fmt))
-    except ValueError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    except report_services.PdfUnavailableError as exc:
-        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    return report_download(
+        lambda: report_from_serving(plan.result, subject_id=plan.id, title=plan.name,
+                                    generated_at=timezone.now().isoformat()), fmt)
 
 
 @login_required
