@@ -55,6 +55,9 @@ SHARES: dict[str, Share] = {
                       "CAPACITY_RUNS_PER_MINUTE", "capacity sweeps"),
     "serving": Share("planner.ServingPlan", "owner_id", "USER_MAX_SERVING_PLANS",
                      "SERVING_PLANS_PER_MINUTE", "serving plans"),
+    # Every upload and every recompute queues one analysis of a job history.
+    "analysis": Share("planner.AnalysisRun", "history__owner_id", "USER_MAX_ANALYSES",
+                      "ANALYSES_PER_MINUTE", "analyses"),
 }
 
 

@@ -22,6 +22,7 @@ from django.db import transaction
 
 from planner import runs
 from planner.disk import disk_room_check
+from planner.fair_shares import creation_check
 from planner.purchase_mix.core.analysis import fit_trend
 from planner.purchase_mix.core.demand import HourlyDemand, split_hourly_demand
 from planner.purchase_mix.core.offers import CommitmentOption, GpuOffer
@@ -218,6 +219,9 @@ def history_create(
         return UploadOutcome(None, None, None, error=str(error))
     if parsed.history is None:
         return UploadOutcome(None, None, parsed, error=_row_error_message(parsed))
+    # A clean file queues an analysis: the user's share of the workers (a refused file is not
+    # counted, so fixing one costs nothing).
+    creation_check(owner_id=owner_id, kind="analysis")
     names = _save_files(upload, parsed.history)
     written = False
     try:
@@ -282,6 +286,12 @@ def _history_fields(
         "gpu_types": list(history.gpu_types),
         "is_usage": isinstance(history, UsageHistory),
     }
+
+
+def run_recompute(*, owner_id: int, history_id: int, options: RunOptions) -> AnalysisRun:
+    """Queue another analysis of a stored history, within the owner's share of the workers."""
+    creation_check(owner_id=owner_id, kind="analysis")
+    return run_create(history_id=history_id, options=options)
 
 
 def run_create(*, history_id: int, options: RunOptions) -> AnalysisRun:

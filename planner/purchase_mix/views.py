@@ -229,7 +229,8 @@ def history_run_create(request: HttpRequest, pk: int) -> HttpResponse:
                    "run_form_html": render_to_string(RUN_FORM_FIELDS, {"run_form": form}),
                    "growth_form": GrowthForm()}
         return render(request, "planner/purchase_mix/detail.html", context, status=400)
-    services.run_create(history_id=history.pk, options=form.run_options())
+    services.run_recompute(owner_id=request.user.pk, history_id=history.pk,
+                           options=form.run_options())
     return redirect("planner:history_detail", pk=history.pk)
 
 

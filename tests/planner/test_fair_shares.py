@@ -217,3 +217,30 @@ def test_active_runs_of_every_kind_are_counted_in_one_query(
     PlanScenario.objects.create(owner=user, name="p", inputs={}, status="running")
     with django_assert_num_queries(1):
         assert active_runs(user.pk) == 2
+
+
+def test_uploads_and_recomputes_share_the_analysis_rate(
+        user_client: Client, other_client: Client, settings: Any, loaded_catalog: None,
+        eager_celery: None, django_capture_on_commit_callbacks: Any) -> None:
+    settings.ANALYSES_PER_MINUTE = 2
+    with django_capture_on_commit_callbacks(execute=True):
+        assert user_client.post("/api/histories",
+                                {"file": csv_upload(GENERIC_CSV)}).status_code == 201
+        # A file with a bad row is refused for what it is and costs nothing of the share.
+        bad = user_client.post("/api/histories", {"file": csv_upload("job_id,start\nx,soon\n")})
+        assert bad.status_code == 400
+        assert user_client.post("/api/histories",
+                                {"file": csv_upload(GENERIC_CSV)}).status_code == 201
+    refused = user_client.post("/api/histories", {"file": csv_upload(GENERIC_CSV)})
+    assert refused.status_code == 429 and refused["Content-Type"] == "application/json"
+    assert "at most 2 a minute" in refused.json()["detail"]
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert History.objects.filter(owner__username="ada").count() == 2
+    # A recompute queues an analysis too: refused as a page; another user is not limited.
+    history = History.objects.filter(owner__username="ada").first()
+    assert history is not None
+    page = user_client.post(f"/history/{history.pk}/runs", {})
+    assert page.status_code == 429 and "at most 2 a minute" in page.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert other_client.post("/api/histories",
+                                 {"file": csv_upload(GENERIC_CSV)}).status_code == 201
