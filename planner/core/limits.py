@@ -39,6 +39,13 @@ LIMITS: tuple[Limit, ...] = (
     Limit("capacity_job_points", 1_000_000_000, "job replays",
           "points x jobs of one capacity sweep: about two CPU-minutes, so one sweep cannot "
           "hold a worker for long"),
+    # A serving plan is computed in the request: a log it reads must parse in about a second.
+    Limit("request_log_rows", 1_000_000, "requests",
+          "rows of one uploaded request log (a serving plan's traffic): about a day of 12 "
+          "requests/s, parsed in the request in about a second"),
+    Limit("request_log_days", 400, "days",
+          "the span of one request log: the buying rule reads a year of history, and the "
+          "hourly series of a longer span would be stored with the plan"),
     # A worker runs with a memory limit per child, and the arrays of one step (and their
     # temporaries) must fit in it together.
     Limit("array_bytes", 1 * GIB, "bytes",
@@ -52,6 +59,8 @@ MAX_GPUS_IN_USE = int(LIMITS_BY_NAME["gpus_in_use"].value)
 MAX_CAPACITY_POINTS = int(LIMITS_BY_NAME["capacity_points"].value)
 MAX_CAPACITY_JOB_POINTS = int(LIMITS_BY_NAME["capacity_job_points"].value)
 MAX_ARRAY_BYTES = int(LIMITS_BY_NAME["array_bytes"].value)
+MAX_REQUEST_LOG_ROWS = int(LIMITS_BY_NAME["request_log_rows"].value)
+MAX_REQUEST_LOG_DAYS = int(LIMITS_BY_NAME["request_log_days"].value)
 
 
 def in_gib(n_bytes: float) -> str:

@@ -8,12 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from planner.core.purchase_options import NO_UPFRONT
 from planner.core.serialize import json_safe
 from planner.fair_shares import creation_check
-from planner.serving.core.fields import ServingInput, parse_serving_input
+from planner.purchase_mix.quota import UploadTooLargeError
+from planner.serving.core.fields import FieldError, ServingInput, parse_serving_input
 from planner.serving.core.plan import (
     ServingOffer,
     ServingOption,
@@ -23,7 +25,10 @@ from planner.serving.core.plan import (
     option_curve,
     plan_serving,
 )
+from planner.serving.core.request_log import parse_request_log
+from planner.serving.core.traffic import DailyTraffic
 from planner.serving.models import ServingPlan as StoredServingPlan
+from planner.serving.purchase import mix_document
 from pricing.carbon.selectors import carbon_factors
 from pricing.models import price_basis
 from pricing.selectors import current_prices
@@ -121,15 +126,51 @@ def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STO
                            "points": json_safe(option_curve(checked.request, option, gpus, cal))})
     return {"input": checked.data, "n_offers": plan.n_offers, "n_options": len(plan.options),
             "cards": picked, "options": [option_json(o) for o in plan.options[:top]],
-            "curves": curves, "unfit": list(plan.unfit), "note": calibration_note()}
+            "curves": curves, "unfit": list(plan.unfit), "note": calibration_note(),
+            "traffic": traffic_json(checked.traffic), "mix": mix_document(checked, plan)}
 
 
-def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any],
-                        name: str = "") -> StoredServingPlan:
+def traffic_json(traffic: DailyTraffic) -> dict[str, Any]:
+    """The traffic the plan was sized for: 24 hourly rates, peak and trough, and what a request
+    log showed (rows, span, days of history, prompt and output lengths: mean and P99)."""
+    data = {k: v for k, v in asdict(traffic).items() if k != "history_rate_per_s"}
+    data.update(peak_rate_per_s=traffic.peak_rate_per_s,
+                trough_rate_per_s=traffic.trough_rate_per_s,
+                history_days=traffic.history_days)
+    return dict(json_safe(data))
+
+
+def request_log_read(upload: Any, *, size_bytes: int) -> DailyTraffic:
+    """An uploaded request log's traffic (planner.serving.core.request_log), read with the
+    job-history upload's limit (settings.UPLOAD_MAX_BYTES) and streaming reader. FieldError
+    naming `request_log` (and the line and column of a bad row); UploadTooLargeError above the
+    limit. Nothing is stored: the plan keeps what was derived."""
+    if size_bytes > settings.UPLOAD_MAX_BYTES:
+        raise UploadTooLargeError(
+            f"request_log: the file is {size_bytes / 1024**2:,.1f} MB; the upload limit is "
+            f"{settings.UPLOAD_MAX_BYTES / 1024**2:,.0f} MB.")
+    try:
+        return parse_request_log(upload, max_bytes=settings.UPLOAD_MAX_BYTES)
+    except ValueError as exc:
+        raise FieldError("request_log", str(exc)) from None
+
+
+def serving_plan_compute(*, raw: Mapping[str, Any],
+                         request_log: DailyTraffic | None = None) -> dict[str, Any]:
+    """Check and plan without storing (the what-if): the plan document."""
+    checked = parse_serving_input(raw, request_log=request_log)
+    gpus = catalog_gpu_specs()
+    plan = serving_plan_build(request=checked.request,
+                              purchase_options=checked.purchase_options, gpus=gpus)
+    return serving_document(checked, plan, gpus=gpus)
+
+
+def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any], name: str = "",
+                        request_log: DailyTraffic | None = None) -> StoredServingPlan:
     """Check `raw` (FieldError naming the field), count it against the user's share
     (planner.fair_shares: 429 past SERVING_PLANS_PER_MINUTE, 403 at USER_MAX_SERVING_PLANS), plan
-    it, and store it whole."""
-    checked = parse_serving_input(raw)
+    it, and store it whole. `request_log`: an uploaded log's traffic (request_log_read)."""
+    checked = parse_serving_input(raw, request_log=request_log)
     creation_check(owner_id=owner_id, kind="serving")
     gpus = catalog_gpu_specs()  # one read of the accelerator catalog for ranking and curves
     plan = serving_plan_build(request=checked.request,

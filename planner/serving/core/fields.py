@@ -11,13 +11,19 @@ from typing import Any
 
 from planner.core.purchase_options import ON_DEMAND, PURCHASE_OPTION_CODES, SPOT
 from planner.serving.core.plan import ServingRequest
+from planner.serving.core.traffic import (
+    DailyTraffic,
+    constant_traffic,
+    parse_daily_profile,
+    profile_traffic,
+)
 from simulator.core.serving.models import PRECISION_LABELS, SERVING_PRESETS, serving_model
 
 
 @dataclass(frozen=True)
 class ServingField:
     name: str
-    kind: str  # "choice", "float", "choices"
+    kind: str  # "choice", "float", "choices", "profile" (24 comma-separated numbers)
     label: str
     help: str
     example: Any
@@ -39,6 +45,10 @@ SERVING_FIELDS: tuple[ServingField, ...] = (
                  "Weights (and KV cache with fp8); 4-bit is weight-only.", "fp8"),
     ServingField("rate", "float", "Request rate (requests/s)",
                  "Peak Poisson arrival rate the fleet must serve.", 20.0, 1e-3, 1e6),
+    ServingField("daily_profile", "profile", "Daily profile (24 hourly weights)",
+                 "Hour 0 to 23, comma-separated relative weights or rates; the busiest hour "
+                 "runs at the request rate. Blank: the same rate all day.", "",
+                 is_required=False),
     ServingField("input_tokens", "float", "Prompt length (tokens)", "Mean prompt tokens.",
                  2000.0, 1.0, 1.0e6),
     ServingField("output_tokens", "float", "Output length (tokens)", "Mean output tokens.",
@@ -49,8 +59,17 @@ SERVING_FIELDS: tuple[ServingField, ...] = (
                  "Blank: no TPOT target.", 60.0, 0.1, 6.0e4, is_required=False),
     ServingField("purchase_options", "choices", "Purchase options",
                  "Spot is left out: reclaims break latency targets.", [ON_DEMAND]),
+    ServingField("scale_up_minutes", "float", "Scale-up delay (minutes)",
+                 "From asking for an on-demand instance to its replicas serving (boot and "
+                 "weight load): each hour's added instances start this much earlier, billed.",
+                 10.0, 0.0, 60.0, is_required=False),
 )
+# What a daily profile looks like (docs, the CLI's help): quiet nights, a working-day peak.
+EXAMPLE_PROFILE = ("2,1,1,1,1,2,4,7,9,10,10,10,9,9,10,10,9,8,7,6,5,4,3,2")
+DEFAULT_SCALE_UP_MINUTES = 10.0
 FIELDS_BY_NAME: dict[str, ServingField] = {f.name: f for f in SERVING_FIELDS}
+# What an uploaded request log decides instead of the typed fields.
+_FROM_LOG = ("rate", "daily_profile", "input_tokens", "output_tokens")
 # The longest name a choice may have (model presets and codes are far shorter): a longer or
 # non-text value is refused before it is looked up or echoed in a message.
 MAX_CHOICE_CHARS = 64
@@ -112,10 +131,10 @@ class ServingInput:
     request: ServingRequest
     purchase_options: tuple[str, ...]
     data: dict[str, Any]  # the checked values, JSON-safe (stored with a plan)
+    traffic: DailyTraffic
 
 
-def parse_serving_input(raw: Mapping[str, Any]) -> ServingInput:
-    """Check every field of `raw` (unknown keys refused); FieldError on the first bad one."""
+def _checked(raw: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(raw) - set(FIELDS_BY_NAME))
     if unknown:
         raise FieldError(unknown[0], "unknown field")
@@ -131,8 +150,48 @@ def parse_serving_input(raw: Mapping[str, Any]) -> ServingInput:
             data[field.name] = _float(field, value)
         elif field.kind == "choices":
             data[field.name] = _choices(field, value)
+        elif field.kind == "profile":
+            data[field.name] = _profile(field, value)
         else:
             data[field.name] = _choice(field, value)
+    return data
+
+
+def _profile(field: ServingField, raw: Any) -> str:
+    """The profile as checked text: 24 weights, the largest 1 (4 significant digits)."""
+    if not isinstance(raw, str):
+        if not isinstance(raw, (list, tuple)):
+            raise FieldError(field.name, f"expected 24 comma-separated numbers, got "
+                                         f"{type(raw).__name__}")
+        raw = ",".join(str(v) for v in raw[:25])
+    try:
+        weights = parse_daily_profile(raw)
+    except ValueError as exc:
+        raise FieldError(field.name, str(exc)) from None
+    return ",".join(f"{w:.4g}" for w in weights)
+
+
+def _log_values(data: dict[str, Any], log: DailyTraffic) -> None:
+    """A request log sets the rate, the profile and the mean lengths (typed values unused)."""
+    if log.output_tokens_mean < 1:
+        raise FieldError("request_log", f"the mean output length is "
+                                        f"{log.output_tokens_mean:.2f} tokens; at least 1")
+    data["rate"] = log.peak_rate_per_s
+    data["daily_profile"] = ",".join(f"{r / log.peak_rate_per_s:.4g}"
+                                     for r in log.hourly_rate_per_s)
+    data["input_tokens"] = log.prompt_tokens_mean
+    data["output_tokens"] = log.output_tokens_mean
+
+
+def parse_serving_input(raw: Mapping[str, Any], *,
+                        request_log: DailyTraffic | None = None) -> ServingInput:
+    """Check every field of `raw` (unknown keys refused); FieldError on the first bad one.
+    `request_log`: the traffic of an uploaded log (planner.serving.core.request_log), which
+    then sets the rate, the daily profile and the mean prompt and output lengths."""
+    data = _checked(raw if request_log is None else
+                    {k: v for k, v in raw.items() if k not in _FROM_LOG})
+    if request_log is not None:
+        _log_values(data, request_log)
     try:
         model = serving_model(data["model"])
     except ValueError as exc:
@@ -141,6 +200,21 @@ def parse_serving_input(raw: Mapping[str, Any]) -> ServingInput:
         raise FieldError("precision", f"unknown precision {data['precision']!r}")
     ttft = data["ttft_p99_ms"] / 1e3 if data["ttft_p99_ms"] else math.inf
     tpot = data["tpot_p99_ms"] / 1e3 if data["tpot_p99_ms"] else math.inf
+    traffic = _traffic(data, request_log)
+    p99 = (request_log.prompt_tokens_p99 + request_log.output_tokens_p99
+           if request_log is not None else 0.0)
+    if data["scale_up_minutes"] is None:
+        data["scale_up_minutes"] = DEFAULT_SCALE_UP_MINUTES
     request = ServingRequest(model, data["precision"], data["rate"], data["input_tokens"],
-                             data["output_tokens"], ttft, tpot)
-    return ServingInput(request, tuple(data["purchase_options"]), data)
+                             data["output_tokens"], ttft, tpot,
+                             traffic.hourly_rate_per_s if data["daily_profile"] else (), p99,
+                             data["scale_up_minutes"])
+    return ServingInput(request, tuple(data["purchase_options"]), data, traffic)
+
+
+def _traffic(data: dict[str, Any], request_log: DailyTraffic | None) -> DailyTraffic:
+    if request_log is not None:
+        return request_log
+    if not data["daily_profile"]:
+        return constant_traffic(data["rate"])
+    return profile_traffic(data["rate"], parse_daily_profile(data["daily_profile"]))

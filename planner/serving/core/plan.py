@@ -3,10 +3,14 @@ predicted P99 TTFT/TPOT with bands, utilisation and carbon.
 
 For each GPU kind and tensor-parallel degree that fits in one instance, the calibrated serving
 model gives one replica's goodput (the highest Poisson rate whose P99 TTFT and TPOT meet the
-targets). Replicas = ceil(rate / goodput), packed into whole instances; the deployed fleet's
-latencies are predicted at the rate each replica then carries. Cost per million tokens splits
-the fleet's cost between prompt and output tokens by the share of replica time each phase takes
-(prefill vs decode). Units: USD, hours (730 per month), seconds inside, ms out, kg CO2e.
+targets). Each hour of the day's traffic (24 hourly rates; a constant rate is the same every
+hour) needs ceil(rate / goodput) replicas, at least one, packed into whole instances: the
+fleet scales hour by hour, and the peak hour's fleet is the option's `replicas`. The latencies
+shown are those of the hour whose replicas carry the most load. The monthly cost is the
+instance-hours of the day's schedule x price x 730 / 24. Cost per million tokens splits the
+fleet's cost between prompt and output tokens by the share of replica time each phase takes
+(prefill vs decode), hour by hour. Units: USD, hours (730 per month), seconds inside, ms out,
+kg CO2e.
 """
 
 from __future__ import annotations
@@ -16,9 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.purchase_options import PAY_AS_YOU_GO
+from planner.serving.core.traffic import HOURS_PER_DAY, hourly_instances
 from simulator.core.hardware import GpuSpec, fabric_gbytes_per_s
 from simulator.core.serving.crossval import Bands
-from simulator.core.serving.engine import Replica, ServingCalibration, prefill_seconds
+from simulator.core.serving.engine import (
+    Replica,
+    ServingCalibration,
+    max_batch,
+    prefill_seconds,
+)
 from simulator.core.serving.models import ServingModel, check_precision
 from simulator.core.serving.queueing import Traffic, at_rate
 from simulator.core.serving.targets import Targets, goodput_rate, load_curve, saturation_rate
@@ -57,6 +68,13 @@ class ServingRequest:
     output_tokens: float
     ttft_p99_s: float
     tpot_p99_s: float
+    # 24 hourly rates, requests/s, the largest equal to rate_per_s; () for a constant rate.
+    hourly_rate_per_s: tuple[float, ...] = ()
+    # P99 prompt + P99 output tokens of a request log (0: not known): a replica whose KV cache
+    # cannot hold one such request is left out.
+    p99_request_tokens: float = 0.0
+    # Minutes from asking for an on-demand instance to it serving: billed before each rise.
+    scale_up_minutes: float = 0.0
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
@@ -64,6 +82,17 @@ class ServingRequest:
             raise ValueError("rate must be above 0 requests/s")
         Traffic(self.prompt_tokens, self.output_tokens)
         Targets(self.ttft_p99_s, self.tpot_p99_s)
+        if not 0 <= self.scale_up_minutes <= 60:
+            raise ValueError("scale-up delay must be between 0 and 60 minutes")
+        if self.hourly_rate_per_s and (len(self.hourly_rate_per_s) != HOURS_PER_DAY or not
+                                       math.isclose(max(self.hourly_rate_per_s),
+                                                    self.rate_per_s)):
+            raise ValueError("hourly rates: 24 of them, the largest equal to the peak rate")
+
+    @property
+    def hourly_rates(self) -> tuple[float, ...]:
+        """The rate of each hour of the day, requests/s."""
+        return self.hourly_rate_per_s or (self.rate_per_s,) * HOURS_PER_DAY
 
 
 @dataclass(frozen=True)
@@ -93,6 +122,10 @@ class ServingOption:
     price_as_of: str
     price_source: str
     price_basis: str
+    replicas_at_trough: int = 0
+    instances_at_trough: int = 0
+    replicas_by_hour: tuple[int, ...] = ()  # hour 0 first, whole instances' replicas
+    instances_by_hour: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,7 +151,8 @@ def _replicas_for(request: ServingRequest, gpu: GpuSpec, gpus_per_instance: int,
         if tp > gpus_per_instance or gpus_per_instance % tp:
             continue
         replica = replica_for(request, gpu, tp)
-        if not replica.fits():
+        if not replica.fits() or (request.p99_request_tokens and max_batch(
+                replica, request.p99_request_tokens, cal) < 1):
             continue
         rate = (goodput_rate(replica, traffic, targets, cal) if targets.is_bounded
                 else saturation_rate(replica, traffic, cal))
@@ -127,36 +161,76 @@ def _replicas_for(request: ServingRequest, gpu: GpuSpec, gpus_per_instance: int,
     return out
 
 
+@dataclass(frozen=True)
+class _Money:
+    usd_per_month: float
+    usd_per_million_input: float
+    usd_per_million_output: float
+    usd_per_million_all: float
+    utilisation: float
+    kg_co2e_per_million: float
+
+
+def billed_instance_hours(instances: tuple[int, ...], scale_up_minutes: float,
+                          is_hourly: bool = True) -> tuple[float, ...]:
+    """Instance-hours billed in each hour of the day: an hourly (on-demand) fleet pays its
+    instances plus, for each instance added since the hour before (the day wraps), the
+    scale-up delay before it serves; a committed fleet pays its peak every hour."""
+    if not is_hourly:
+        return (float(max(instances)),) * len(instances)
+    lead = scale_up_minutes / 60.0
+    return tuple(n + lead * max(0, n - instances[h - 1]) for h, n in enumerate(instances))
+
+
+def _money(request: ServingRequest, offer: ServingOffer, choice: _Replica,
+           instances: tuple[int, ...], cal: ServingCalibration) -> _Money:
+    """The day's schedule priced hour by hour: cost, its split between prompt and output
+    tokens by prefill time, mean utilisation and carbon."""
+    per_instance = offer.gpus_per_instance // choice.tp
+    billed = billed_instance_hours(instances, request.scale_up_minutes,
+                                   offer.purchase_option in PAY_AS_YOU_GO)
+    rates = request.hourly_rates
+    prompt_s = prefill_seconds(choice.replica, request.prompt_tokens, request.prompt_tokens,
+                               cal)
+    usd_in = usd_out = tokens_in = tokens_out = kwh = used = 0.0
+    for rate, count, paid in zip(rates, instances, billed, strict=True):
+        usd = paid * offer.usd_per_hour
+        load = rate / (count * per_instance)
+        share = min(load * prompt_s, 1.0)  # share of replica time spent prefilling
+        usd_in, usd_out = usd_in + usd * share, usd_out + usd * (1.0 - share)
+        tokens_in += rate * 3600.0 * request.prompt_tokens
+        tokens_out += rate * 3600.0 * request.output_tokens
+        kwh += paid * offer.gpus_per_instance * choice.replica.gpu.tdp_watts / 1000.0
+        used += load / choice.goodput
+    kg = math.nan
+    if not (math.isnan(offer.g_co2e_per_kwh) or math.isnan(offer.pue)):
+        kg = kwh * offer.pue * offer.g_co2e_per_kwh / 1000.0 / (tokens_in + tokens_out) * 1e6
+    days = HOURS_PER_MONTH / HOURS_PER_DAY
+    return _Money((usd_in + usd_out) * days, usd_in / tokens_in * 1e6,
+                  usd_out / tokens_out * 1e6, (usd_in + usd_out) / (tokens_in + tokens_out) * 1e6,
+                  used / len(rates), kg)
+
+
 def _option(request: ServingRequest, offer: ServingOffer, choice: _Replica,
             cal: ServingCalibration, bands: Bands) -> ServingOption | None:
     per_instance = offer.gpus_per_instance // choice.tp
-    replicas = math.ceil(request.rate_per_s / choice.goodput)
-    instances = math.ceil(replicas / per_instance)
-    replicas = instances * per_instance  # whole instances: spare slots serve too
+    instances = hourly_instances(request.hourly_rates, choice.goodput, per_instance)
+    replicas = tuple(n * per_instance for n in instances)  # whole instances: spare slots serve
     traffic = Traffic(request.prompt_tokens, request.output_tokens)
-    load = request.rate_per_s / replicas
-    point = at_rate(choice.replica, traffic, load, cal)
+    load = max(r / n for r, n in zip(request.hourly_rates, replicas, strict=True))
+    point = at_rate(choice.replica, traffic, load, cal)  # the most loaded hour: worst latency
     if not point.is_stable:
         return None
-    usd_per_s = instances * offer.usd_per_hour / 3600.0
-    prompt_s = prefill_seconds(choice.replica, traffic.prompt_tokens, traffic.prompt_tokens, cal)
-    prefill_share = min(load * prompt_s, 1.0)  # share of replica time spent prefilling
-    input_per_s = request.rate_per_s * request.prompt_tokens
-    output_per_s = request.rate_per_s * request.output_tokens
-    gpus = instances * offer.gpus_per_instance
-    kg = math.nan
-    if not (math.isnan(offer.g_co2e_per_kwh) or math.isnan(offer.pue)):
-        kw = gpus * choice.replica.gpu.tdp_watts / 1000.0 * offer.pue
-        kg = kw / 3600.0 * offer.g_co2e_per_kwh / 1000.0 / (input_per_s + output_per_s) * 1e6
+    money = _money(request, offer, choice, instances, cal)
     ttft_ms, tpot_ms = point.ttft_p99_s * 1e3, point.tpot_p99_s * 1e3
     return ServingOption(
         offer.provider, offer.instance_type, offer.region, offer.purchase_option, offer.gpu,
-        choice.tp, replicas, instances, gpus, ttft_ms, bands.apply("ttft_ms", ttft_ms),
-        tpot_ms, bands.apply("tpot_ms", tpot_ms), usd_per_s * SECONDS_PER_MONTH,
-        usd_per_s * prefill_share / input_per_s * 1e6,
-        usd_per_s * (1.0 - prefill_share) / output_per_s * 1e6,
-        usd_per_s / (input_per_s + output_per_s) * 1e6, load / choice.goodput, choice.goodput,
-        kg, offer.as_of, offer.source, offer.basis,
+        choice.tp, max(replicas), max(instances), max(instances) * offer.gpus_per_instance,
+        ttft_ms, bands.apply("ttft_ms", ttft_ms), tpot_ms, bands.apply("tpot_ms", tpot_ms),
+        money.usd_per_month, money.usd_per_million_input, money.usd_per_million_output,
+        money.usd_per_million_all, money.utilisation, choice.goodput,
+        money.kg_co2e_per_million, offer.as_of, offer.source, offer.basis,
+        min(replicas), min(instances), replicas, instances,
     )
 
 

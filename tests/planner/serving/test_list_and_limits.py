@@ -95,7 +95,9 @@ def test_a_plan_reads_the_catalog_and_the_prices_once_whatever_their_size(
         assert _post(client_sam, purchase_options=["on_demand", "reserved_1y"]).status_code == 201
     reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
     assert sum('FROM "pricing_accelerator"' in sql for sql in reads) == 1
-    assert sum('FROM "pricing_price"' in sql for sql in reads) == 1
+    # One read ranks every offer; one more reads the cheapest configuration's commitment and
+    # spot prices for its purchase mix.
+    assert sum('FROM "pricing_price"' in sql for sql in reads) == 2
     assert len(reads) < 15
 
 
