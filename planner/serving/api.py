@@ -1,6 +1,7 @@
-"""Serving plan API: POST an input as JSON (the fields of planner.serving.core.fields), GET
-the user's plans or one stored plan, DELETE one. Bad input is a 422 whose detail names the
-field; nothing is stored."""
+"""Serving plan API: POST an input as JSON (the fields of planner.serving.core.fields), or a
+request log with the other fields as a multipart form (POST /api/serving/log), GET the user's
+plans or one stored plan, DELETE one. Bad input is a 422 whose detail names the field (and a
+bad log row its line); a file over the upload limit is a 413; nothing is stored."""
 
 from datetime import datetime
 from typing import Any
@@ -8,9 +9,11 @@ from typing import Any
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Body, Router, Schema, Status
+from ninja import Body, File, Router, Schema, Status
 from ninja.errors import HttpError
+from ninja.files import UploadedFile
 
+from planner.purchase_mix.quota import UploadTooLargeError
 from planner.serving import services
 from planner.serving.core.fields import FieldError
 from planner.serving.models import ServingPlan
@@ -40,6 +43,27 @@ def serving_create(request: HttpRequest,
         plan = services.serving_plan_create(owner_id=request.user.pk, raw=raw, name=name)
     except FieldError as exc:
         raise HttpError(422, str(exc)) from None
+    return Status(201, _body(plan))
+
+
+@router.post("/log", response={201: dict[str, Any], 413: dict[str, Any]},
+             summary="Plan from an uploaded request log")
+def serving_create_from_log(request: HttpRequest,
+                            request_log: File[UploadedFile]) -> Status[dict[str, Any]]:
+    """Multipart: `request_log` (CSV: timestamp, input_tokens, output_tokens) and the other
+    fields of POST /api/serving as form fields (`purchase_options` repeated). The log sets the
+    rate, the daily profile and the mean lengths."""
+    assert request.user.pk is not None
+    raw: dict[str, Any] = {k: request.POST.getlist(k) if k == "purchase_options" else v
+                           for k, v in request.POST.items() if k != "name"}
+    try:
+        plan = services.serving_plan_create(owner_id=request.user.pk, raw=raw,
+                                            name=request.POST.get("name", "")[:200],
+                                            log_file=request_log)
+    except FieldError as exc:
+        raise HttpError(422, str(exc)) from None
+    except UploadTooLargeError as exc:
+        return Status(413, {"detail": str(exc)})
     return Status(201, _body(plan))
 
 

@@ -49,3 +49,36 @@ def cost_latency_figure(document: dict[str, Any]) -> go.Figure:
         yaxis_title="USD per million tokens (prompt + output)",
         meta={"finding": "Each point is one configuration meeting the targets."})
     return figure
+
+
+def replicas_day_figure(document: dict[str, Any]) -> go.Figure:
+    """Replicas in service each hour of the day for the cheapest configurations (whole
+    instances), with the request rate they carry on a second axis."""
+    figure = go.Figure()
+    seen: set[tuple[str, int]] = set()
+    hours = list(range(24))
+    for option in document["options"]:
+        key = (option["gpu"], option["tp"])
+        if key in seen or not option.get("replicas_by_hour"):
+            continue
+        colour, marker = series_style(len(seen))
+        seen.add(key)
+        figure.add_scatter(x=hours, y=option["replicas_by_hour"], mode="lines+markers",
+                           line={"shape": "hv", "color": colour},
+                           marker={"symbol": marker, "size": 6},
+                           name=f"{option['gpu']} TP{option['tp']} ({option['instance_type']})")
+        if len(seen) == 3:
+            break
+    rates = (document.get("traffic") or {}).get("hourly_rate_per_s")
+    if rates:
+        figure.add_scatter(x=hours, y=rates, mode="lines", yaxis="y2", name="request rate",
+                           line={"dash": "dot", "color": series_style(3)[0]})
+    figure.update_layout(
+        title="Replicas over the day",
+        xaxis={"title": {"text": "Hour of the day"}, "dtick": 2},
+        yaxis={"title": {"text": "Replicas in service"}, "rangemode": "tozero"},
+        yaxis2={"title": {"text": "Requests/s"}, "overlaying": "y", "side": "right",
+                "rangemode": "tozero"},
+        meta={"finding": "Replicas follow the traffic hour by hour: the peak hour sets the "
+                         "most, the trough the fewest (at least one)."})
+    return figure

@@ -166,10 +166,13 @@ def serving_plan_compute(*, raw: Mapping[str, Any],
 
 
 def serving_plan_create(*, owner_id: int, raw: Mapping[str, Any], name: str = "",
-                        request_log: DailyTraffic | None = None) -> StoredServingPlan:
+                        log_file: Any = None) -> StoredServingPlan:
     """Check `raw` (FieldError naming the field), count it against the user's share
     (planner.fair_shares: 429 past SERVING_PLANS_PER_MINUTE, 403 at USER_MAX_SERVING_PLANS), plan
-    it, and store it whole. `request_log`: an uploaded log's traffic (request_log_read)."""
+    it, and store it whole. `log_file`: an uploaded request log (a binary file with `size`),
+    read by request_log_read; the plan keeps what it derived, not the file."""
+    request_log = (request_log_read(log_file, size_bytes=int(log_file.size))
+                   if log_file is not None else None)
     checked = parse_serving_input(raw, request_log=request_log)
     creation_check(owner_id=owner_id, kind="serving")
     gpus = catalog_gpu_specs()  # one read of the accelerator catalog for ranking and curves

@@ -20,7 +20,8 @@ OPTION_COLUMNS: tuple[Column, ...] = (
     Column("provider", "Provider"), Column("instance_type", "Instance"), Column("gpu", "GPU"),
     Column("region", "Region", is_printed=False),
     Column("purchase_option", "Purchase option", is_printed=False),
-    Column("tp", "TP"), Column("replicas", "Replicas"), Column("gpus", "GPUs"),
+    Column("tp", "TP"), Column("replicas", "Replicas at peak"),
+    Column("replicas_trough", "Replicas at trough"), Column("gpus", "GPUs at peak"),
     Column("usd_per_month", "Cost", "USD/month"),
     Column("usd_in", "Per M input tokens", "USD/M tokens", digits=3),
     Column("usd_out", "Per M output tokens", "USD/M tokens", digits=3),
@@ -41,7 +42,8 @@ BASIS_NOTE = ("Price basis: listed is the provider's price list; derived is comp
 def _row(o: dict[str, Any]) -> tuple[Any, ...]:
     cost = o["usd_per_million_tokens"]
     return (o["provider"], o["instance_type"], o["gpu"], o["region"], o["purchase_option"],
-            o["tp"], o["replicas"], o["gpus"], float(o["usd_per_month"]), float(cost["input"]),
+            o["tp"], o["replicas"], o.get("replicas_at_trough") or o["replicas"], o["gpus"],
+            float(o["usd_per_month"]), float(cost["input"]),
             float(cost["output"]), float(o["ttft_p99_ms"]), float(o["tpot_p99_ms"]),
             as_number(o["ttft_p99_ms_p10"]), as_number(o["ttft_p99_ms_p90"]),
             as_number(o["tpot_p99_ms_p10"]), as_number(o["tpot_p99_ms_p90"]),
@@ -58,9 +60,13 @@ def _band(low: Any, high: Any, digits: int) -> str:
 
 def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Figure, ...]:
     figures = [Figure("Configurations meeting the targets", document["n_options"])]
+    mix = document.get("mix") or {}
     if best:
         cost = best["usd_per_million_tokens"]
         figures += [Figure("Cheapest per month", float(best["usd_per_month"]), "USD"),
+                    Figure("Replicas at peak", best["replicas"]),
+                    Figure("Replicas at trough", best.get("replicas_at_trough")
+                           or best["replicas"]),
                     Figure("Per million input tokens", float(cost["input"]), "USD", 3),
                     Figure("Per million output tokens", float(cost["output"]), "USD", 3),
                     Figure("P99 TTFT", float(best["ttft_p99_ms"]), "ms"),
@@ -71,6 +77,10 @@ def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Fig
                                                   best["tpot_p99_ms_p90"], 1)),
                     Figure("Price", f"{best['price_source']}, as of {best['price_as_of']}, "
                            f"{best['price_basis']}, per instance-hour")]
+    if mix.get("is_available"):
+        figures += [Figure("Purchase mix per month", float(mix["mix_usd_per_month"]), "USD"),
+                    Figure("All on-demand per month",
+                           float(mix["all_on_demand_usd_per_month"]), "USD")]
     return tuple(figures)
 
 
@@ -106,7 +116,53 @@ def _charts(document: dict[str, Any]) -> tuple[Chart, ...]:
         charts.insert(0, Chart("latency-load", "Latency against load, one replica", "line",
                                "Output tokens/s per replica", "P99 time per output token (ms)",
                                curves))
+    day = _day_series(options)
+    if day:
+        charts.append(Chart("replicas-day", "Replicas over the day", "line", "Hour of the day",
+                            "Replicas in service", day))
     return tuple(charts)
+
+
+def _day_series(options: list[dict[str, Any]]) -> tuple[Series, ...]:
+    """Replicas each hour of the cheapest three distinct configurations (GPU and TP)."""
+    seen: dict[tuple[str, int], Series] = {}
+    for o in options:
+        key = (o["gpu"], o["tp"])
+        if key in seen or not o.get("replicas_by_hour") or len(seen) == 3:
+            continue
+        seen[key] = Series(f"{o['gpu']} TP{o['tp']} ({o['instance_type']})",
+                           tuple(float(h) for h in range(24)),
+                           tuple(float(r) for r in o["replicas_by_hour"]))
+    return tuple(seen.values())
+
+
+def _hours_table(document: dict[str, Any]) -> Table:
+    """Hour by hour: the request rate and the cheapest configuration's replicas."""
+    best = document["cards"].get("cheapest") or {}
+    rates = (document.get("traffic") or {}).get("hourly_rate_per_s") or []
+    replicas = best.get("replicas_by_hour") or []
+    instances = best.get("instances_by_hour") or []
+    rows = tuple((h, float(rates[h]), replicas[h], instances[h])
+                 for h in range(min(len(rates), len(replicas), len(instances))))
+    return Table("hours", "Replicas over the day (cheapest configuration)", "Hours",
+                 (Column("hour", "Hour of the day"),
+                  Column("rate", "Request rate", "requests/s", digits=3),
+                  Column("replicas", "Replicas"), Column("instances", "Instances")), rows,
+                 "Each hour needs ceil(rate / goodput per replica) replicas, at least one, in "
+                 "whole instances.")
+
+
+def _buy_table(document: dict[str, Any]) -> Table:
+    """The purchase mix's lines, as the page and API print them."""
+    mix = document.get("mix") or {}
+    note = ""
+    if mix.get("is_available"):
+        note = (f"For {mix['configuration']}: USD {mix['mix_usd_per_month']:,.0f} per month "
+                f"for the mix against USD {mix['all_on_demand_usd_per_month']:,.0f} all "
+                f"on-demand (scale-up delay {mix['scale_up_minutes']:g} minutes); prices "
+                f"{mix['price_source']}, as of {mix['price_as_of']}, per instance-hour.")
+    return Table("buy", "What to buy", "What to buy", (Column("line", "Line"),),
+                 tuple((line,) for line in mix.get("lines") or []), note)
 
 
 def report_from_serving(document: dict[str, Any], *, subject_id: int, title: str,
@@ -121,9 +177,18 @@ def report_from_serving(document: dict[str, Any], *, subject_id: int, title: str
                   tuple((u,) for u in document["unfit"]))
     subtitle = (f"{data['rate']:g} requests/s, {data['input_tokens']:g} prompt and "
                 f"{data['output_tokens']:g} output tokens, precision {data['precision']}")
+    traffic = document.get("traffic") or {}
+    if traffic.get("source") == "request_log":
+        subtitle += (f"; traffic from a request log of {traffic['rows']:,} requests over "
+                     f"{traffic['history_days']:.1f} days, peak {data['rate']:.3g} and trough "
+                     f"{traffic['trough_rate_per_s']:.3g} requests/s")
+    elif traffic.get("source") == "daily_profile":
+        subtitle += (f"; a daily profile peaking at {data['rate']:g} requests/s, trough "
+                     f"{traffic['trough_rate_per_s']:.3g}")
+    tables = (options, _buy_table(document), _hours_table(document), unfit)
     return Report("serving", subject_id, title, generated_at,
                   _summary(document["cards"].get("cheapest"), document), _findings(document),
-                  (options, unfit), _charts(document), (document["note"], _sources(document)),
+                  tables, _charts(document), (document["note"], _sources(document)),
                   subtitle)
 
 
