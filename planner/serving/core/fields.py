@@ -134,15 +134,16 @@ class ServingInput:
     traffic: DailyTraffic
 
 
-def _checked(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _checked(raw: Mapping[str, Any], *, has_log: bool = False) -> dict[str, Any]:
     unknown = sorted(set(raw) - set(FIELDS_BY_NAME))
     if unknown:
         raise FieldError(unknown[0], "unknown field")
     data: dict[str, Any] = {}
     for field in SERVING_FIELDS:
-        value = raw.get(field.name)
+        value = None if has_log and field.name in _FROM_LOG else raw.get(field.name)
         if _blank(value):
-            if field.is_required and field.kind != "choices":
+            if field.is_required and field.kind != "choices" and not (
+                    has_log and field.name in _FROM_LOG):
                 raise FieldError(field.name, "required")
             data[field.name] = field.example if field.kind == "choices" else None
             continue
@@ -188,8 +189,7 @@ def parse_serving_input(raw: Mapping[str, Any], *,
     """Check every field of `raw` (unknown keys refused); FieldError on the first bad one.
     `request_log`: the traffic of an uploaded log (planner.serving.core.request_log), which
     then sets the rate, the daily profile and the mean prompt and output lengths."""
-    data = _checked(raw if request_log is None else
-                    {k: v for k, v in raw.items() if k not in _FROM_LOG})
+    data = _checked(raw, has_log=request_log is not None)
     if request_log is not None:
         _log_values(data, request_log)
     try:
