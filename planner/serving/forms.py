@@ -7,6 +7,7 @@ from django.conf import settings
 
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.serving.core.fields import (
+    FROM_LOG,
     MODEL_CHOICES,
     PRECISION_CHOICES,
     SERVING_FIELDS,
@@ -18,7 +19,10 @@ _CHOICES = {"model": MODEL_CHOICES, "precision": PRECISION_CHOICES}
 
 
 def _form_field(field: Any) -> forms.Field:
-    common = {"label": field.label, "help_text": field.help, "required": field.is_required}
+    # A request log sets these: blank is allowed here and parse_serving_input says "required"
+    # when there is no log.
+    common = {"label": field.label, "help_text": field.help,
+              "required": field.is_required and field.name not in FROM_LOG}
     if field.kind == "choice":
         return forms.ChoiceField(choices=_CHOICES[field.name], initial=field.example, **common)
     if field.kind == "choices":

@@ -69,7 +69,7 @@ EXAMPLE_PROFILE = ("2,1,1,1,1,2,4,7,9,10,10,10,9,9,10,10,9,8,7,6,5,4,3,2")
 DEFAULT_SCALE_UP_MINUTES = 10.0
 FIELDS_BY_NAME: dict[str, ServingField] = {f.name: f for f in SERVING_FIELDS}
 # What an uploaded request log decides instead of the typed fields.
-_FROM_LOG = ("rate", "daily_profile", "input_tokens", "output_tokens")
+FROM_LOG = ("rate", "daily_profile", "input_tokens", "output_tokens")
 # The longest name a choice may have (model presets and codes are far shorter): a longer or
 # non-text value is refused before it is looked up or echoed in a message.
 MAX_CHOICE_CHARS = 64
@@ -140,10 +140,10 @@ def _checked(raw: Mapping[str, Any], *, has_log: bool = False) -> dict[str, Any]
         raise FieldError(unknown[0], "unknown field")
     data: dict[str, Any] = {}
     for field in SERVING_FIELDS:
-        value = None if has_log and field.name in _FROM_LOG else raw.get(field.name)
+        value = None if has_log and field.name in FROM_LOG else raw.get(field.name)
         if _blank(value):
             if field.is_required and field.kind != "choices" and not (
-                    has_log and field.name in _FROM_LOG):
+                    has_log and field.name in FROM_LOG):
                 raise FieldError(field.name, "required")
             data[field.name] = field.example if field.kind == "choices" else None
             continue
