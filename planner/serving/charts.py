@@ -79,6 +79,7 @@ def replicas_day_figure(document: dict[str, Any]) -> go.Figure:
         yaxis={"title": {"text": "Replicas in service"}, "rangemode": "tozero"},
         yaxis2={"title": {"text": "Requests/s"}, "overlaying": "y", "side": "right",
                 "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.22, "x": 0},
         meta={"finding": "Replicas follow the traffic hour by hour: the peak hour sets the "
                          "most, the trough the fewest (at least one)."})
     return figure
