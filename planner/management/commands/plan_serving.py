@@ -67,8 +67,9 @@ class Command(BaseCommand):
                 f"${o.usd_per_million_output_tokens:.3f} out per M tokens  "
                 f"TTFT P99 {o.ttft_p99_ms:,.0f} ms (P10-P90 {ttft_low:,.0f}-{ttft_high:,.0f})  "
                 f"TPOT P99 {o.tpot_p99_ms:.1f} ms (P10-P90 {tpot_low:.1f}-{tpot_high:.1f})  "
-                f"util {o.utilisation:.0%}  price {o.price_source}, as of {o.price_as_of}, "
-                f"{o.price_basis}  replicas peak {o.replicas} trough {o.replicas_at_trough}")
+                f"util {o.utilisation:.0%}  replicas peak {o.replicas} trough "
+                f"{o.replicas_at_trough}  price {o.price_source}, as of {o.price_as_of}, "
+                f"{o.price_basis}")
         self._mix(document["mix"])
 
     def _mix(self, mix: dict[str, Any]) -> None:

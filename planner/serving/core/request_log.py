@@ -51,15 +51,26 @@ def _refuse(lines: np.ndarray, bad: np.ndarray, column: str, values: pd.Series,
                      f"{what}{tail}")
 
 
+def _numbers(values: pd.Series) -> np.ndarray:
+    """Numbers of a text column, NaN where a value is not one (whole-column cast first: a
+    column of plain numbers, the usual case, converts several times faster)."""
+    text = values.str.strip()
+    try:
+        return np.array(text.astype("float64").to_numpy(), dtype=np.float64)
+    except (ValueError, TypeError):
+        return np.array(pd.to_numeric(text, errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
 def _seconds(values: pd.Series, lines: np.ndarray) -> np.ndarray:
     """ISO 8601 text (no zone read as UTC) or Unix seconds -> Unix seconds."""
     text = values.str.strip()
-    numeric = pd.to_numeric(text, errors="coerce")
-    parsed = pd.to_datetime(text.where(numeric.isna()), utc=True, errors="coerce",
-                            format="ISO8601")
-    from_text = (parsed - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-    seconds: np.ndarray = from_text.where(numeric.isna(), numeric).to_numpy(
-        dtype=np.float64, na_value=np.nan)
+    seconds = _numbers(values)
+    is_text = np.isnan(seconds)
+    if is_text.any():  # only the rows that are not numbers are read as dates
+        parsed = pd.to_datetime(text[is_text], utc=True, errors="coerce", format="ISO8601")
+        seconds[is_text] = ((parsed - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+                            .to_numpy(dtype=np.float64, na_value=np.nan))
     bad = ~np.isfinite(seconds) | (np.abs(np.nan_to_num(seconds)) > 1e11)
     _refuse(lines, bad, "timestamp", values,
             "a date and time (ISO 8601, e.g. 2026-11-02T14:05:09Z, or Unix seconds)")
@@ -68,8 +79,7 @@ def _seconds(values: pd.Series, lines: np.ndarray) -> np.ndarray:
 
 def _tokens(values: pd.Series, lines: np.ndarray, column: str, low: int,
             high: int) -> np.ndarray:
-    numbers = pd.to_numeric(values.str.strip(), errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan)
+    numbers = _numbers(values)
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(numbers) | (numbers != np.round(numbers)) | (numbers < low) | (
             numbers > high)

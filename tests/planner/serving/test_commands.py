@@ -42,8 +42,8 @@ def test_plan_serving_text_shows_each_options_band_price_provenance_and_calibrat
     call_command("plan_serving", *EXAMPLE, "--top", "3", stdout=out)
     lines = out.getvalue().splitlines()
     assert "Out of source" in lines[1] and "band held" in lines[1]
-    options = lines[2:]
-    assert len(options) == 3
+    options = lines[2:5]
+    assert lines[5].startswith("What to buy for ")  # then the purchase mix's lines
     for line in options:
         assert re.search(r"TTFT P99 [\d,]+ ms \(P10-P90 [\d,]+-[\d,]+\)", line)
         assert re.search(r"TPOT P99 [\d.]+ ms \(P10-P90 [\d.]+-[\d.]+\)", line)
