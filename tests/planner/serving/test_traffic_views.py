@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from planner.serving.models import ServingPlan
+from tests.planner.reports.conftest import pdf_text
 
 pytestmark = pytest.mark.django_db
 PROFILE = "2,1,1,1,1,2,4,7,9,10,10,10,9,9,10,10,9,8,7,6,5,4,3,2"
@@ -180,7 +181,8 @@ def test_the_whatif_needs_a_sign_in(client: Client) -> None:
     assert response.status_code == 302 and "login" in response["Location"]
 
 
-def test_reports_carry_replicas_at_peak_and_trough_and_what_to_buy(client_sam: Client) -> None:
+def test_reports_carry_replicas_at_peak_and_trough_and_what_to_buy(
+        client_sam: Client, tmp_path: Path) -> None:
     body = _api(client_sam, daily_profile=PROFILE).json()
     first, mix = body["options"][0], body["mix"]
     base = f"/serving/{body['id']}/report"
@@ -195,6 +197,9 @@ def test_reports_carry_replicas_at_peak_and_trough_and_what_to_buy(client_sam: C
     assert [h[2] for h in hours] == body["cards"]["cheapest"]["replicas_by_hour"]
     html = client_sam.get(f"{base}.html").content.decode()
     assert "Replicas over the day" in html and "What to buy" in html
+    pdf = " ".join(pdf_text(client_sam.get(f"{base}.pdf").content, tmp_path).split())
+    assert "Replicas over the day" in pdf and "What to buy" in pdf
+    assert f"Replicas at trough {first['replicas_at_trough']}" in pdf
 
 
 def test_plan_serving_takes_a_daily_profile_and_a_request_log(
