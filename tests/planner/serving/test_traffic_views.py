@@ -4,6 +4,7 @@ URL as a user meets them: the form, the page, the API, the command and the repor
 import csv
 import io
 import json
+import math
 import re
 from io import StringIO
 from pathlib import Path
@@ -16,7 +17,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from planner.serving.core.fields import parse_serving_input
+from planner.serving.core.plan import ServingOption
+from planner.serving.core.plan import ServingPlan as RankedPlan
+from planner.serving.core.traffic import DailyTraffic
 from planner.serving.models import ServingPlan
+from planner.serving.purchase import mix_document
 from tests.planner.reports.conftest import pdf_text
 
 pytestmark = pytest.mark.django_db
@@ -222,3 +228,30 @@ def test_plan_serving_takes_a_daily_profile_and_a_request_log(
     with pytest.raises(CommandError, match=r"^--request-log: request_log: line 2, "
                                            r"input_tokens: 'x'"):
         call_command("plan_serving", "--model", "llama3.1-70b", "--request-log", str(path))
+
+
+def test_a_35_day_log_commits_the_base_on_the_catalogs_aws_prices(user: object) -> None:
+    """The mix reads the instance's commitment prices from the catalog (one read) and the
+    buying rule commits the always-on base of a 35-day history; 3-year terms need 90 days."""
+    day = [1.5] * 8 + [2.5] * 8 + [1.8] * 8  # requests/s; 1 request/s per replica
+    history = tuple(day[h % 24] for h in range(24 * 35))
+    log = DailyTraffic(tuple(day), "request_log", history_rate_per_s=history, rows=1,
+                       prompt_tokens_mean=2000, prompt_tokens_p99=4000, output_tokens_mean=300,
+                       output_tokens_p99=600)
+    checked = parse_serving_input({"model": "llama3.1-70b", "precision": "fp8",
+                                   "ttft_p99_ms": 2000, "tpot_p99_ms": 60}, request_log=log)
+    instances = tuple(math.ceil(r) for r in day)
+    option = ServingOption(
+        "aws", "p5.48xlarge", "ap-northeast-1", "on_demand", "H100 SXM5-80GB", 8, 3, 3, 24,
+        1000.0, (900.0, 1100.0), 40.0, (30.0, 50.0), 1.0, 0.1, 0.5, 0.2, 0.8, 1.0, 1.0,
+        "2026-01-01", "test", "listed", 2, 2, instances, instances)
+    mix = mix_document(checked, RankedPlan((option,), 1, ()))
+    assert mix["is_available"] and not mix["is_forecast"] and mix["history_days"] == 35
+    assert mix["base_instances"] == 2 == mix["committed_instances"]
+    (line,) = mix["committed"]
+    assert line["term"] == "reserved_1y" and line["count"] == 2
+    assert mix["lines"][0] == line["sentence"]
+    assert line["sentence"].startswith("2 x p5.48xlarge (8 GPUs each, 16 GPUs) in AWS "
+                                       "ap-northeast-1, ")
+    assert mix["mix_usd_per_month"] < mix["all_on_demand_usd_per_month"]
+    assert mix["on_demand_usd_per_hour"] == pytest.approx(68.8)
