@@ -55,7 +55,8 @@ def serving_create_from_log(request: HttpRequest,
     rate, the daily profile and the mean lengths."""
     assert request.user.pk is not None
     raw: dict[str, Any] = {k: request.POST.getlist(k) if k == "purchase_options" else v
-                           for k, v in request.POST.items() if k != "name"}
+                           for k, v in request.POST.items()
+                           if k not in ("name", "csrfmiddlewaretoken")}
     try:
         plan = services.serving_plan_create(owner_id=request.user.pk, raw=raw,
                                             name=request.POST.get("name", "")[:200],

@@ -255,3 +255,14 @@ def test_a_35_day_log_commits_the_base_on_the_catalogs_aws_prices(user: object) 
                                        "ap-northeast-1, ")
     assert mix["mix_usd_per_month"] < mix["all_on_demand_usd_per_month"]
     assert mix["on_demand_usd_per_hour"] == pytest.approx(68.8)
+
+
+def test_the_api_refuses_a_log_over_the_upload_limit_with_a_413(
+        client_sam: Client, settings) -> None:
+    settings.UPLOAD_MAX_BYTES = 1000
+    response = client_sam.post("/api/serving/log", {
+        "model": "llama3.1-70b", "precision": "fp8",
+        "request_log": SimpleUploadedFile("big.csv", _log())})
+    assert response.status_code == 413
+    assert response.json()["detail"].startswith("request_log: the file is 0.4 MB; the upload limit is")
+    assert not ServingPlan.objects.exists()
