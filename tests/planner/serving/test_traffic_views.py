@@ -264,5 +264,6 @@ def test_the_api_refuses_a_log_over_the_upload_limit_with_a_413(
         "model": "llama3.1-70b", "precision": "fp8",
         "request_log": SimpleUploadedFile("big.csv", _log())})
     assert response.status_code == 413
-    assert response.json()["detail"].startswith("request_log: the file is 0.4 MB; the upload limit is")
+    assert response.json()["detail"].startswith(
+        "request_log: the file is 0.4 MB; the upload limit is")
     assert not ServingPlan.objects.exists()
