@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page
 
-from tests.browser.journeys import chart_problems, sign_in_as_ada
+from tests.browser.journeys import chart_problems, screenshot, sign_in_as_ada
 
 pytestmark = pytest.mark.browser
 PROFILE = "2,1,1,1,1,2,4,7,9,10,10,10,9,9,10,10,9,8,7,6,5,4,3,2"
@@ -35,3 +35,4 @@ def test_a_daily_profile_shows_replicas_at_peak_and_trough(
     assert peak > trough >= 1
     assert "Replicas over the day" in page.inner_text("body")
     assert "a forecast, not a measured history" in page.inner_text("#serving-mix")
+    screenshot(page, "serving-daily-profile")
