@@ -9,6 +9,7 @@ metric from leave-one-source-out validation (written by `validate_serving --cv s
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -78,6 +79,30 @@ def serving_accuracy() -> dict[str, dict[str, float]]:
                                                           "band_coverage")} for r in rows}
 
 
+METRIC_LABELS: dict[str, str] = {"throughput_tokens_per_s": "Throughput (output tokens/s)",
+                                  "ttft_ms": "Time to first token (ms)",
+                                  "tpot_ms": "Time per output token (ms)"}
+
+
+def serving_validation() -> dict[str, Any]:
+    """The shipped leave-one-source-out validation for the accuracy page: by_metric rows (with
+    a label, the rule of thumb's errors and whether the model beats it), by_source rows,
+    mlperf_server_latency rows, and how many sources the model beats the rule in; empty when
+    no calibration is shipped."""
+    data = _shipped()
+    if data is None:
+        return {}
+    validation = data["validation"]
+    by_metric = [{**r, "label": METRIC_LABELS.get(str(r["metric"]), str(r["metric"])),
+                  "beats_rule": bool(r["median_ape"] < r.get("rule_median_ape", math.inf))}
+                 for r in validation["by_metric"]]
+    by_source = list(validation["by_source"])
+    return {"by_metric": by_metric, "by_source": by_source,
+            "mlperf_server_latency": list(validation.get("mlperf_server_latency", [])),
+            "sources_beaten": sum(bool(r["beats_rule"]) for r in by_source),
+            "sources": len(by_source)}
+
+
 def _read(paths: Sequence[Path], gpus: dict[str, GpuSpec]) -> list[RowReading]:
     readings: list[RowReading] = []
     for path in paths:
@@ -127,6 +152,7 @@ def serving_calibration_write(result: ServingValidation, path: Path) -> None:
         "validation": {
             "by_metric": summary.by_metric.to_dict(orient="records"),
             "by_source": summary.by_source.to_dict(orient="records"),
+            "mlperf_server_latency": summary.mlperf_server_latency.to_dict(orient="records"),
         },
     }
     path.write_text(json.dumps(data, indent=2, default=float) + "\n")

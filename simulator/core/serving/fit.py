@@ -1,13 +1,14 @@
 """Fit the serving calibration to published runs: MAP with physical priors (scipy).
 
 Residuals are log(predicted / measured) of every measured metric of every case except server
-runs held to latency limits (MLPerf Server): their rate and latencies come from the goodput search
-(predict._server), too slow inside the optimiser, so they only validate the fit. Weighted 1/sqrt(rows of its source) so a source of 48 rows weighs about 7 single-row
-sources, not 48, and scaled by a 25 % noise sd. Priors are Gaussian in transformed
-coordinates (logit for fractions, log for
-positive scales). The loss is soft-L1 (one odd row cannot drag the fit, as in the training
-calibration's robust loss), minimised with scipy's derivative-free Powell method: predictions
-have kinks (the scheduler cap, the KV capacity, clipped misses) that stall gradient methods.
+runs held to latency limits (MLPerf Server): their rate and latencies come from the goodput
+search (predict._server), too slow inside the optimiser, so they only validate the fit. Each is
+weighted 1/sqrt(rows of its source), so a source of 48 rows weighs about 7 single-row sources,
+not 48, and scaled by a 25 % noise sd. Priors are Gaussian in transformed coordinates (logit for
+fractions, log for positive scales). The loss is soft-L1 (one odd row cannot drag the fit, as
+in the training calibration's robust loss), minimised with scipy's derivative-free Powell
+method: predictions have kinks (the scheduler cap, the KV capacity, clipped misses) that stall
+gradient methods.
 """
 
 from __future__ import annotations

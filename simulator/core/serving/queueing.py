@@ -111,7 +111,10 @@ def batched_wait_quantile(iteration: float, prefill: float, arrivals: float,
     """Quantile q (0 < q < 1) of W = U x iteration + N x prefill, seconds: a request waits for
     the running iteration to end (U uniform on [0, 1)) and then for the prefills of the N
     prompts that arrived during it (N ~ Poisson(`arrivals`)), which the scheduler batches into
-    the same mixed iteration as its own. Exact for that model (numpy, no fitted constant)."""
+    the same mixed iteration as its own. Exact for that model (numpy, no fitted constant).
+    NaN when an input is (a GPU without a peak for the precision gives NaN times)."""
+    if not all(math.isfinite(v) for v in (iteration, prefill, arrivals)):
+        return math.nan
     if arrivals <= 0 or prefill <= 0:
         return q * iteration
     top = int(arrivals + 10.0 * math.sqrt(arrivals) + 12.0)
