@@ -29,7 +29,7 @@ from simulator.core.serving.crossval import (
 )
 from simulator.core.serving.engine import ServingCalibration
 from simulator.core.serving.fit import fit_serving
-from simulator.core.serving.runs import RowReading, read_runs
+from simulator.core.serving.runs import RowReading, ServingCase, read_runs
 from simulator.services import shipped_gpu_specs
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -43,6 +43,7 @@ class ServingValidation:
 
     predictions: pd.DataFrame  # crossval.PREDICTION_COLUMNS + source, rule_predicted, ...
     unanswered: list[RowReading]
+    cases: list[ServingCase]  # the rows answered (their `unanswered` lists values that are not)
     summary: Summary
     calibration: ServingCalibration
     bands: Bands
@@ -139,7 +140,7 @@ def serving_validate_files(paths: Sequence[Path], *, cv: str | None,
                                                     strict=True)]
         frame["predicted_p10"] = [low for low, _ in limits]
         frame["predicted_p90"] = [high for _, high in limits]
-    return ServingValidation(frame, unanswered, summarise(frame), calibration, bands)
+    return ServingValidation(frame, unanswered, cases, summarise(frame), calibration, bands)
 
 
 def serving_calibration_write(result: ServingValidation, path: Path) -> None:

@@ -8,6 +8,7 @@ benchmark's own procedure).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from simulator.core.hardware import GpuSpec, fabric_gbytes_per_s
 from simulator.core.serving.engine import Replica, ServingCalibration
@@ -74,6 +75,8 @@ def predict_case(case: ServingCase, gpus: dict[str, GpuSpec],
     """metric -> predicted value for the metrics the case's load defines (NaN if it cannot
     run, e.g. the weights do not fit)."""
     replica = replica_of(case, gpus)
+    if case.is_batch_tuned:
+        cal = replace(cal, batch_cap=math.inf)
     has_output = not math.isnan(case.output_tokens)
     traffic = Traffic(case.prompt_tokens, case.output_tokens if has_output else 1.0, case.beams)
     replicas = case.replicas

@@ -83,6 +83,8 @@ class ServingCase:
     assumptions: tuple[str, ...]
     n_requests: int = 0  # requests per benchmark point when the source states it
     beams: int = 1  # sequences decoded per request (beam search)
+    is_batch_tuned: bool = False  # the submitter sized the scheduler's batch to the benchmark
+    unanswered: tuple[str, ...] = ()  # "metric: why" for measured values the model cannot answer
 
     @property
     def replicas(self) -> int:
@@ -271,14 +273,24 @@ def read_row(row: pd.Series, gpus: dict[str, GpuSpec]) -> RowReading:
     if beams > 1:
         notes.append(f"beam search, {beams} beams: the MLPerf reference's gen_kwargs "
                      "(language/gpt-j/backend.py)")
+    is_batch_tuned = row["benchmark"] == "mlperf"
+    if is_batch_tuned:
+        notes.append("batch limited by the KV cache only: MLPerf closed-division submitters "
+                     "size the scheduler's batch to the benchmark")
     ttft_limit, tpot_limit, e2e_limit = _limits(str(row["latency_constraint"]))
     measured = tuple((m, _number(row[m])) for m in METRICS if not math.isnan(_number(row[m])))
+    unanswered: tuple[str, ...] = ()
+    if math.isnan(output) and any(m == "throughput_tokens_per_s" for m, _ in measured):
+        # Output tokens/s of a run whose output length the source leaves out ("-"): no guess.
+        measured = tuple((m, v) for m, v in measured if m != "throughput_tokens_per_s")
+        unanswered = ("throughput_tokens_per_s: output length not stated",)
     case = ServingCase(
         row_id, source, key, gpu_name, n_gpus, int(tp), 1 if math.isnan(pp) else int(pp),
         1 if math.isnan(ep) else int(ep), precision, kv_bytes, _framework(str(row["framework"])),
         load[0], load[1], prompt, output, "p99" if stat.startswith("p99") else "mean",
         "PER GPU" in str(row["throughput_basis"]), ttft_limit, tpot_limit, e2e_limit,
         measured, tuple(notes), _requests_per_point(str(row["caveats"])), beams,
+        is_batch_tuned, unanswered,
     )
     return RowReading(row_id, case, "")
 
