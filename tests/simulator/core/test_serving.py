@@ -180,3 +180,18 @@ def test_mlperf_server_latencies_are_predicted_at_the_highest_passing_rate() -> 
 def test_a_gpu_without_a_peak_gives_no_latency_rather_than_an_error() -> None:
     from simulator.core.serving.queueing import batched_wait_quantile
     assert math.isnan(batched_wait_quantile(math.nan, math.nan, math.nan, 0.99))
+
+
+def test_mlperf_rows_batch_up_to_the_kv_cache_and_unstated_outputs_are_not_guessed() -> None:
+    cases = {r.row_id: r.case for r in read_runs(RUNS, GPUS)}
+    mixtral = cases["D025"]  # MLPerf Offline, Mixtral on one H200 per replica
+    assert mixtral is not None and mixtral.is_batch_tuned
+    capped = predict_case(replace(mixtral, is_batch_tuned=False), GPUS,
+                          replace(CAL, batch_cap=256.0))
+    tuned = predict_case(mixtral, GPUS, replace(CAL, batch_cap=256.0))
+    assert tuned["throughput_tokens_per_s"] > 1.2 * capped["throughput_tokens_per_s"]
+    blog = cases["D098"]  # batch 1, output length "-": its throughput is listed, not scored
+    assert blog is not None and blog.unanswered == (
+        "throughput_tokens_per_s: output length not stated",)
+    assert math.isnan(blog.measured_value("throughput_tokens_per_s"))
+    assert blog.measured_value("ttft_ms") == 7.1
