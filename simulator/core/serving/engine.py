@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from simulator.core.hardware import GpuSpec
 from simulator.core.serving.models import (
@@ -98,9 +99,10 @@ class Replica:
     def n_gpus(self) -> int:
         return self.tp * self.pp
 
-    @property
+    @cached_property
     def compute_precision(self) -> str:
-        """Math precision: fp8 falls back to 16-bit on a GPU without fp8 (weight-only fp8)."""
+        """Math precision: fp8 falls back to 16-bit on a GPU without fp8 (weight-only fp8).
+        Cached: every decode step asks for it."""
         wanted = COMPUTE_PRECISION[self.precision]
         if self.gpu.supports(wanted):
             return wanted

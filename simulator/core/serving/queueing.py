@@ -113,10 +113,16 @@ def batched_wait_quantile(iteration: float, prefill: float, arrivals: float,
     prompts that arrived during it (N ~ Poisson(`arrivals`)), which the scheduler batches into
     the same mixed iteration as its own. Exact for that model (numpy, no fitted constant).
     NaN when an input is (a GPU without a peak for the precision gives NaN times)."""
+    return batched_wait_quantiles(iteration, prefill, arrivals, (q,))[0]
+
+
+def batched_wait_quantiles(iteration: float, prefill: float, arrivals: float,
+                           qs: tuple[float, ...]) -> tuple[float, ...]:
+    """batched_wait_quantile at several levels from one distribution (one numpy pass)."""
     if not all(math.isfinite(v) for v in (iteration, prefill, arrivals)):
-        return math.nan
+        return tuple(math.nan for _ in qs)
     if arrivals <= 0 or prefill <= 0:
-        return q * iteration
+        return tuple(q * iteration for q in qs)
     top = int(arrivals + 10.0 * math.sqrt(arrivals) + 12.0)
     k = np.arange(top + 1, dtype=float)
     log_factorial = np.concatenate(([0.0], np.cumsum(np.log(k[1:]))))
@@ -124,7 +130,7 @@ def batched_wait_quantile(iteration: float, prefill: float, arrivals: float,
     grid = np.linspace(0.0, top * prefill + iteration, 256)
     spread = max(iteration, 1e-12)
     cdf = pmf @ np.clip((grid[None, :] - prefill * k[:, None]) / spread, 0.0, 1.0)
-    return float(np.interp(q, cdf / cdf[-1], grid))
+    return tuple(float(v) for v in np.interp(qs, cdf / cdf[-1], grid))
 
 
 def offline_tokens_per_s(replica: Replica, traffic: Traffic, cal: ServingCalibration) -> float:
@@ -217,8 +223,9 @@ def _latencies(replica: Replica, traffic: Traffic, rate: float, batch: float, li
     # and one decode step of the batch (prefill-decode interference): the first token ends it.
     arrivals = cal.queue_factor * rate * iteration
     ttft_mean = prefill + step + iteration / 2.0 + arrivals * prefill
-    ttft_p50 = prefill + step + batched_wait_quantile(iteration, prefill, arrivals, 0.5)
-    ttft_p99 = prefill + step + batched_wait_quantile(iteration, prefill, arrivals, 0.99)
+    wait_p50, wait_p99 = batched_wait_quantiles(iteration, prefill, arrivals, (0.5, 0.99))
+    ttft_p50 = prefill + step + wait_p50
+    ttft_p99 = prefill + step + wait_p99
     # Per-request TPOT: prefills landing during its decode ~ Poisson(m), batch ~ Poisson(b).
     expected_prefills = rate * traffic.output_tokens * iteration
     spread = Z_P99 * cal.tail_factor
