@@ -45,6 +45,7 @@ class ServingCalibration:
     layer_overhead_seconds: float = 8.0e-6  # kernel launches per layer per step
     collective_latency_seconds: float = 1.0e-5  # per all-reduce
     network_efficiency: float = 0.7  # share of the fabric bandwidth a collective reaches
+    pcie_efficiency: float = 0.5  # the same over PCIe (peer traffic through host bridges)
     batch_cap: float = 1024.0  # most sequences a scheduler keeps in flight
     roofline_sharpness: float = 1.5  # p of the p-norm joining memory and compute time
     queue_factor: float = 1.0  # burstiness of prompt arrivals (1 = Poisson)
@@ -60,8 +61,8 @@ class ServingCalibration:
 RULE_OF_THUMB = ServingCalibration(
     compute_efficiency=0.40, decode_compute_efficiency=0.40, memory_efficiency=1.0, vllm_factor=1.0,
     step_overhead_seconds=0.0, layer_overhead_seconds=0.0, collective_latency_seconds=0.0,
-    network_efficiency=1.0, batch_cap=1.0e9, roofline_sharpness=1.0e3, queue_factor=0.0,
-    tail_factor=0.0, fp8_efficiency_ratio=1.0,
+    network_efficiency=1.0, pcie_efficiency=1.0, batch_cap=1.0e9, roofline_sharpness=1.0e3,
+    queue_factor=0.0, tail_factor=0.0, fp8_efficiency_ratio=1.0,
 )
 
 
@@ -158,7 +159,10 @@ def _collective_seconds(replica: Replica, tokens: float, cal: ServingCalibration
     (dispatch + combine of each token's top-k copies) across EP."""
     model = replica.model
     seconds = 0.0
-    link = replica.fabric_gbytes_per_s * 1e9 * cal.network_efficiency
+    nvlink = replica.gpu.nvlink_gbytes_per_s
+    is_pcie = math.isnan(nvlink) or replica.fabric_gbytes_per_s < nvlink / 2.0
+    link = replica.fabric_gbytes_per_s * 1e9 * (cal.pcie_efficiency if is_pcie
+                                                else cal.network_efficiency)
     if replica.tp > 1:
         volume = 2.0 * (replica.tp - 1) / replica.tp * tokens * model.hidden_size * 2.0
         seconds += 2 * model.n_layers * (cal.collective_latency_seconds + volume / link)

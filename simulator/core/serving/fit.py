@@ -33,7 +33,8 @@ from simulator.core.serving.targets import Targets
 # memory: decode reads at 70-85 % of HBM bandwidth (memory-bound GEMV/attention kernels);
 # vLLM/ROCm 2024 builds ran 10-30 % behind TensorRT-LLM on the same GPUs; overheads: ~1 ms per
 # step (scheduler, sampling) and ~10 us per layer (launches) without CUDA graphs; NCCL
-# all-reduce ~10 us latency and ~70 % of link bandwidth; scheduler caps (prior 1,024) from 256 (vLLM
+# all-reduce ~10 us latency and ~70 % of link bandwidth (PCIe peer traffic, which crosses host
+# bridges and shares them, about half); scheduler caps (prior 1,024) from 256 (vLLM
 # max_num_seqs default) to a few thousand (TRT-LLM max_batch_size) sequences; memory and
 # compute time of a step overlap only partly (p-norm p ~ 1.5: MLPerf
 # and TRT-LLM sweeps show step time growing almost linearly with batch); queueing as M/D/1
@@ -48,6 +49,7 @@ PRIORS: tuple[tuple[str, str, float, float], ...] = (
     ("layer_overhead_seconds", "log", 8.0e-6, 1.0),
     ("collective_latency_seconds", "log", 1.0e-5, 1.0),
     ("network_efficiency", "logit", 0.70, 0.5),
+    ("pcie_efficiency", "logit", 0.50, 0.5),
     ("batch_cap", "log", 1024.0, 1.0),
     ("roofline_sharpness", "log", 1.5, 0.3),
     ("queue_factor", "log", 1.0, 0.5),

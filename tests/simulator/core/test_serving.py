@@ -195,3 +195,13 @@ def test_mlperf_rows_batch_up_to_the_kv_cache_and_unstated_outputs_are_not_guess
         "throughput_tokens_per_s: output length not stated",)
     assert math.isnan(blog.measured_value("throughput_tokens_per_s"))
     assert blog.measured_value("ttft_ms") == 7.1
+
+
+def test_tensor_parallel_collectives_over_pcie_reach_their_own_share_of_the_link() -> None:
+    pcie = Replica(serving_model("llama3.1-70b"), GPUS["L40S PCIe-48GB"], 4, "fp8", 1.0, 32.0)
+    slow = replace(CAL, pcie_efficiency=0.25)
+    fast = replace(CAL, pcie_efficiency=0.75)
+    assert decode_step_seconds(pcie, 256, 1000, slow) > decode_step_seconds(pcie, 256, 1000, fast)
+    nvlink = _replica(precision="fp8")  # H100 SXM over NVLink: PCIe's share does not apply
+    assert decode_step_seconds(nvlink, 256, 1000, slow) == decode_step_seconds(nvlink, 256, 1000,
+                                                                               fast)
