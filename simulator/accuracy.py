@@ -108,13 +108,13 @@ class AccuracyReport:
 
 
 # Raise when the page's figure or tables change shape: cached pages are keyed by it too.
-ACCURACY_PAGE_VERSION = 6
+ACCURACY_PAGE_VERSION = 7
 
 
 def accuracy_version(path: Path = ACCURACY_PATH) -> str:
-    """A token that changes with the accuracy file, the calibration beside it or the page's
-    code version (the key of the accuracy page's cache)."""
-    parts = [path, path.parent / "calibration.json"]
+    """A token that changes with the accuracy file, the calibrations beside it (training and
+    serving) or the page's code version (the key of the accuracy page's cache)."""
+    parts = [path, path.parent / "calibration.json", path.parent / "serving_calibration.json"]
     files = ":".join(f"{p.stat().st_mtime_ns}-{p.stat().st_size}" for p in parts if p.exists())
     return f"{ACCURACY_PAGE_VERSION}:{files}"
 

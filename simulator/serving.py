@@ -9,6 +9,7 @@ metric from leave-one-source-out validation (written by `validate_serving --cv s
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -28,7 +29,7 @@ from simulator.core.serving.crossval import (
 )
 from simulator.core.serving.engine import ServingCalibration
 from simulator.core.serving.fit import fit_serving
-from simulator.core.serving.runs import RowReading, read_runs
+from simulator.core.serving.runs import RowReading, ServingCase, read_runs
 from simulator.services import shipped_gpu_specs
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -42,6 +43,7 @@ class ServingValidation:
 
     predictions: pd.DataFrame  # crossval.PREDICTION_COLUMNS + source, rule_predicted, ...
     unanswered: list[RowReading]
+    cases: list[ServingCase]  # the rows answered (their `unanswered` lists values that are not)
     summary: Summary
     calibration: ServingCalibration
     bands: Bands
@@ -76,6 +78,30 @@ def serving_accuracy() -> dict[str, dict[str, float]]:
     rows = data["validation"]["by_metric"]
     return {str(r["metric"]): {k: float(r[k]) for k in ("median_ape", "p90_ape",
                                                           "band_coverage")} for r in rows}
+
+
+METRIC_LABELS: dict[str, str] = {"throughput_tokens_per_s": "Throughput (output tokens/s)",
+                                  "ttft_ms": "Time to first token (ms)",
+                                  "tpot_ms": "Time per output token (ms)"}
+
+
+def serving_validation() -> dict[str, Any]:
+    """The shipped leave-one-source-out validation for the accuracy page: by_metric rows (with
+    a label, the rule of thumb's errors and whether the model beats it), by_source rows,
+    mlperf_server_latency rows, and how many sources the model beats the rule in; empty when
+    no calibration is shipped."""
+    data = _shipped()
+    if data is None:
+        return {}
+    validation = data["validation"]
+    by_metric = [{**r, "label": METRIC_LABELS.get(str(r["metric"]), str(r["metric"])),
+                  "beats_rule": bool(r["median_ape"] < r.get("rule_median_ape", math.inf))}
+                 for r in validation["by_metric"]]
+    by_source = list(validation["by_source"])
+    return {"by_metric": by_metric, "by_source": by_source,
+            "mlperf_server_latency": list(validation.get("mlperf_server_latency", [])),
+            "sources_beaten": sum(bool(r["beats_rule"]) for r in by_source),
+            "sources": len(by_source)}
 
 
 def _read(paths: Sequence[Path], gpus: dict[str, GpuSpec]) -> list[RowReading]:
@@ -114,7 +140,7 @@ def serving_validate_files(paths: Sequence[Path], *, cv: str | None,
                                                     strict=True)]
         frame["predicted_p10"] = [low for low, _ in limits]
         frame["predicted_p90"] = [high for _, high in limits]
-    return ServingValidation(frame, unanswered, summarise(frame), calibration, bands)
+    return ServingValidation(frame, unanswered, cases, summarise(frame), calibration, bands)
 
 
 def serving_calibration_write(result: ServingValidation, path: Path) -> None:
@@ -127,6 +153,7 @@ def serving_calibration_write(result: ServingValidation, path: Path) -> None:
         "validation": {
             "by_metric": summary.by_metric.to_dict(orient="records"),
             "by_source": summary.by_source.to_dict(orient="records"),
+            "mlperf_server_latency": summary.mlperf_server_latency.to_dict(orient="records"),
         },
     }
     path.write_text(json.dumps(data, indent=2, default=float) + "\n")

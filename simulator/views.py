@@ -28,6 +28,7 @@ from simulator.accuracy import (
 from simulator.core.envelope import ENVELOPE_GROUP_WORDS
 from simulator.forms import SimulationForm
 from simulator.models import SimulationRun
+from simulator.serving import serving_validation
 
 
 @login_required
@@ -186,6 +187,10 @@ class AccuracyPage:
     @cached_property
     def whole_run_floor(self) -> Any:
         return self.report.whole_run_floor()
+
+    @cached_property
+    def serving(self) -> dict[str, Any]:
+        return serving_validation()
 
     @cached_property
     def goodput(self) -> Any:

@@ -130,3 +130,23 @@ def test_the_csv_names_each_rows_envelope() -> None:
         "outside the calibration envelope").all()
     assert set(rows.loc[rows["predicted"].notna(), "envelope_group"]) == {
         "inside", "near", "far", "unseen"}
+
+
+def test_the_page_shows_serving_as_its_own_class_beside_the_rule_of_thumb() -> None:
+    from simulator.serving import serving_validation
+    body = Client().get(reverse("simulator:accuracy")).content.decode()
+    validation = serving_validation()
+    section = body[body.index('id="serving"'):body.index('id="serving-by-source"')]
+    assert "leave one source out" in section and "40% of its dense peak" in section
+    for row in validation["by_metric"]:
+        line = section[section.index(f'id="serving-{row["metric"]}"'):]
+        line = line[:line.index("</tr>")]
+        assert row["label"] in line
+        for key in ("median_ape", "p90_ape", "band_coverage", "rule_median_ape"):
+            assert f"{row[key]:.1f}%" in line
+    assert (f"<strong>{validation['sources_beaten']} of {validation['sources']}</strong> sources"
+            in section)
+    sources = body[body.index('id="serving-by-source"'):]
+    for row in validation["by_source"]:
+        assert row["source"] in sources
+    assert 'id="serving-mlperf"' in body

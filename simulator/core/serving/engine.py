@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from simulator.core.hardware import GpuSpec
 from simulator.core.serving.models import (
@@ -22,8 +23,10 @@ from simulator.core.serving.models import (
 )
 
 GIB = 1024.0**3
-# Share of GPU memory a server hands to weights + KV (vLLM gpu_memory_utilization 0.9; TRT-LLM
-# reserves a similar slice for activations and CUDA graphs).
+# Share of GPU memory a server hands to weights + KV: vLLM/SGLang take 0.9 of the whole memory
+# (gpu_memory_utilization); TensorRT-LLM loads the weights first and gives the KV cache 0.9 of
+# what is then free (kv_cache_free_gpu_mem_fraction), so a model that nearly fills the GPU
+# still gets most of the remainder.
 USABLE_MEMORY_FRACTION = 0.9
 # Activation workspace per GPU besides weights and KV, bytes (logits and a prefill chunk).
 WORKSPACE_BYTES = 2.0 * GIB
@@ -42,10 +45,12 @@ class ServingCalibration:
     layer_overhead_seconds: float = 8.0e-6  # kernel launches per layer per step
     collective_latency_seconds: float = 1.0e-5  # per all-reduce
     network_efficiency: float = 0.7  # share of the fabric bandwidth a collective reaches
+    pcie_efficiency: float = 0.5  # the same over PCIe (peer traffic through host bridges)
     batch_cap: float = 1024.0  # most sequences a scheduler keeps in flight
     roofline_sharpness: float = 1.5  # p of the p-norm joining memory and compute time
-    queue_factor: float = 1.0  # burstiness of prefill queueing (1 = M/D/1)
+    queue_factor: float = 1.0  # burstiness of prompt arrivals (1 = Poisson)
     tail_factor: float = 1.0  # spread of per-request TPOT around its mean
+    fp8_efficiency_ratio: float = 0.75  # fp8 math's efficiency relative to 16-bit (of 2x peak)
 
     def to_dict(self) -> dict[str, float]:
         return {k: float(getattr(self, k)) for k in self.__dataclass_fields__}
@@ -56,8 +61,8 @@ class ServingCalibration:
 RULE_OF_THUMB = ServingCalibration(
     compute_efficiency=0.40, decode_compute_efficiency=0.40, memory_efficiency=1.0, vllm_factor=1.0,
     step_overhead_seconds=0.0, layer_overhead_seconds=0.0, collective_latency_seconds=0.0,
-    network_efficiency=1.0, batch_cap=1.0e9, roofline_sharpness=1.0e3, queue_factor=0.0,
-    tail_factor=0.0,
+    network_efficiency=1.0, pcie_efficiency=1.0, batch_cap=1.0e9, roofline_sharpness=1.0e3,
+    queue_factor=0.0, tail_factor=0.0, fp8_efficiency_ratio=1.0,
 )
 
 
@@ -95,9 +100,10 @@ class Replica:
     def n_gpus(self) -> int:
         return self.tp * self.pp
 
-    @property
+    @cached_property
     def compute_precision(self) -> str:
-        """Math precision: fp8 falls back to 16-bit on a GPU without fp8 (weight-only fp8)."""
+        """Math precision: fp8 falls back to 16-bit on a GPU without fp8 (weight-only fp8).
+        Cached: every decode step asks for it."""
         wanted = COMPUTE_PRECISION[self.precision]
         if self.gpu.supports(wanted):
             return wanted
@@ -117,8 +123,12 @@ class Replica:
     def kv_capacity_tokens(self) -> float:
         """Tokens of KV cache the replica can hold (paged: any mix of sequences); <= 0 when
         the weights alone do not fit."""
-        per_gpu = self.gpu.memory_gib * GIB * USABLE_MEMORY_FRACTION
-        free = per_gpu - self.weight_bytes() / self.n_gpus - WORKSPACE_BYTES
+        memory = self.gpu.memory_gib * GIB
+        weights = self.weight_bytes() / self.n_gpus
+        if self.framework == "trtllm":
+            free = USABLE_MEMORY_FRACTION * (memory - weights - WORKSPACE_BYTES)
+        else:
+            free = memory * USABLE_MEMORY_FRACTION - weights - WORKSPACE_BYTES
         return free / self.kv_bytes_per_token_per_gpu()
 
     def fits(self) -> bool:
@@ -127,6 +137,12 @@ class Replica:
 
 def _framework_factor(replica: Replica, cal: ServingCalibration) -> float:
     return cal.vllm_factor if replica.framework == "vllm" else 1.0
+
+
+def _math_factor(replica: Replica, cal: ServingCalibration) -> float:
+    """Efficiency of the replica's math relative to 16-bit GEMMs: fp8 kernels reach a smaller
+    share of their doubled peak (scaling, casts, and attention/norms that stay in 16-bit)."""
+    return cal.fp8_efficiency_ratio if replica.compute_precision == "fp8" else 1.0
 
 
 def max_batch(replica: Replica, context_tokens: float, cal: ServingCalibration) -> float:
@@ -143,7 +159,10 @@ def _collective_seconds(replica: Replica, tokens: float, cal: ServingCalibration
     (dispatch + combine of each token's top-k copies) across EP."""
     model = replica.model
     seconds = 0.0
-    link = replica.fabric_gbytes_per_s * 1e9 * cal.network_efficiency
+    nvlink = replica.gpu.nvlink_gbytes_per_s
+    is_pcie = math.isnan(nvlink) or replica.fabric_gbytes_per_s < nvlink / 2.0
+    link = replica.fabric_gbytes_per_s * 1e9 * (cal.pcie_efficiency if is_pcie
+                                                else cal.network_efficiency)
     if replica.tp > 1:
         volume = 2.0 * (replica.tp - 1) / replica.tp * tokens * model.hidden_size * 2.0
         seconds += 2 * model.n_layers * (cal.collective_latency_seconds + volume / link)
@@ -167,7 +186,7 @@ def prefill_seconds(replica: Replica, tokens: float, prompt_tokens: float,
     n_prompts = tokens / max(prompt_tokens, 1.0)
     flops = (2.0 * model.params_active * tokens
              + 2.0 * model.n_layers * prompt_tokens**2 * model.attention_width * n_prompts)
-    eff = cal.compute_efficiency * _framework_factor(replica, cal)
+    eff = cal.compute_efficiency * _framework_factor(replica, cal) * _math_factor(replica, cal)
     compute = flops / (replica.peak_flops() * eff)
     read = (model.weights_read_params(tokens) * WEIGHT_BYTES[replica.precision]
             / replica.tp / (replica.gpu.memory_bandwidth_gbytes_per_s * 1e9))
@@ -196,7 +215,7 @@ def decode_step_seconds(replica: Replica, batch: float, context_tokens: float,
     flops = (2.0 * model.params_active * batch
              + 4.0 * model.n_layers * context_tokens * model.attention_width * batch)
     compute = flops / (replica.peak_flops() / replica.pp * cal.decode_compute_efficiency
-                       * factor)
+                       * factor * _math_factor(replica, cal))
     overhead = cal.step_overhead_seconds + model.n_layers * cal.layer_overhead_seconds
     p = cal.roofline_sharpness
     ridge = max(memory, compute)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from simulator.core.serving.engine import (
     Replica,
     ServingCalibration,
@@ -29,14 +31,19 @@ MAX_FIXED_POINT_ITERATIONS = 60
 
 @dataclass(frozen=True)
 class Traffic:
-    """Mean prompt and output lengths of the requests, tokens."""
+    """Mean prompt and output lengths of the requests, tokens. `beams`: sequences decoded per
+    request (beam search; 1 for greedy or sampling): each beam is a sequence of the decode batch
+    with its own KV, the prompt is prefilled once and one beam's tokens are returned."""
 
     prompt_tokens: float
     output_tokens: float
+    beams: int = 1
 
     def __post_init__(self) -> None:
         if self.prompt_tokens < 1 or self.output_tokens < 1:
             raise ValueError("prompt and output lengths must be at least 1 token")
+        if self.beams < 1:
+            raise ValueError("beams must be at least 1")
 
     @property
     def context_tokens(self) -> float:
@@ -61,6 +68,19 @@ class LoadPoint:
     utilisation: float  # batch in flight / largest batch the KV cache and scheduler allow
 
 
+def _request_limit(replica: Replica, traffic: Traffic, cal: ServingCalibration) -> float:
+    """Most requests in flight: the KV cache and scheduler hold `beams` sequences per request."""
+    sequences = max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal)
+    return float(math.floor(sequences / traffic.beams))
+
+
+def _step(replica: Replica, traffic: Traffic, requests: float,
+          cal: ServingCalibration) -> float:
+    """One decode step of `requests` requests in flight (beams x requests sequences)."""
+    return decode_step_seconds(replica, max(requests, 1.0) * traffic.beams,
+                               traffic.context_tokens, cal)
+
+
 def _unstable(rate: float, batch: float) -> LoadPoint:
     inf = math.inf
     return LoadPoint(rate, batch, False, inf, inf, inf, inf, inf, inf, 0.0, 1.0)
@@ -72,7 +92,7 @@ def saturated(replica: Replica, traffic: Traffic, rate_per_s: float,
     With a finite benchmark of `n_requests` sent at `rate_per_s`, the queue grows for the
     whole run and the mean TTFT includes the mean wait of that growing queue; without one,
     the latencies are those of the full replica (a run held at its capacity)."""
-    limit = max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal)
+    limit = _request_limit(replica, traffic, cal)
     if limit < 1:
         return _unstable(rate_per_s, 0.0)
     iteration = _iteration_seconds(replica, limit, traffic, cal)
@@ -86,17 +106,36 @@ def saturated(replica: Replica, traffic: Traffic, rate_per_s: float,
                      iteration, limit / iteration, 1.0)
 
 
-def _wait_quantile(mean_wait: float, rho: float, q: float) -> float:
-    """Quantile q of an M/D/1-like wait with mean `mean_wait` and P(wait > 0) = rho,
-    approximated by an exponential tail: P(W > x) = rho exp(-x rho / mean)."""
-    if rho <= 1.0 - q or mean_wait <= 0 or rho <= 0:
-        return 0.0
-    return mean_wait / rho * math.log(rho / (1.0 - q))
+def batched_wait_quantile(iteration: float, prefill: float, arrivals: float,
+                          q: float) -> float:
+    """Quantile q (0 < q < 1) of W = U x iteration + N x prefill, seconds: a request waits for
+    the running iteration to end (U uniform on [0, 1)) and then for the prefills of the N
+    prompts that arrived during it (N ~ Poisson(`arrivals`)), which the scheduler batches into
+    the same mixed iteration as its own. Exact for that model (numpy, no fitted constant).
+    NaN when an input is (a GPU without a peak for the precision gives NaN times)."""
+    return batched_wait_quantiles(iteration, prefill, arrivals, (q,))[0]
+
+
+def batched_wait_quantiles(iteration: float, prefill: float, arrivals: float,
+                           qs: tuple[float, ...]) -> tuple[float, ...]:
+    """batched_wait_quantile at several levels from one distribution (one numpy pass)."""
+    if not all(math.isfinite(v) for v in (iteration, prefill, arrivals)):
+        return tuple(math.nan for _ in qs)
+    if arrivals <= 0 or prefill <= 0:
+        return tuple(q * iteration for q in qs)
+    top = int(arrivals + 10.0 * math.sqrt(arrivals) + 12.0)
+    k = np.arange(top + 1, dtype=float)
+    log_factorial = np.concatenate(([0.0], np.cumsum(np.log(k[1:]))))
+    pmf = np.exp(k * math.log(arrivals) - arrivals - log_factorial)
+    grid = np.linspace(0.0, top * prefill + iteration, 256)
+    spread = max(iteration, 1e-12)
+    cdf = pmf @ np.clip((grid[None, :] - prefill * k[:, None]) / spread, 0.0, 1.0)
+    return tuple(float(v) for v in np.interp(qs, cdf / cdf[-1], grid))
 
 
 def offline_tokens_per_s(replica: Replica, traffic: Traffic, cal: ServingCalibration) -> float:
     """Output tokens/s of a replica kept full (all requests queued: MLPerf Offline)."""
-    batch = max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal)
+    batch = _request_limit(replica, traffic, cal)
     if batch < 1:
         return 0.0
     return batch / _iteration_seconds(replica, batch, traffic, cal)
@@ -106,7 +145,7 @@ def _iteration_seconds(replica: Replica, batch: float, traffic: Traffic,
                        cal: ServingCalibration) -> float:
     """Closed loop: every finished sequence is replaced, so batch / output prefills run per
     iteration."""
-    step = decode_step_seconds(replica, batch, traffic.context_tokens, cal)
+    step = _step(replica, traffic, batch, cal)
     prefill = prefill_seconds(replica, traffic.prompt_tokens, traffic.prompt_tokens, cal)
     return step + batch / traffic.output_tokens * prefill
 
@@ -114,17 +153,20 @@ def _iteration_seconds(replica: Replica, batch: float, traffic: Traffic,
 def at_concurrency(replica: Replica, traffic: Traffic, concurrency: float,
                    cal: ServingCalibration) -> LoadPoint:
     """A closed loop of `concurrency` clients (a new request as soon as one finishes)."""
-    limit = max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal)
+    limit = _request_limit(replica, traffic, cal)
     if limit < 1:
         return _unstable(0.0, concurrency)
     batch = min(concurrency, limit)
     iteration = _iteration_seconds(replica, batch, traffic, cal)
+    step = _step(replica, traffic, batch, cal)
     prefill = prefill_seconds(replica, traffic.prompt_tokens, traffic.prompt_tokens, cal)
     rho = min(batch / traffic.output_tokens * prefill / iteration, 0.99)
     wait = cal.queue_factor * rho * prefill / (2.0 * (1.0 - rho))
     # Clients beyond the batch limit wait for a slot: one frees every output x T / batch.
     slot_wait = max(concurrency - batch, 0.0) * traffic.output_tokens * iteration / batch
-    ttft = prefill + wait + iteration / 2.0 + slot_wait
+    # The prompt's prefill shares its iteration with one decode step of the running batch
+    # (continuous batching): the first token leaves when that mixed iteration ends.
+    ttft = prefill + step + wait + iteration / 2.0 + slot_wait
     rate = batch / (traffic.output_tokens * iteration)
     return LoadPoint(rate, batch, True, ttft, ttft, ttft, iteration, iteration, iteration,
                      batch / iteration, batch / limit)
@@ -134,11 +176,11 @@ def static_batch(replica: Replica, traffic: Traffic, batch: float,
                  cal: ServingCalibration) -> LoadPoint:
     """A static batch: all prompts prefilled together, then every output token decoded. A
     batch larger than the KV cache holds runs in waves of the largest batch that fits."""
-    limit = max(max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal), 1.0)
+    limit = max(_request_limit(replica, traffic, cal), 1.0)
     batch = min(batch, limit)
     tokens = batch * traffic.prompt_tokens
     ttft = prefill_seconds(replica, tokens, traffic.prompt_tokens, cal)
-    step = decode_step_seconds(replica, batch, traffic.context_tokens, cal)
+    step = _step(replica, traffic, batch, cal)
     total = ttft + traffic.output_tokens * step
     rate = batch / total
     stable = replica.fits()
@@ -149,15 +191,15 @@ def static_batch(replica: Replica, traffic: Traffic, batch: float,
 def at_rate(replica: Replica, traffic: Traffic, rate_per_s: float,
             cal: ServingCalibration) -> LoadPoint:
     """Poisson arrivals at `rate_per_s` requests/s to one replica (see the module doc)."""
-    limit = max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal)
+    limit = _request_limit(replica, traffic, cal)
     prefill = prefill_seconds(replica, traffic.prompt_tokens, traffic.prompt_tokens, cal)
     rho = rate_per_s * prefill
     if limit < 1 or rho >= 1.0:
         return _unstable(rate_per_s, limit)
     batch = max(rate_per_s * traffic.output_tokens
-                * decode_step_seconds(replica, 1.0, traffic.context_tokens, cal), 1e-9)
+                * _step(replica, traffic, 1.0, cal), 1e-9)
     for _ in range(MAX_FIXED_POINT_ITERATIONS):
-        step = decode_step_seconds(replica, batch, traffic.context_tokens, cal)
+        step = _step(replica, traffic, batch, cal)
         iteration = step / (1.0 - rho)
         updated = rate_per_s * (prefill + traffic.output_tokens * iteration)
         if updated > limit:
@@ -166,7 +208,7 @@ def at_rate(replica: Replica, traffic: Traffic, rate_per_s: float,
             batch = updated
             break
         batch = updated
-    step = decode_step_seconds(replica, batch, traffic.context_tokens, cal)
+    step = _step(replica, traffic, batch, cal)
     iteration = step / (1.0 - rho)
     return _latencies(replica, traffic, rate_per_s, batch, limit, prefill, cal)
 
@@ -174,18 +216,22 @@ def at_rate(replica: Replica, traffic: Traffic, rate_per_s: float,
 def _latencies(replica: Replica, traffic: Traffic, rate: float, batch: float, limit: float,
                prefill: float, cal: ServingCalibration) -> LoadPoint:
     rho = rate * prefill
-    step = decode_step_seconds(replica, batch, traffic.context_tokens, cal)
+    step = _step(replica, traffic, batch, cal)
     iteration = step / (1.0 - rho)
-    wait = cal.queue_factor * rho * prefill / (2.0 * (1.0 - rho))
-    ttft_mean = prefill + wait + iteration / 2.0
-    ttft_p50 = prefill + _wait_quantile(wait, rho, 0.5) + 0.5 * iteration
-    ttft_p99 = prefill + _wait_quantile(wait, rho, 0.99) + 0.99 * iteration
+    # A new prompt waits for the running iteration, then runs in the next one with the other
+    # prompts that arrived meanwhile (Poisson; queue_factor scales it for burstier arrivals)
+    # and one decode step of the batch (prefill-decode interference): the first token ends it.
+    arrivals = cal.queue_factor * rate * iteration
+    ttft_mean = prefill + step + iteration / 2.0 + arrivals * prefill
+    wait_p50, wait_p99 = batched_wait_quantiles(iteration, prefill, arrivals, (0.5, 0.99))
+    ttft_p50 = prefill + step + wait_p50
+    ttft_p99 = prefill + step + wait_p99
     # Per-request TPOT: prefills landing during its decode ~ Poisson(m), batch ~ Poisson(b).
     expected_prefills = rate * traffic.output_tokens * iteration
     spread = Z_P99 * cal.tail_factor
     busy_batch = min(batch + spread * math.sqrt(batch), max(limit, batch))
     busy_prefills = expected_prefills + spread * math.sqrt(expected_prefills)
-    tpot_p99 = (decode_step_seconds(replica, busy_batch, traffic.context_tokens, cal)
+    tpot_p99 = (_step(replica, traffic, busy_batch, cal)
                 + busy_prefills * prefill / traffic.output_tokens)
     return LoadPoint(rate, batch, True, ttft_mean, ttft_p50, ttft_p99, iteration, iteration,
                      tpot_p99, rate * traffic.output_tokens, batch / limit)
@@ -195,7 +241,7 @@ def burst(replica: Replica, traffic: Traffic, n_requests: int,
           cal: ServingCalibration) -> LoadPoint:
     """`n_requests` sent at once (a benchmark's unlimited request rate): the replica runs full
     and request i waits for a free slot; TTFT is the mean over the requests."""
-    limit = max_batch(replica, traffic.prompt_tokens + traffic.output_tokens, cal)
+    limit = _request_limit(replica, traffic, cal)
     if limit < 1:
         return _unstable(math.inf, 0.0)
     batch = min(float(n_requests), limit)

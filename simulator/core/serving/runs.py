@@ -49,6 +49,9 @@ GPU_NAMES: dict[str, str] = {
 MLPERF_PROMPT_TOKENS: dict[str, float] = {"llama2-70b": 300.0, "mixtral-8x7b": 300.0,
                                           "gptj-6b": 800.0}
 BURST_REQUESTS = re.compile(r"(\d+) requests per point")
+# MLPerf GPT-J decodes with beam search: mlcommons/inference language/gpt-j/backend.py gen_kwargs
+# {"num_beams": 4, "max_new_tokens": 128, "min_new_tokens": 30}; one beam's tokens are counted.
+MLPERF_BEAMS: dict[str, int] = {"gptj-6b": 4}
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,9 @@ class ServingCase:
     measured: tuple[tuple[str, float], ...]
     assumptions: tuple[str, ...]
     n_requests: int = 0  # requests per benchmark point when the source states it
+    beams: int = 1  # sequences decoded per request (beam search)
+    is_batch_tuned: bool = False  # the submitter sized the scheduler's batch to the benchmark
+    unanswered: tuple[str, ...] = ()  # "metric: why" for measured values the model cannot answer
 
     @property
     def replicas(self) -> int:
@@ -148,9 +154,10 @@ def _precision(row: pd.Series, gpu: GpuSpec, notes: list[str]) -> str | None:
         notes.append("precision fp8: the row's caveat quotes the submitter's --qformat fp8")
         return "fp8"
     if (row["benchmark"] == "mlperf" and _framework(str(row["framework"])) == "trtllm"
-            and gpu.architecture == "Hopper" and stated in ("fp16", "bf16")):
+            and gpu.supports("fp8") and stated in ("fp16", "bf16")):
         notes.append("precision fp8: NVIDIA's MLPerf v4.1 TensorRT code quantizes to fp8 on "
-                     "Hopper (caveat of D001-D004); the row states weight_data_types fp16")
+                     "GPUs with fp8 math (caveat of D001-D004; the L40S rows quote its "
+                     "--tp_size=4 for quantization); the row states weight_data_types fp16")
         return "fp8"
     if stated in ("fp16", "bf16", "fp8"):
         return stated
@@ -262,14 +269,28 @@ def read_row(row: pd.Series, gpus: dict[str, GpuSpec]) -> RowReading:
     elif precision == "fp8":
         kv_bytes = 1.0
         notes.append("KV cache fp8: the default with fp8 weights (not stated in the row)")
+    beams = MLPERF_BEAMS.get(key, 1) if row["benchmark"] == "mlperf" else 1
+    if beams > 1:
+        notes.append(f"beam search, {beams} beams: the MLPerf reference's gen_kwargs "
+                     "(language/gpt-j/backend.py)")
+    is_batch_tuned = row["benchmark"] == "mlperf"
+    if is_batch_tuned:
+        notes.append("batch limited by the KV cache only: MLPerf closed-division submitters "
+                     "size the scheduler's batch to the benchmark")
     ttft_limit, tpot_limit, e2e_limit = _limits(str(row["latency_constraint"]))
     measured = tuple((m, _number(row[m])) for m in METRICS if not math.isnan(_number(row[m])))
+    unanswered: tuple[str, ...] = ()
+    if math.isnan(output) and any(m == "throughput_tokens_per_s" for m, _ in measured):
+        # Output tokens/s of a run whose output length the source leaves out ("-"): no guess.
+        measured = tuple((m, v) for m, v in measured if m != "throughput_tokens_per_s")
+        unanswered = ("throughput_tokens_per_s: output length not stated",)
     case = ServingCase(
         row_id, source, key, gpu_name, n_gpus, int(tp), 1 if math.isnan(pp) else int(pp),
         1 if math.isnan(ep) else int(ep), precision, kv_bytes, _framework(str(row["framework"])),
         load[0], load[1], prompt, output, "p99" if stat.startswith("p99") else "mean",
         "PER GPU" in str(row["throughput_basis"]), ttft_limit, tpot_limit, e2e_limit,
-        measured, tuple(notes), _requests_per_point(str(row["caveats"])),
+        measured, tuple(notes), _requests_per_point(str(row["caveats"])), beams,
+        is_batch_tuned, unanswered,
     )
     return RowReading(row_id, case, "")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from simulator.core.serving.engine import Replica, ServingCalibration
 from simulator.core.serving.queueing import LoadPoint, Traffic, at_rate, offline_tokens_per_s
 
-BISECTION_STEPS = 28
+BISECTION_STEPS = 18  # 2^-18: the rate to 4 parts in a million of saturation
 CURVE_POINTS = 24
 
 

@@ -58,6 +58,11 @@ class Command(BaseCommand):
         self.stdout.write(f"Rows not answered: {len(result.unanswered)}")
         for reading in result.unanswered:
             self.stdout.write(f"  {reading.row_id}: {reading.reason}")
+        partial = [(c.row_id, why) for c in result.cases for why in c.unanswered]
+        if partial:
+            self.stdout.write(f"Values not answered (the rest of the row is): {len(partial)}")
+            for row_id, why in partial:
+                self.stdout.write(f"  {row_id} {why}")
         summary = result.summary
         self.stdout.write("\nBy metric (absolute % error; band = P10-P90 coverage %):")
         self.stdout.write(_table(summary.by_metric))

@@ -60,7 +60,7 @@ def test_plan_serving_refuses_bad_input_naming_the_option() -> None:
 def test_validate_serving_writes_predictions_and_lists_rows_it_cannot_answer(
         tmp_path: Path) -> None:
     rows = pd.read_csv(RUNS)
-    sample = rows[rows["row_id"].isin(["D002", "D050", "D084", "D115"])]
+    sample = rows[rows["row_id"].isin(["D002", "D050", "D084", "D098", "D115"])]
     path = tmp_path / "runs.csv"
     sample.to_csv(path, index=False)
     out_path = tmp_path / "pred.csv"
@@ -69,11 +69,14 @@ def test_validate_serving_writes_predictions_and_lists_rows_it_cannot_answer(
     predictions = pd.read_csv(out_path)
     assert list(predictions.columns) == ["row_id", "metric", "value", "predicted",
                                          "predicted_p10", "predicted_p90"]
-    assert set(predictions["row_id"]) == {"D002", "D050", "D084"}
+    assert set(predictions["row_id"]) == {"D002", "D050", "D084", "D098"}
+    # D098's throughput has no output length to answer it: listed, not predicted
+    assert list(predictions.loc[predictions["row_id"] == "D098", "metric"]) == ["ttft_ms"]
     assert set(predictions["metric"]) == {"throughput_tokens_per_s", "ttft_ms", "tpot_ms"}
     assert (predictions["predicted"] > 0).all()
     text = out.getvalue()
     assert "D115: prefill/decode disaggregation" in text
+    assert "D098 throughput_tokens_per_s: output length not stated" in text
     assert "rule_median_ape" in text
     assert "give in-sample figures: --cv source for out-of-source ones" in text
 

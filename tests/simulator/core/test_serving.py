@@ -122,3 +122,86 @@ def test_the_fit_recovers_a_compute_efficiency_from_rows_it_generated() -> None:
     start = sum(abs(math.log(predict_case(c, GPUS, CAL)["throughput_tokens_per_s"]
                              / c.measured_value("throughput_tokens_per_s"))) for c in synthetic)
     assert error < 0.5 * start  # priors hold it back on 12 rows; it still halves the miss
+
+
+def test_tensorrt_llm_gives_the_kv_cache_most_of_what_the_weights_leave() -> None:
+    # 70B fp8 on one H100: the weights take ~66 GiB of 80; vLLM's 90 % of the whole memory
+    # leaves ~4 GiB of KV, TensorRT-LLM's 90 % of what is free after the weights ~11 GiB.
+    trt = replace(_replica(tp=1, precision="fp8"), framework="trtllm")
+    vllm = replace(trt, framework="vllm")
+    assert trt.kv_capacity_tokens() > 2 * vllm.kv_capacity_tokens() > 0
+
+
+def test_fp8_math_reaches_a_smaller_share_of_its_doubled_peak() -> None:
+    replica = _replica("llama3.1-8b", tp=1, precision="fp8")  # no collectives
+    half = replace(CAL, fp8_efficiency_ratio=0.5)
+    same = replace(CAL, fp8_efficiency_ratio=1.0)
+    assert prefill_seconds(replica, 8000, 2000, half) == pytest.approx(
+        2 * prefill_seconds(replica, 8000, 2000, same), rel=0.05)
+    bf16 = _replica("llama3.1-8b", tp=1)
+    assert prefill_seconds(bf16, 8000, 2000, half) == prefill_seconds(bf16, 8000, 2000, same)
+
+
+def test_beam_search_decodes_every_beam_and_returns_one() -> None:
+    replica = _replica("gptj-6b", tp=1, precision="fp8")
+    greedy = offline_tokens_per_s(replica, Traffic(800, 70), CAL)
+    beams = offline_tokens_per_s(replica, Traffic(800, 70, beams=4), CAL)
+    assert 1.5 < greedy / beams < 4.0  # four sequences decoded per returned one, one prefill
+    cases = {r.row_id: r.case for r in read_runs(RUNS, GPUS)}
+    assert cases["D033"] is not None and cases["D033"].beams == 4  # MLPerf GPT-J
+    assert cases["D096"] is not None and cases["D096"].beams == 1  # TRT-LLM blog GPT-J
+    l40s = cases["D015"]  # NVIDIA's MLPerf TensorRT code quantizes on Ada too
+    assert l40s is not None and l40s.precision == "fp8"
+
+
+def test_the_first_token_waits_for_the_prompts_batched_with_it() -> None:
+    from simulator.core.serving.queueing import batched_wait_quantile
+    # No other arrivals: the wait is the uniform residual of the running iteration.
+    assert batched_wait_quantile(0.1, 0.03, 0.0, 0.99) == pytest.approx(0.099)
+    # Poisson(2) other prompts: P99 is 6 prefills (P(N <= 6) = 0.995) plus most of an iteration.
+    p99 = batched_wait_quantile(0.1, 0.03, 2.0, 0.99)
+    assert 5 * 0.03 < p99 < 6 * 0.03 + 0.1
+    assert batched_wait_quantile(0.1, 0.03, 2.0, 0.5) < p99
+    replica = _replica()
+    traffic = Traffic(2000, 300)
+    point = at_rate(replica, traffic, 2.0, CAL)
+    prefill = prefill_seconds(replica, 2000, 2000, CAL)
+    assert point.ttft_p99_s > point.ttft_p50_s > prefill  # plus a decode step of the batch
+
+
+def test_mlperf_server_latencies_are_predicted_at_the_highest_passing_rate() -> None:
+    case = {r.row_id: r.case for r in read_runs(RUNS, GPUS)}["D004"]
+    assert case is not None
+    predicted = predict_case(case, GPUS, CAL)
+    assert predicted["tpot_ms"] <= 200.0 + 1e-6 and predicted["ttft_ms"] <= 2000.0 + 1e-6
+    assert predicted["throughput_tokens_per_s"] > 0
+
+
+def test_a_gpu_without_a_peak_gives_no_latency_rather_than_an_error() -> None:
+    from simulator.core.serving.queueing import batched_wait_quantile
+    assert math.isnan(batched_wait_quantile(math.nan, math.nan, math.nan, 0.99))
+
+
+def test_mlperf_rows_batch_up_to_the_kv_cache_and_unstated_outputs_are_not_guessed() -> None:
+    cases = {r.row_id: r.case for r in read_runs(RUNS, GPUS)}
+    mixtral = cases["D025"]  # MLPerf Offline, Mixtral on one H200 per replica
+    assert mixtral is not None and mixtral.is_batch_tuned
+    capped = predict_case(replace(mixtral, is_batch_tuned=False), GPUS,
+                          replace(CAL, batch_cap=256.0))
+    tuned = predict_case(mixtral, GPUS, replace(CAL, batch_cap=256.0))
+    assert tuned["throughput_tokens_per_s"] > 1.2 * capped["throughput_tokens_per_s"]
+    blog = cases["D098"]  # batch 1, output length "-": its throughput is listed, not scored
+    assert blog is not None and blog.unanswered == (
+        "throughput_tokens_per_s: output length not stated",)
+    assert math.isnan(blog.measured_value("throughput_tokens_per_s"))
+    assert blog.measured_value("ttft_ms") == 7.1
+
+
+def test_tensor_parallel_collectives_over_pcie_reach_their_own_share_of_the_link() -> None:
+    pcie = Replica(serving_model("llama3.1-70b"), GPUS["L40S PCIe-48GB"], 4, "fp8", 1.0, 32.0)
+    slow = replace(CAL, pcie_efficiency=0.25)
+    fast = replace(CAL, pcie_efficiency=0.75)
+    assert decode_step_seconds(pcie, 256, 1000, slow) > decode_step_seconds(pcie, 256, 1000, fast)
+    nvlink = _replica(precision="fp8")  # H100 SXM over NVLink: PCIe's share does not apply
+    assert decode_step_seconds(nvlink, 256, 1000, slow) == decode_step_seconds(nvlink, 256, 1000,
+                                                                               fast)
