@@ -36,6 +36,12 @@ from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.carbon import NO_FACTORS, CarbonFactors, energy_band, option_carbon
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.decision import rule_text, within_threshold
+from planner.plans.core.fixes import (
+    REASON_BUDGET,
+    REASON_CAPACITY,
+    REASON_DEADLINE,
+    what_would_work,
+)
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
     CONFIG_DEFAULTS,
@@ -58,9 +64,6 @@ from planner.plans.core.ranking import (
 )
 from planner.plans.core.spot_risk import RunTimes, run_times
 
-REASON_DEADLINE = "misses deadline"
-REASON_BUDGET = "over budget"
-REASON_CAPACITY = "spot capacity unlikely"
 REASON_ESTIMATED = "estimated price"
 REASON_HORIZON = "longer than the practical horizon"
 REASON_UNPRICED = "no current price"
@@ -178,70 +181,6 @@ def no_option_words(constraints: PlanConstraints) -> str:
         return "No option is left"
     joined = limits[0] if len(limits) == 1 else f"{', '.join(limits[:-1])} and {limits[-1]}"
     return f"No option meets {joined}"
-
-
-def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
-    """When nothing is feasible: the deadline (days) and the budget (USD) that would admit an
-    option, each keeping the other limit, among options no other reason excludes."""
-    if table["rank"].notna().any():
-        return None
-    rest = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
-    limits_only = rest.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
-    usable = table[limits_only.to_numpy()]
-    if usable.empty:
-        return None
-    within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]
-    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
-    # Only the limits that were set get a figure: no budget words without a budget.
-    deadline = (None if within_budget.empty or constraints.deadline_hours is None
-                else float(np.ceil(within_budget["time_to_train_hours"].min() / 24.0)))
-    budget = (None if on_time.empty or constraints.budget_usd is None
-              else float(np.ceil(on_time["total_usd"].min())))
-    return {"deadline_days": deadline, "budget_usd": budget,
-            "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
-            "cheapest_usd": float(usable["total_usd"].min()),
-            "fix": combined_fix(usable, constraints, capped=_capped_only(table, rest))}
-
-
-def _capped_only(table: pd.DataFrame, rest: pd.Series) -> pd.DataFrame:
-    """Options left out only for spot capacity (beside the deadline and budget)."""
-    others = rest.str.replace(REASON_BUDGET, "", regex=False).str.replace(
-        REASON_CAPACITY, "", regex=False).str.strip("; ")
-    return table[((others == "") & rest.str.contains(REASON_CAPACITY, regex=False)).to_numpy()]
-
-
-def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints,
-                 capped: pd.DataFrame | None = None) -> str:
-    """One change of deadline, budget and GPU count that works together, in words: the
-    cheapest option on time (its GPUs and total), or the fastest when none is on time; when
-    the fastest is spot and larger spot allocations were left out as unlikely (`capped`), the
-    spot capacity cap is named as the limit."""
-    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
-    if constraints.deadline_hours is not None and not on_time.empty:
-        row = on_time.iloc[int(on_time["total_usd"].to_numpy().argmin())]
-        return (f"For {fmt.duration(constraints.deadline_hours)} you need at least "
-                f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))} "
-                f"({fmt.label(row['provider'])} {row['instance_type']} × "
-                f"{fmt.count(row['nodes'])}, {fmt.label(row['purchase_option'])}).")
-    if constraints.deadline_hours is None:
-        row = usable.iloc[int(usable["total_usd"].to_numpy().argmin())]
-        return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
-                f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
-    row = usable.iloc[int(usable["time_to_train_hours"].to_numpy().argmin())]
-    fastest = (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: "
-               f"the fastest takes {fmt.duration(row['time_to_train_hours'])} with "
-               f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}")
-    faster = (capped[capped["time_to_train_hours"] < row["time_to_train_hours"]]
-              if capped is not None else usable.iloc[:0])
-    if bool(row["is_spot"]) and not faster.empty:
-        limit = fmt.count(row["spot_node_limit"])
-        return (f"{fastest}. The limit is spot capacity: more than {limit} spot nodes of this "
-                f"offer are unlikely to be granted (the spot capacity cap), so larger spot "
-                f"allocations were left out; allow unlikely spot capacity, add on-demand or "
-                f"reserved capacity, or move the deadline to at least "
-                f"{fmt.duration(row['time_to_train_hours'])}.")
-    return (f"{fastest}; allow more nodes or GPU models, or move the deadline to at least "
-            f"{fmt.duration(row['time_to_train_hours'])}.")
 
 
 # Snapshots further apart than this are flagged when compared in one plan.

@@ -370,6 +370,8 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
 
 def _nothing_works(would: dict[str, Any], no_option: str | None) -> str:
     text = f"{no_option or 'No option meets the limits set'}."
+    if would.get("advice"):  # the page's paragraph, each figure rounded once
+        return f"{text} {would.get('fix') or ''} {would['advice']}".replace("  ", " ")
     if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
     if as_number(would.get("budget_usd")):

@@ -118,6 +118,9 @@ def test_an_infeasible_plan_says_which_deadline_or_budget_would_work() -> None:
     work = result.to_dict()["what_would_work"]
     # within $3,000 only the 10-day option fits; within a day nothing; the fast one costs $4,800
     fix = work.pop("fix")
+    assert work.pop("advice") == ("A deadline of 10.0 days would admit an option within the "
+                                  "budget. The fastest option takes 2.0 days; the cheapest "
+                                  "costs $2,400.")
     assert work == {"deadline_days": 10.0, "budget_usd": None, "fastest_days": 2.0,
                     "cheapest_usd": pytest.approx(2400.0, rel=0.01)}
     assert fix.startswith("No allowed option finishes in 24 h: the fastest takes 2.0 days with "
