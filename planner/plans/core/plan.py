@@ -22,7 +22,7 @@ acceptable rows first, then expected total, time, non-spot first.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from planner.core import formatting as fmt
+from planner.core.cloud import is_stale_price
 from planner.core.purchase_options import SPOT
 from planner.core.serialize import json_safe
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
@@ -187,9 +188,12 @@ def no_option_words(constraints: PlanConstraints) -> str:
 MIXED_DATES_DAYS = 30
 
 
-def price_dates(table: pd.DataFrame, *, stale_days: int) -> dict[str, Any]:
-    """How old the prices of the feasible options are, and whether the plan compares
-    snapshots of different dates (AWS spot of mid-2025 beside on-demand of 2026, say)."""
+def price_dates(table: pd.DataFrame, *, stale_days: int,
+                stale_before: Mapping[str, str]) -> dict[str, Any]:
+    """How old the prices of the feasible options are, how many are stale (`stale_before`:
+    per provider, the day before which its prices are stale; pricing.selectors.stale_before),
+    and whether the plan compares snapshots of different dates (AWS spot of mid-2025 beside
+    on-demand of 2026, say)."""
     rows = table[table["rank"].notna()] if table["rank"].notna().any() else table
     dates = pd.to_datetime(rows["as_of"])
     ages = rows["age_days"].astype(float)
@@ -200,8 +204,10 @@ def price_dates(table: pd.DataFrame, *, stale_days: int) -> dict[str, Any]:
         "spread_days": spread,
         "is_mixed": spread > MIXED_DATES_DAYS,
         "oldest_age_days": None if ages.isna().all() else int(ages.max()),
-        "n_stale": int((ages > stale_days).sum()),
+        "n_stale": int(sum(is_stale_price(a, p, stale_before)
+                           for a, p in zip(rows["as_of"], rows["provider"], strict=True))),
         "stale_days": stale_days,
+        "stale_before": dict(stale_before),
     }
 
 

@@ -19,6 +19,7 @@ from openpyxl import load_workbook
 from planner.core import formatting as fmt
 from planner.models import AnalysisRun, History
 from planner.purchase_mix.core.synthetic import synthetic_jobs_table
+from pricing.selectors import stale_before
 from tests.planner.conftest import file_upload
 from tests.planner.reports.conftest import pdf_text
 
@@ -213,9 +214,15 @@ def test_prices_used_flag_stale_prices_and_tell_reservations_apart(
                for p, row in zip(prices, rows, strict=True)]
     assert len(set(options)) == len(options), "every price row reads differently"
     assert any(text.endswith(", convertible") for _, text in options)
-    settings.PRICE_STALE_DAYS = 1  # a day old is stale: every row is flagged
+    # A day older than the newest price of its provider is stale: the superseded snapshots
+    # (reservations of 2025-11, spot of 2025-06 beside AWS's 2026-01 list) are flagged, the
+    # newest are not, whatever today is.
+    settings.PRICE_STALE_DAYS = 1
+    cutoffs = stale_before()
     rows = _rows(user_client.get(f"/history/{analysed.pk}").content.decode(), "prices-used")
-    assert all('<span class="stale" title="older than 1 days">stale</span>' in r for r in rows)
+    flagged = ['class="stale" title="stale when it is more than 1 days older' in r for r in rows]
+    assert flagged == [p["as_of"] < cutoffs[p["provider"]] for p in prices]
+    assert any(flagged) and not all(flagged)
 
 
 def test_summary_backtest_and_lookback_say_what_they_measure(

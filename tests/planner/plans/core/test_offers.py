@@ -81,9 +81,13 @@ def test_prices_say_their_age_and_mixed_dates_are_flagged() -> None:
     prices = [{**_price(1, "on_demand", 2.0), "age_days": 320.0},
               {**_price(2, "spot", 1.0), "as_of": dt.date(2025, 6, 1), "age_days": 548.0}]
     result = _run(configs, prices)
-    dates = price_dates(result.table, stale_days=180)
+    # AWS's newest price is of 2026-01-15: stale before 180 days earlier. The spot price of
+    # mid-2025 is stale, the on-demand one 320 days old is not (it is AWS's newest).
+    cutoffs = {"aws": "2025-07-19"}
+    dates = price_dates(result.table, stale_days=180, stale_before=cutoffs)
     assert dates == {"oldest": "2025-06-01", "newest": "2026-01-15", "spread_days": 228,
-                     "is_mixed": True, "oldest_age_days": 548, "n_stale": 2, "stale_days": 180}
+                     "is_mixed": True, "oldest_age_days": 548, "n_stale": 1, "stale_days": 180,
+                     "stale_before": cutoffs}
     assert all("days old" in card.why for card in result.recommendations)
 
 
