@@ -246,3 +246,29 @@ def test_summary_backtest_and_lookback_say_what_they_measure(
     assert f"Test cost ({test_hours} h)" in page
     assert "Whole-term cost (test + rest of each term)" in page
     assert 'id="backtest-hindsight_whole_term"' in page
+
+
+def test_prices_used_discounts_compare_prices_of_the_same_age(
+        user_client: Client, analysed: History) -> None:
+    """A spot or commitment discount in "Prices used" is the price list's: against the
+    on-demand price of a nearby date, which it names (it was against the chosen on-demand
+    price of any date: AWS spot of June 2025 against on-demand of January 2026)."""
+    from datetime import date
+
+    from pricing.discounts import NEARBY_DAYS
+
+    prices = user_client.get(f"/api/histories/{analysed.pk}").json()["document"]["prices"]
+    discounted = [p for p in prices if p["purchase_option"] != "on_demand"]
+    assert discounted
+    for price in discounted:
+        note = price["discount_note"]
+        if price["discount_pct"] is None:
+            assert note.startswith(("no discount", "above the on-demand price")), note
+            continue
+        assert note.startswith("against the on-demand price of "), note
+        base = date.fromisoformat(note.removeprefix("against the on-demand price of ")[:10])
+        assert abs((date.fromisoformat(price["as_of"]) - base).days) <= NEARBY_DAYS
+    rows = _rows(user_client.get(f"/history/{analysed.pk}").content.decode(), "prices-used")
+    for row, price in zip(rows, prices, strict=True):
+        if price["discount_note"]:
+            assert f'title="{price["discount_note"]}"' in row
