@@ -88,7 +88,9 @@ class PriceOut(Schema):
     is_derived: bool
     derivation_basis: str
     is_stale: bool = Field(
-        alias="is_stale_value", description="as_of is older than PRICE_STALE_DAYS (180) days"
+        alias="is_stale_value", description=(
+            "more than PRICE_STALE_DAYS (180) days older than the newest price of the same "
+            "provider in the catalog")
     )
 
     @staticmethod

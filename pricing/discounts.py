@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from pricing.importers.sanity import SPOT_TOLERANCE
 from pricing.models import Price, PurchaseOption
 
 DISCOUNTED_OPTIONS = frozenset(PurchaseOption.values) - {PurchaseOption.ON_DEMAND}
@@ -61,6 +62,8 @@ def _discount_row(price: Price, bases: list[tuple[date, float]]) -> PriceRow:
         return PriceRow(price, base, None, as_of,
                         f"no discount: the on-demand price of {as_of} is $0")
     discount = 100.0 * (1.0 - float(price.usd_per_hour) / base)
+    if float(price.usd_per_hour) <= base * SPOT_TOLERANCE:  # equal but for rounding: no discount
+        discount = max(discount, 0.0)
     if discount < 0:
         return PriceRow(price, base, None, as_of,
                         f"above the on-demand price of {as_of} ({-discount:.0f}% dearer): "

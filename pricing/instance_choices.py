@@ -151,7 +151,7 @@ def _read_choices(today: date) -> list[InstanceChoice]:
             usd_per_hour=None if price is None else float(price.usd_per_hour),
             region=price.region.code if price else "", as_of=price.as_of if price else None,
             source=price.source.name if price else "", basis=price.basis if price else "",
-            is_stale=bool(price and is_stale(price.as_of, today)),
+            is_stale=bool(price and is_stale(price.as_of, provider)),
             is_marketplace=kind == Provider.Kind.MARKETPLACE))
     for choice in choices:  # worded once here, then cached with them
         _ = choice.label, choice.note

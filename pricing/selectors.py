@@ -22,6 +22,7 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
+from planner.core.cloud import is_stale_price
 from planner.core.formatting import number
 from planner.core.providers import offer_facts
 from planner.core.purchase_options import PAYMENT_OPTION_WORDS
@@ -57,13 +58,40 @@ def precision_unit(precision: str) -> str:
     return "TOPS" if precision == "int8" else "TFLOPS"
 
 
-def stale_cutoff(today: date) -> date:
-    """Prices with an as-of date before this day are stale."""
-    return today - timedelta(days=settings.PRICE_STALE_DAYS)
+_STALE_BEFORE: dict[str, Any] = {}
 
 
-def is_stale(as_of: date, today: date) -> bool:
-    return as_of < stale_cutoff(today)
+def stale_before() -> dict[str, str]:
+    """THE staleness rule, per provider slug: prices dated before this day (ISO) are stale.
+    A price is stale when it is more than PRICE_STALE_DAYS older than the newest price of the
+    same provider in the catalog: a newer snapshot of that provider exists and did not
+    confirm it (the SkyPilot AWS file of mid-2025 beside the January 2026 AWS prices). Judged
+    against the catalog's own dates, not today's, so "stale" marks the exceptions of a
+    catalog, not every price once the catalog is a few months old; the catalog's age is said
+    beside it (planner.core.cloud.stale_rule_text). Cached per catalog version."""
+    key = f"{catalog_version()}:{settings.PRICE_STALE_DAYS}"
+    if _STALE_BEFORE.get("key") != key:
+        newest = Price.objects.values("instance_type__provider__slug").annotate(
+            newest=Max("as_of")).values_list("instance_type__provider__slug", "newest")
+        days = timedelta(days=settings.PRICE_STALE_DAYS)
+        _STALE_BEFORE.update(key=key, found={slug: (day - days).isoformat()
+                                              for slug, day in newest})
+    found: dict[str, str] = dict(_STALE_BEFORE["found"])
+    return found
+
+
+def is_stale(as_of: date, provider: str) -> bool:
+    """A price of `provider` dated `as_of` is stale (the rule of stale_before)."""
+    return is_stale_price(as_of, provider, stale_before())
+
+
+def stale_q(prefix: str = "") -> Q:
+    """The stale rule as a filter on prices (`prefix`: the path to a Price, "prices__")."""
+    rule = Q(pk__in=[])
+    for slug, cutoff in stale_before().items():
+        rule |= Q(**{f"{prefix}instance_type__provider__slug": slug,
+                     f"{prefix}as_of__lt": date.fromisoformat(cutoff)})
+    return rule
 
 
 # --- prices -----------------------------------------------------------------------------------
@@ -100,9 +128,7 @@ def price_queryset(*, today: date) -> QuerySet[Price]:
         "instance_type__provider", "instance_type__accelerator", "region", "source"
     ).annotate(
         usd_per_gpu_hour_value=ExpressionWrapper(per_gpu, output_field=FloatField()),
-        is_stale_value=ExpressionWrapper(
-            Q(as_of__lt=stale_cutoff(today)), output_field=BooleanField()
-        ),
+        is_stale_value=ExpressionWrapper(stale_q(), output_field=BooleanField()),
     )
 
 
@@ -184,11 +210,16 @@ class SourceRow:
 
 
 def source_rows(*, today: date) -> list[SourceRow]:
-    """Every price source with its price count and staleness on `today`."""
-    sources = PriceSource.objects.annotate(price_count=Count("prices"))
+    """Every price source with its price count, age on `today` and staleness: stale when its
+    current prices are stale (stale_before), so a source superseded by a newer snapshot of
+    the same provider is flagged and an old but newest one is not."""
+    sources = PriceSource.objects.annotate(
+        price_count=Count("prices"),
+        n_current=Count("prices", filter=Q(prices__is_current=True)),
+        n_stale=Count("prices", filter=Q(prices__is_current=True) & stale_q("prices__")))
     return [
         SourceRow(s, s.price_count, (today - s.snapshot_date).days,
-                  is_stale(s.snapshot_date, today))
+                  s.n_stale > 0 and s.n_stale == s.n_current)
         for s in sources
     ]
 

@@ -166,6 +166,7 @@ def _prices_content(request: HttpRequest, today: date, columns: tuple[str, ...]
             "stale_sources": [s for s in sources if s.is_stale],
             "stale_days": stale_days,
             "today": today,
+            "nearby_days": selectors.NEARBY_DAYS,
             "query": _query_without(request, "page", "format"),
             "regions_json": json_script(form.regions_by_provider, "regions-by-provider"),
         }

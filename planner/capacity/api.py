@@ -65,7 +65,7 @@ def _owner_id(request: HttpRequest) -> int:
 @router.post("/{history_id}/capacity", response={202: QueuedOut, 400: ErrorOut, 409: ErrorOut},
              summary="Queue a capacity sweep of an analysed history")
 def create_capacity(request: HttpRequest, history_id: int, body: CapacityIn) -> Status[Any]:
-    """pool_gpus: sizes to replay ([] = about 30 from 0 to the no-wait peak); disciplines:
+    """pool_gpus: sizes to replay ([] = about 30 from 0 to the peak concurrent GPUs); disciplines:
     fifo, backfill; policies: none, constant, size_aware; max_wait_hours: T values ("inf"
     allowed); pool_price: cheapest, reserved_1y, reserved_3y or owned (with `owned`:
     purchase_usd_per_gpu, lifetime_years, power_kw_per_gpu, pue, usd_per_kwh). 400 names

@@ -39,7 +39,7 @@ from planner.capacity.references import (
     references,
 )
 from planner.core import formatting as fmt
-from planner.core.cloud import is_stale_age, price_age_days
+from planner.core.cloud import is_stale_row, price_age_days
 from planner.core.purchase_options import ON_DEMAND, SPOT
 from planner.purchase_mix.core.buying_rule import (
     NO_POOL,
@@ -90,6 +90,7 @@ def _source(document: Mapping[str, Any], gpu_type: str, option: str, usd_per_hou
         if (row.get("gpu_type") == gpu_type and row.get("purchase_option") == option
                 and abs(float(row.get("usd_per_hour") or 0) - usd_per_hour) < 1e-6):
             return {"purchase_option": option, "source": row.get("source"),
+                    "provider": row.get("provider"),
                     "as_of": row.get("as_of"), "source_url": row.get("source_url"),
                     "basis": "derived" if row.get("is_derived") else "listed",
                     "instance_type": row.get("instance_type"),
@@ -174,15 +175,16 @@ BASIS_WORDS = {
 }
 
 
-def dated_sources(sources: Sequence[Mapping[str, Any]], *, today: date, stale_days: int
-                  ) -> list[dict[str, Any]]:
-    """The prices used, each with `age_days` (None without an as-of date), `is_stale` (older
-    than `stale_days` on `today`) and `basis_words` (what listed, derived or estimated
-    means)."""
+def dated_sources(sources: Sequence[Mapping[str, Any]], *, today: date, stale_days: int,
+                  stale_before: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The prices used, each with `age_days` (None without an as-of date), `is_stale`
+    (planner.core.cloud.is_stale_row with `stale_before`, pricing.selectors.stale_before) and
+    `basis_words` (what listed, derived or estimated means)."""
     rows = []
     for source in sources:
         age = price_age_days(source.get("as_of"), today)
-        rows.append({**source, "age_days": age, "is_stale": is_stale_age(age, stale_days),
+        rows.append({**source, "age_days": age, "is_stale": is_stale_row(
+            source, stale_before, age_days=age, stale_days=stale_days),
                      "basis_words": BASIS_WORDS.get(str(source.get("basis")), "not known")})
     return rows
 

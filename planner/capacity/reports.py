@@ -8,6 +8,7 @@ from planner.purchase_mix import selectors
 from planner.purchase_mix.models import History
 from planner.reports.core.capacity import report_from_capacity
 from planner.reports.core.model import Report as ReportDocument
+from pricing.selectors import stale_before
 
 
 def capacity_report(*, history_id: int, owner_id: int | None) -> ReportDocument:
@@ -20,4 +21,5 @@ def capacity_report(*, history_id: int, owner_id: int | None) -> ReportDocument:
     payload["name"] = history.name
     return report_from_capacity(payload, subject_id=history.pk,
                                 generated_at=timezone.now().isoformat(timespec="seconds"),
-                                stale_days=settings.PRICE_STALE_DAYS)
+                                stale_days=settings.PRICE_STALE_DAYS,
+                                stale_before=stale_before())

@@ -26,6 +26,7 @@ from planner.purchase_mix.models import History
 from planner.reports import services as report_services
 from planner.reports import views as report_views
 from planner.runs import run_status
+from pricing.selectors import stale_before
 
 
 def _owned(request: HttpRequest, pk: int) -> History:
@@ -57,7 +58,8 @@ def _context(history: History, form: CapacityForm) -> dict[str, Any]:
         sources = ((run.result or {}).get("prices") or {}).get("sources") or []
         context.update(doc=run.result, figures=_figures(run), stale_days=settings.PRICE_STALE_DAYS,
                        price_rows=dated_sources(sources, today=timezone.now().date(),
-                                                stale_days=settings.PRICE_STALE_DAYS))
+                                                stale_days=settings.PRICE_STALE_DAYS,
+                                                stale_before=stale_before()))
     return context
 
 

@@ -8,6 +8,7 @@ Units are in the names: hours, bytes, hazard per instance-hour.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
@@ -99,5 +100,29 @@ def price_age_days(as_of: Any, today: date | None) -> int | None:
 
 
 def is_stale_age(age_days: float | None, stale_days: int | None) -> bool:
-    """A price is stale when older than `stale_days` (the site's PRICE_STALE_DAYS)."""
+    """The old rule, for documents stored before stale_before existed: older than
+    `stale_days` on the day it is read."""
     return age_days is not None and stale_days is not None and age_days > stale_days
+
+
+def is_stale_price(as_of: Any, provider: Any, stale_before: Mapping[str, str] | None) -> bool:
+    """THE stale flag of one price: its as-of date (a date or ISO text) is before its
+    provider's day in `stale_before` (pricing.selectors.stale_before: PRICE_STALE_DAYS before
+    the newest price of that provider in the catalog). Unknown date or provider: not stale."""
+    cutoff = (stale_before or {}).get(str(provider or ""))
+    return bool(cutoff and as_of and str(as_of)[:10] < cutoff)
+
+
+def is_stale_row(row: Mapping[str, Any], stale_before: Mapping[str, str] | None,
+                 *, age_days: float | None = None, stale_days: int | None = None) -> bool:
+    """A stored price row's stale flag: by its provider (is_stale_price); a row stored
+    without its provider falls back to its age (is_stale_age)."""
+    if row.get("provider") and stale_before is not None:
+        return is_stale_price(row.get("as_of"), row.get("provider"), stale_before)
+    return is_stale_age(age_days, stale_days)
+
+
+def stale_rule_text(stale_days: int) -> str:
+    """The rule in words, as pages, reports and the manual state it."""
+    return (f"stale when it is more than {stale_days} days older than the newest price of the "
+            f"same provider in the catalog (a newer snapshot did not confirm it)")

@@ -51,7 +51,7 @@ from planner.runs import (
     run_progress,
     run_store,
 )
-from pricing.selectors import current_prices
+from pricing.selectors import current_prices, stale_before
 from simulator.core import PRESETS
 from simulator.core.goodput import goodput_profile_summary
 from simulator.services import (
@@ -279,7 +279,8 @@ def plan_from_configurations(
     document["carbon"] = carbon_summary(factors)
     document["size_defaults"] = defaults["notes"]
     document["skipped_prices"] = skipped_prices
-    document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS)
+    document["prices"] = price_dates(result.table, stale_days=settings.PRICE_STALE_DAYS,
+                                     stale_before=stale_before())
     document["scaling"] = _scaling(result)
     document["chosen_memory"] = _chosen_memory(simulator, result)
     document.update(simulator_goodput(simulator, given=set(scenario.data)))

@@ -1,6 +1,5 @@
 """Plan pages: scenario form, result (stored or what-if), status JSON, save, duplicate, compare."""
 
-from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +25,7 @@ from planner.plans.scenario import scenario_from_input
 from planner.reports import services as report_services
 from planner.reports import views as report_views
 from planner.runs import run_status
+from pricing.selectors import stale_before
 
 
 def _owned(request: HttpRequest, scenario_id: int) -> PlanScenario:
@@ -86,10 +86,9 @@ def plan_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 
 def _staleness() -> dict[str, Any]:
-    """Prices dated before `stale_before` (ISO date) are flagged on the page."""
-    days = settings.PRICE_STALE_DAYS
-    cutoff = timezone.now().date() - timedelta(days=days)
-    return {"stale_before": cutoff.isoformat(), "stale_days": days}
+    """The catalog's stale days per provider (pricing.selectors.stale_before): the page
+    flags by the plan's own (stored when it was made), else by these."""
+    return {"stale_before": stale_before(), "stale_days": settings.PRICE_STALE_DAYS}
 
 
 def whatif_query(inputs: dict) -> dict:

@@ -83,9 +83,9 @@ def _add_offer(
 ) -> None:
     name = size.gpu_type
     od = float(chosen.usd_per_hour)
-    result.prices.append(selectors.price_row(name, chosen, od))
+    result.prices.append(selectors.price_row(name, chosen))
     if burst is not None and burst.pk != chosen.pk:
-        row = selectors.price_row(name, burst, od)
+        row = selectors.price_row(name, burst)
         row.update(purchase_words="On-demand for bursts (the cheapest GPU-hour here)",
                    is_burst=True)
         result.prices.append(row)
@@ -94,10 +94,10 @@ def _add_offer(
         for price in selectors.payment_options(option, chosen):
             if float(price.usd_per_hour) > 0:
                 commitments.append(commitment_option(option, years, price))
-                result.prices.append(selectors.price_row(name, price, od))
+                result.prices.append(selectors.price_row(name, price))
     spot = selectors.same_node(PurchaseOption.SPOT, chosen)
     if spot is not None and float(spot.usd_per_hour) > 0:
-        result.prices.append(selectors.price_row(name, spot, od))
+        result.prices.append(selectors.price_row(name, spot))
     other = elsewhere_rate(candidate(chosen), candidate(elsewhere) if elsewhere else None)
     result.offers.append(
         GpuOffer(
@@ -130,7 +130,7 @@ def _add_savings_plans(result: OfferSet, chosen: dict[str, Price]) -> None:
             if price is not None and float(price.usd_per_hour) > 0:
                 rates.setdefault(option, {})[name] = float(price.usd_per_hour)
                 result.prices.append(
-                    selectors.price_row(name, price, float(on_demand.usd_per_hour)))
+                    selectors.price_row(name, price))
     for option, by_type in rates.items():
         result.savings_plans.append(
             SavingsPlanOffer(option, SAVINGS_PLANS[option], by_type))

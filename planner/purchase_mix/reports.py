@@ -7,6 +7,7 @@ from planner.purchase_mix import selectors, services
 from planner.purchase_mix.models import History
 from planner.reports.core.model import Report as ReportDocument
 from planner.reports.core.purchase_mix import report_from_history
+from pricing.selectors import stale_before
 
 
 def history_report(*, history_id: int, owner_id: int | None) -> ReportDocument:
@@ -20,4 +21,5 @@ def history_report(*, history_id: int, owner_id: int | None) -> ReportDocument:
         raise ValueError(f"result: history {history_id} has no finished analysis yet")
     return report_from_history(services.history_payload(history, run), subject_id=history.pk,
                                generated_at=timezone.now().isoformat(timespec="seconds"),
-                               stale_days=settings.PRICE_STALE_DAYS)
+                               stale_days=settings.PRICE_STALE_DAYS,
+                               stale_before=stale_before())

@@ -15,7 +15,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
@@ -31,7 +30,7 @@ from planner.purchase_mix.staging import StagedUpload
 from planner.reports import services as report_services
 from planner.reports import views as report_views
 from planner.runs import run_status
-from pricing.selectors import catalog_version, stale_cutoff
+from pricing.selectors import catalog_version, stale_before
 
 RUN_FORM_FIELDS = "planner/purchase_mix/_run_form_fields.html"
 
@@ -165,10 +164,10 @@ def _report_html(request: HttpRequest, history: History, run: AnalysisRun,
     growth rate and cached: a finished run does not change, and replaying it, drawing its
     figures and rendering its tables was most of the page's time (tens of ms at 5,000 jobs)."""
     growth = hashlib.sha256(request.GET.get("growth", "").encode()).hexdigest()[:16]
-    # Prices age: the stale flags change with the day, so the day is part of the key.
-    stale_before = stale_cutoff(timezone.now().date()).isoformat()
+    # The stale flags follow the catalog's newest prices (pricing.selectors.stale_before).
+    cutoffs = stale_before()
     key = (f"history-report:{run.pk}:{run.finished_at and run.finished_at.timestamp()}:{growth}:"
-           f"{stale_before}")
+           f"{hashlib.sha256(str(sorted(cutoffs.items())).encode()).hexdigest()[:16]}")
     html: SafeString | None = cache.get(key)
     if html is None:
         run.refresh_from_db(fields=["result"])
@@ -179,7 +178,7 @@ def _report_html(request: HttpRequest, history: History, run: AnalysisRun,
         html = render_to_string("planner/purchase_mix/_report.html", {
             "history": history, "run": run, "growth_form": growth_form, "report": report,
             "doc": report.document, "figure_ids": list(figures), "figures": list(figures.values()),
-            "stale_before": stale_before, "stale_days": settings.PRICE_STALE_DAYS,
+            "stale_before": cutoffs, "stale_days": settings.PRICE_STALE_DAYS,
         }, request=request)
         cache.set(key, html, 3600)
     return html

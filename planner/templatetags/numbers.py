@@ -3,6 +3,7 @@
 from django import template
 
 from planner.core import formatting
+from planner.core.peaks import PEAK_LABELS
 from planner.core.purchase_options import ON_DEMAND, OPTIONS_BY_CODE
 
 register = template.Library()
@@ -65,3 +66,15 @@ def per_million(value: float | None) -> float | None:
     """{{ rate|per_million }}: a per-unit rate per million units (failures per GPU-hour to
     failures per million GPU-hours)."""
     return None if value is None else float(value) * 1e6
+
+
+@register.simple_tag
+def peak_label(kind: str) -> str:
+    """'peak hourly-average demand' or 'peak concurrent GPUs' (planner.core.peaks)."""
+    return PEAK_LABELS[kind][0]
+
+
+@register.simple_tag
+def peak_help(kind: str) -> str:
+    """What that peak counts, for a tooltip (planner.core.peaks)."""
+    return PEAK_LABELS[kind][1]

@@ -1,11 +1,14 @@
 """Template helpers for the pricing pages: number formatting with units and the Plotly bundle."""
 
+from typing import Any
+
 from django import template
 from django.conf import settings
 from django.templatetags.static import static
 from django.utils.html import format_html
 
 from planner.core import formatting
+from planner.core.cloud import is_stale_price, stale_rule_text
 from pricing.models import Accelerator
 
 register = template.Library()
@@ -64,3 +67,15 @@ def peak(gpu: Accelerator, precision: str) -> float | None:
 def offers_for(per_cloud: dict[int, list[object]], gpu_id: int) -> list[object]:
     """{{ per_cloud|offers_for:gpu.id }}: a GPU's cheapest offer in each cloud."""
     return per_cloud.get(gpu_id, [])
+
+
+@register.simple_tag
+def stale_rule() -> str:
+    """When a price is flagged stale, in words (planner.core.cloud.stale_rule_text)."""
+    return stale_rule_text(settings.PRICE_STALE_DAYS)
+
+
+@register.filter
+def stale_in(row: dict[str, Any], stale_before: dict[str, str] | None) -> bool:
+    """A price row (with `as_of` and `provider`) is stale by the per-provider days given."""
+    return is_stale_price(row.get("as_of"), row.get("provider"), stale_before)

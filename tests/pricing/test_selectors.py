@@ -68,10 +68,33 @@ def test_stale_flag_follows_the_as_of_date(catalog: date) -> None:
     assert cyclenerd is not None and not cyclenerd.is_stale_value
 
 
-def test_stale_cutoff_uses_the_setting(settings: object) -> None:
+def test_stale_is_judged_against_the_providers_newest_price(catalog: date,
+                                                            settings: object) -> None:
+    # AWS's newest prices are of 2026-01-21 (the vantage snapshot): 180 days before it, the
+    # mid-2025 SkyPilot file is stale (its P4/P5 prices predate AWS's June 2025 cut), the
+    # November 2025 reservations are not, whatever today's date.
+    assert selectors.stale_before()["aws"] == "2025-07-25"
+    assert selectors.is_stale(date(2025, 6, 1), "aws")
+    assert not selectors.is_stale(date(2025, 11, 30), "aws")
+    # A provider's only snapshot is its newest: old, but not stale.
+    assert not selectors.is_stale(date(2026, 5, 20), "lambda")
     settings.PRICE_STALE_DAYS = 10  # type: ignore[attr-defined]
-    assert selectors.is_stale(date(2026, 11, 19), date(2026, 11, 30))
-    assert not selectors.is_stale(date(2026, 11, 20), date(2026, 11, 30))
+    assert selectors.is_stale(date(2025, 11, 30), "aws")
+    assert not selectors.is_stale(date(2026, 1, 11), "aws")
+
+
+def test_stale_marks_the_exceptions_not_most_prices(catalog: date) -> None:
+    """Judged by age on today's date, 7 of the 11 shipped sources and most current prices
+    were stale; judged against each provider's newest price only the SkyPilot AWS file is."""
+    sources = selectors.source_rows(today=catalog)
+    assert [s.source.slug for s in sources if s.is_stale] == ["skypilot-aws-v7"]
+    current = selectors.price_queryset(today=catalog).filter(is_current=True)
+    n_stale = current.filter(is_stale_value=True).count()
+    assert 0 < n_stale < current.count() / 10
+    history = selectors.price_queryset(today=catalog).filter(
+        source__slug="skypilot-aws-v7", instance_type__name="p5.48xlarge",
+        purchase_option="on_demand")
+    assert history.exists() and all(p.is_stale_value for p in history)
 
 
 def test_price_rows_compute_discount_against_on_demand_of_same_instance_and_region(
@@ -265,3 +288,8 @@ def test_discounts_compare_prices_of_nearby_dates_and_flag_spot_above_on_demand(
     [above] = selectors.price_rows([spot])
     assert above.is_above_on_demand and above.discount_pct is None
     assert "79% dearer" in above.note
+    # Equal but for the providers' rounding (AWS g5.48xlarge spot $20.0281 against $20.02809
+    # on demand): the importers' tolerance, not flagged "above on-demand".
+    spot.usd_per_hour = Decimal(str(base * 1.00005))
+    [same] = selectors.price_rows([spot])
+    assert not same.is_above_on_demand and same.discount_pct == 0.0

@@ -278,10 +278,15 @@ def test_prices_list_every_source_with_date_and_licence(client: Client, catalog:
         assert source.snapshot_date.isoformat() in row
         assert (source.licence or "not recorded") in row
     # counts of a thousand or more read with a separator, in the table and the stale banner
-    big = next(s for s in response.context["sources"] if s.price_count >= 1000 and s.is_stale)
+    big = next(s for s in response.context["sources"] if s.price_count >= 1000)
     shown = f"{big.price_count:,}"
     assert f'<td class="num">{shown}</td>' in _row(html, f"source-{big.source.slug}")
-    assert f"{shown} prices</li>" in html
+    stale = [s for s in response.context["sources"] if s.is_stale]
+    assert [s.source.slug for s in stale] == ["skypilot-aws-v7"]
+    assert f"{stale[0].price_count:,} prices</li>" in html
+    assert "1 of 11 price sources are stale" in html
+    assert "older than the newest price of the same provider" in _html(response).split(
+        'id="stale-rule"', 1)[1].split("</p>", 1)[0]
 
 
 def test_derived_prices_are_marked_with_their_basis(client: Client, catalog: date) -> None:

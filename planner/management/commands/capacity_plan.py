@@ -15,12 +15,14 @@ from planner.capacity import services
 from planner.capacity.core.inputs import OWNED_FIGURES, POOL_PRICES
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
 from planner.capacity.core.owned import LABELS as OWNED_LABELS
+from planner.core.peaks import PEAK_CONCURRENT
 from planner.management.inputs import job_file, report_path
 from planner.purchase_mix.core.upload.parsing import parse_column_mapping
 from planner.purchase_mix.documents import RunOptions
 from planner.purchase_mix.services import ParseOptions
 from planner.reports.core.capacity import report_from_capacity
 from planner.reports.services import PdfUnavailableError, report_write
+from pricing.selectors import stale_before
 
 
 class Command(BaseCommand):
@@ -122,7 +124,7 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
     prices = payload["prices"]
     lines = [
         f"{payload['gpu_type']}: {payload['jobs']:,} GPU jobs, {payload['gpu_hours']:,.0f} "
-        f"GPU-hours, no-wait peak {payload['peak_gpus']:,} GPUs",
+        f"GPU-hours, {PEAK_CONCURRENT} {payload['peak_gpus']:,} (no job waiting)",
         f"Pool at ${prices['pool_usd_per_gpu_hour']:.3f}/GPU-hour ({prices['pool_words']}); "
         f"burst on demand at ${prices['on_demand_usd_per_gpu_hour']:.3f}/GPU-hour",
         *([f"  {prices['pool_statement']}"] if prices.get("pool_statement") else []),
@@ -168,7 +170,8 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
 def _write_report(command: BaseCommand, payload: dict[str, Any], out: Path) -> None:
     document = report_from_capacity(payload, subject_id=0,
                                     generated_at=timezone.now().isoformat(timespec="seconds"),
-                                    stale_days=settings.PRICE_STALE_DAYS)
+                                    stale_days=settings.PRICE_STALE_DAYS,
+                                    stale_before=stale_before())
     try:
         report_write(document, out)
     except (ValueError, PdfUnavailableError) as exc:

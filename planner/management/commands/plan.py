@@ -113,7 +113,8 @@ class Command(BaseCommand):
         if dates.get("oldest"):
             self.stdout.write(
                 f"Prices as of {dates['oldest']} to {dates['newest']} (oldest "
-                f"{dates['oldest_age_days']} days old, {dates['n_stale']} options stale)"
+                f"{dates['oldest_age_days']:,} days old; {dates['n_stale']:,} options use a "
+                "stale price)"
                 + ("; the plan mixes snapshots more than 30 days apart" if dates["is_mixed"]
                    else ""))
         rows = collapse_regions([r for r in result["options"] if r.get("rank")])[:top]

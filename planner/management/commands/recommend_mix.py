@@ -18,6 +18,7 @@ from planner.purchase_mix.core.upload.settings import UPLOAD_SETTINGS, UploadSet
 from planner.purchase_mix.documents import parse_growth
 from planner.reports.core.purchase_mix import report_from_history
 from planner.reports.services import PdfUnavailableError, report_write
+from pricing.selectors import stale_before
 
 # A value such as "-50,-25,0,25" (--growth's own default) is a value, not an option: argparse
 # takes an argument starting with "-" for an option unless it matches this (by default one
@@ -169,7 +170,8 @@ def _pct(value: float | None) -> str:
 def _write_report(command: BaseCommand, payload: dict[str, Any], out: Path) -> None:
     document = report_from_history(payload, subject_id=0,
                                    generated_at=timezone.now().isoformat(timespec="seconds"),
-                                   stale_days=settings.PRICE_STALE_DAYS)
+                                   stale_days=settings.PRICE_STALE_DAYS,
+                                   stale_before=stale_before())
     try:
         report_write(document, out)
     except (ValueError, PdfUnavailableError) as exc:

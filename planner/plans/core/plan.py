@@ -22,7 +22,7 @@ acceptable rows first, then expected total, time, non-spot first.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,12 +30,19 @@ import numpy as np
 import pandas as pd
 
 from planner.core import formatting as fmt
+from planner.core.cloud import is_stale_price
 from planner.core.purchase_options import SPOT
 from planner.core.serialize import json_safe
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.carbon import NO_FACTORS, CarbonFactors, energy_band, option_carbon
 from planner.plans.core.costs import OptionRates, option_rates, per_million
 from planner.plans.core.decision import rule_text, within_threshold
+from planner.plans.core.fixes import (
+    REASON_BUDGET,
+    REASON_CAPACITY,
+    REASON_DEADLINE,
+    what_would_work,
+)
 from planner.plans.core.options import (
     CONFIG_COLUMNS,
     CONFIG_DEFAULTS,
@@ -58,9 +65,6 @@ from planner.plans.core.ranking import (
 )
 from planner.plans.core.spot_risk import RunTimes, run_times
 
-REASON_DEADLINE = "misses deadline"
-REASON_BUDGET = "over budget"
-REASON_CAPACITY = "spot capacity unlikely"
 REASON_ESTIMATED = "estimated price"
 REASON_HORIZON = "longer than the practical horizon"
 REASON_UNPRICED = "no current price"
@@ -180,77 +184,16 @@ def no_option_words(constraints: PlanConstraints) -> str:
     return f"No option meets {joined}"
 
 
-def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[str, Any] | None:
-    """When nothing is feasible: the deadline (days) and the budget (USD) that would admit an
-    option, each keeping the other limit, among options no other reason excludes."""
-    if table["rank"].notna().any():
-        return None
-    rest = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
-    limits_only = rest.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
-    usable = table[limits_only.to_numpy()]
-    if usable.empty:
-        return None
-    within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]
-    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
-    # Only the limits that were set get a figure: no budget words without a budget.
-    deadline = (None if within_budget.empty or constraints.deadline_hours is None
-                else float(np.ceil(within_budget["time_to_train_hours"].min() / 24.0)))
-    budget = (None if on_time.empty or constraints.budget_usd is None
-              else float(np.ceil(on_time["total_usd"].min())))
-    return {"deadline_days": deadline, "budget_usd": budget,
-            "fastest_days": float(usable["time_to_train_hours"].min() / 24.0),
-            "cheapest_usd": float(usable["total_usd"].min()),
-            "fix": combined_fix(usable, constraints, capped=_capped_only(table, rest))}
-
-
-def _capped_only(table: pd.DataFrame, rest: pd.Series) -> pd.DataFrame:
-    """Options left out only for spot capacity (beside the deadline and budget)."""
-    others = rest.str.replace(REASON_BUDGET, "", regex=False).str.replace(
-        REASON_CAPACITY, "", regex=False).str.strip("; ")
-    return table[((others == "") & rest.str.contains(REASON_CAPACITY, regex=False)).to_numpy()]
-
-
-def combined_fix(usable: pd.DataFrame, constraints: PlanConstraints,
-                 capped: pd.DataFrame | None = None) -> str:
-    """One change of deadline, budget and GPU count that works together, in words: the
-    cheapest option on time (its GPUs and total), or the fastest when none is on time; when
-    the fastest is spot and larger spot allocations were left out as unlikely (`capped`), the
-    spot capacity cap is named as the limit."""
-    on_time = usable[usable["time_to_train_hours"] <= (constraints.deadline_hours or np.inf)]
-    if constraints.deadline_hours is not None and not on_time.empty:
-        row = on_time.iloc[int(on_time["total_usd"].to_numpy().argmin())]
-        return (f"For {fmt.duration(constraints.deadline_hours)} you need at least "
-                f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))} "
-                f"({fmt.label(row['provider'])} {row['instance_type']} × "
-                f"{fmt.count(row['nodes'])}, {fmt.label(row['purchase_option'])}).")
-    if constraints.deadline_hours is None:
-        row = usable.iloc[int(usable["total_usd"].to_numpy().argmin())]
-        return (f"The cheapest option needs a budget of {fmt.usd(np.ceil(row['total_usd']))} "
-                f"({fmt.count(row['gpus'])} GPUs, {fmt.duration(row['time_to_train_hours'])}).")
-    row = usable.iloc[int(usable["time_to_train_hours"].to_numpy().argmin())]
-    fastest = (f"No allowed option finishes in {fmt.duration(constraints.deadline_hours)}: "
-               f"the fastest takes {fmt.duration(row['time_to_train_hours'])} with "
-               f"{fmt.count(row['gpus'])} GPUs and {fmt.usd(np.ceil(row['total_usd']))}")
-    faster = (capped[capped["time_to_train_hours"] < row["time_to_train_hours"]]
-              if capped is not None else usable.iloc[:0])
-    if bool(row["is_spot"]) and not faster.empty:
-        limit = fmt.count(row["spot_node_limit"])
-        return (f"{fastest}. The limit is spot capacity: more than {limit} spot nodes of this "
-                f"offer are unlikely to be granted (the spot capacity cap), so larger spot "
-                f"allocations were left out; allow unlikely spot capacity, add on-demand or "
-                f"reserved capacity, or move the deadline to at least "
-                f"{fmt.duration(row['time_to_train_hours'])}.")
-    return (f"{fastest}; allow more nodes or GPU models, or move the deadline to at least "
-            f"{fmt.duration(row['time_to_train_hours'])}.")
-
-
 # Snapshots further apart than this are flagged when compared in one plan.
 MIXED_DATES_DAYS = 30
 
 
-def price_dates(table: pd.DataFrame, *, stale_days: int) -> dict[str, Any]:
-    """How old the prices of the feasible options are, and whether the plan compares
-    snapshots of different dates (AWS spot of mid-2025 beside on-demand of 2026, say)."""
+def price_dates(table: pd.DataFrame, *, stale_days: int,
+                stale_before: Mapping[str, str]) -> dict[str, Any]:
+    """How old the prices of the feasible options are, how many are stale (`stale_before`:
+    per provider, the day before which its prices are stale; pricing.selectors.stale_before),
+    and whether the plan compares snapshots of different dates (AWS spot of mid-2025 beside
+    on-demand of 2026, say)."""
     rows = table[table["rank"].notna()] if table["rank"].notna().any() else table
     dates = pd.to_datetime(rows["as_of"])
     ages = rows["age_days"].astype(float)
@@ -261,8 +204,10 @@ def price_dates(table: pd.DataFrame, *, stale_days: int) -> dict[str, Any]:
         "spread_days": spread,
         "is_mixed": spread > MIXED_DATES_DAYS,
         "oldest_age_days": None if ages.isna().all() else int(ages.max()),
-        "n_stale": int((ages > stale_days).sum()),
+        "n_stale": int(sum(is_stale_price(a, p, stale_before)
+                           for a, p in zip(rows["as_of"], rows["provider"], strict=True))),
         "stale_days": stale_days,
+        "stale_before": dict(stale_before),
     }
 
 

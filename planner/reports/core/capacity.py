@@ -10,6 +10,7 @@ from typing import Any
 
 from planner.core import formatting as fmt
 from planner.core.cloud import price_age_days
+from planner.core.peaks import PEAK_CONCURRENT, capitalised
 from planner.reports.core.model import (
     Chart,
     Column,
@@ -20,7 +21,7 @@ from planner.reports.core.model import (
     Table,
     as_number,
 )
-from planner.reports.core.plan_report import report_day, stale_word
+from planner.reports.core.plan_report import report_day, stale_note, stale_word
 
 POINT_COLUMNS = (
     Column("pool_gpus", "Pool", "GPUs"), Column("discipline", "Queue"),
@@ -141,17 +142,18 @@ def _queue_table(payload: dict[str, Any]) -> Table:
 
 
 def _sources_table(payload: dict[str, Any], *, today: date | None = None,
-                   stale_days: int | None = None) -> Table:
+                   stale_days: int | None = None,
+                   stale_before: dict[str, str] | None = None) -> Table:
     """The prices used, with each one's age on the report's day and, with `stale_days`, a
-    stale flag (as the page's "Prices used")."""
+    stale flag (planner.core.cloud.is_stale_row, as the page's "Prices used")."""
     prices = payload.get("prices") or {}
     rows = tuple((fmt.label(s.get("purchase_option")), s.get("instance_type"),
                   as_number(s.get("usd_per_gpu_hour")), s.get("basis"), s.get("as_of"),
-                  age, stale_word(age, stale_days), s.get("source"))
+                  age, stale_word(s, stale_before, age=age, stale_days=stale_days),
+                  s.get("source"))
                  for s in prices.get("sources") or []
                  for age in (price_age_days(s.get("as_of"), today),))
-    note = (f"stale: older than {stale_days} days on the report's date"
-            if stale_days is not None and today is not None else "")
+    note = stale_note(stale_days, stale_before) if today is not None else ""
     return Table("sources", "Prices and their sources", "Sources",
                  (Column("purchase_option", "Purchase"), Column("instance_type", "Instance"),
                   Column("usd_per_gpu_hour", "Price", "USD/GPU-hour", digits=3),
@@ -198,7 +200,8 @@ def _summary(payload: dict[str, Any]) -> tuple[Figure, ...]:
         Figure("Mean wait", as_number(best.get("mean_wait_hours")), "h", 2),
         Figure("Pool utilisation", _percent_of(best.get("utilization")), "%", 1),
         Figure("Jobs burst", as_number(best.get("jobs_burst")), "count"),
-        Figure("No-wait peak demand", as_number(payload.get("peak_gpus")), "GPUs"),
+        Figure(f"{capitalised(PEAK_CONCURRENT)} (no job waiting)",
+               as_number(payload.get("peak_gpus")), "GPUs"),
         *(Figure(f"No-wait commitment: {name}", as_number(gpus), "GPUs")
           for name, gpus in (payload.get("no_wait_references") or {}).items()),
         Figure("Pool price", as_number(prices.get("pool_usd_per_gpu_hour")), "USD/GPU-hour", 3),
@@ -258,7 +261,8 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
 
 
 def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
-                         generated_at: str, stale_days: int | None = None) -> Report:
+                         generated_at: str, stale_days: int | None = None,
+                         stale_before: dict[str, str] | None = None) -> Report:
     """The report of a finished capacity sweep; ValueError if it has no points yet. With
     `stale_days`, Sources flag prices older than that on the report's date."""
     if not payload.get("points") or not payload.get("recommended"):
@@ -275,7 +279,8 @@ def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
         summary=_summary(payload), findings=_findings(payload),
         tables=(points, _against_table(payload), _waits_table(payload),
                 *filter(None, [_owned_table(payload)]), queue,
-                _sources_table(payload, today=report_day(generated_at), stale_days=stale_days),
+                _sources_table(payload, today=report_day(generated_at), stale_days=stale_days,
+                               stale_before=stale_before),
                 _assumptions_table(payload)),
         charts=(frontier_chart(payload), _queue_chart(queue)),
         caveats=("A replay of the past jobs: future demand may differ.",

@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any
 
 from planner.core.chart_sets import pick_position
-from planner.core.cloud import is_stale_age
+from planner.core.cloud import is_stale_row, stale_rule_text
 from planner.core.formatting import (
     count,
     label,
@@ -67,7 +67,10 @@ OPTION_COLUMNS = (
     Column("egress_usd", "Egress", "USD", is_printed=False),
     Column("total_usd", "Total", "USD", is_in_terminal=_T),
     Column("total_p90_usd", "Total P90", "USD", is_printed=False),
-    Column("deadline_miss_probability", "P(miss deadline)", "%", digits=1),
+    Column("deadline_miss_probability", "P(miss deadline)", "%", is_printed=False, digits=1),
+    # The chance the decision rule reads (planner.plans.core.decision), as the page's cards.
+    Column("miss_probability", "P(miss deadline or budget)", "%", digits=1),
+    Column("acceptable", "Acceptable"),
     Column("energy_kwh", "Energy", "kWh", is_printed=False),
     Column("co2e_kg", "CO2e", "kg CO2e", is_in_terminal=_T),
     Column("co2e_p10_kg", "CO2e P10", "kg CO2e", is_printed=False),
@@ -86,7 +89,7 @@ OPTION_COLUMNS = (
     Column("age_days", "Price age", "days", is_printed=False, is_in_terminal=_T),
     Column("source", "Price source", is_printed=False),
 )
-PERCENT_KEYS = ("deadline_miss_probability", "mfu", "goodput")
+PERCENT_KEYS = ("deadline_miss_probability", "miss_probability", "mfu", "goodput")
 INTEGER_KEYS = ("rank", "gpus", "nodes", "age_days")
 # Durations stored in hours, shown in days like the plan page (one unit per table).
 DAY_KEYS = ("time_to_train_hours", "time_p10_hours", "time_p90_hours")
@@ -102,9 +105,21 @@ def report_day(generated_at: str) -> date | None:
         return None
 
 
-def stale_word(age: float | None, stale_days: int | None) -> str:
-    """"stale" for a price older than `stale_days` (the site's PRICE_STALE_DAYS), else ""."""
-    return "stale" if is_stale_age(age, stale_days) else ""
+# Per provider, the day before which its prices are stale (pricing.selectors.stale_before).
+StaleBefore = dict[str, str] | None
+
+
+def stale_word(row: dict[str, Any], stale_before: StaleBefore, *,
+               age: float | None = None, stale_days: int | None = None) -> str:
+    """"stale" for a price row stale by planner.core.cloud.is_stale_row, else ""."""
+    return "stale" if is_stale_row(row, stale_before, age_days=age, stale_days=stale_days) else ""
+
+
+def stale_note(stale_days: int | None, stale_before: dict[str, str] | None) -> str:
+    """The Sources note's stale rule ("" when no rule was given)."""
+    if stale_before is not None and stale_days is not None:
+        return stale_rule_text(stale_days)
+    return "" if stale_days is None else f"stale: older than {stale_days} days"
 
 
 def option_cell(option: dict[str, Any], key: str) -> Any:
@@ -114,6 +129,8 @@ def option_cell(option: dict[str, Any], key: str) -> Any:
     value = option.get(key)
     if key in LABEL_KEYS:
         return label(value) if value else value
+    if key == "acceptable":
+        return None if value is None else ("yes" if value else "no")
     if key in DAY_KEYS:
         return as_days(value)
     if key in PERCENT_KEYS:
@@ -137,8 +154,35 @@ def has_deadline(document: dict[str, Any]) -> bool:
     return as_number((document.get("constraints") or {}).get("deadline_hours")) is not None
 
 
+def limits_words(document: dict[str, Any]) -> str:
+    """The limits the plan's decision rule reads: "the deadline", "the budget", "the deadline
+    or budget", or "" when neither is set (nothing can be missed)."""
+    constraints = document.get("constraints") or {}
+    limits = [word for key, word in (("deadline_hours", "deadline"), ("budget_usd", "budget"))
+              if as_number(constraints.get(key)) is not None]
+    return f"the {' or '.join(limits)}" if limits else ""
+
+
+def _miss_figures(document: dict[str, Any], best: dict[str, Any]) -> tuple[Figure, ...]:
+    """The pick's combined chance of missing the limits set, the one the rule reads, and
+    whether that makes it acceptable."""
+    words = limits_words(document)
+    if not words:
+        return (Figure("Chance of missing the deadline or budget", "no deadline or budget set"),)
+    chance = as_number(best.get("miss_probability", best.get("deadline_miss_probability")))
+    figures = [Figure(f"Chance of missing {words}", None if chance is None else chance * 100,
+                      "%", 1)]
+    if best.get("acceptable") is not None:
+        threshold = as_number(document.get("miss_threshold_pct"))
+        allowed = "" if threshold is None else f" (at most {threshold:g}% allowed)"
+        figures.append(Figure("Acceptable", ("yes" if best["acceptable"] else "no") + allowed))
+    return tuple(figures)
+
+
 def _options_table(options: list[dict[str, Any]], document: dict[str, Any]) -> Table:
     blank = set() if has_deadline(document) else {"deadline_miss_probability"}
+    if not limits_words(document):
+        blank.add("miss_probability")
     rows = tuple(tuple(None if c.key in blank else option_cell(o, c.key) for c in OPTION_COLUMNS)
                  for o in options)
     n_feasible = int(as_number(document.get("n_feasible")) or 0)
@@ -155,7 +199,6 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
         Figure("Options considered", as_number(document.get("n_options")), "options"),
     ]
     if best is not None:
-        miss = as_number(best.get("deadline_miss_probability"))
         goodput = as_number(best.get("goodput"))
         figures = [
             Figure("Recommended", f"{best.get('instance_type')} × {count(best.get('nodes'))} "
@@ -166,9 +209,7 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             Figure("Expected time to train", as_days(best.get("time_to_train_hours")), "days", 1),
             Figure("Time P10", as_days(best.get("time_p10_hours")), "days", 1),
             Figure("Time P90", as_days(best.get("time_p90_hours")), "days", 1),
-            Figure("Chance of missing the deadline", None if miss is None else miss * 100, "%", 1)
-            if has_deadline(document) else Figure("Chance of missing the deadline",
-                                                  "no deadline set"),
+            *_miss_figures(document, best),
             Figure("Expected failures, restarts and overhead",
                    overhead_text(best.get("overhead_gpu_hours_pct"), best.get("overhead_usd"))
                    + ("" if goodput is None else f" (goodput {percent(goodput)})")),
@@ -190,8 +231,8 @@ def _summary(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[Fig
             *figures,
         ]
     if prices.get("oldest"):
-        stale = (f"; {count(prices['n_stale'])} of the feasible options priced older than "
-                 f"{prices['stale_days']} days (stale)" if prices.get("n_stale") else "")
+        stale = (f"; {count(prices['n_stale'])} of the feasible options use a stale price"
+                 if prices.get("n_stale") else "")
         figures.append(Figure("Prices dated",
                               f"{prices['oldest']} to {prices.get('newest')}{stale}"))
     return tuple(figures)
@@ -210,21 +251,24 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
     return tuple(findings)
 
 
-def _sources_table(options: list[dict[str, Any]], stale_days: int | None) -> Table:
+def _sources_table(options: list[dict[str, Any]], stale_days: int | None,
+                   stale_before: dict[str, str] | None = None) -> Table:
     """Each price source with its basis, date, age when planned and whether that age made it
     stale (older than the site's PRICE_STALE_DAYS, as the plan page flags it)."""
     counts = Counter((str(o.get("source", "")), str(o.get("basis", "")), str(o.get("as_of", "")),
-                      as_number(o.get("age_days"))) for o in options)
+                      as_number(o.get("age_days")), str(o.get("provider", ""))) for o in options)
     columns = (Column("source", "Price source"), Column("basis", "Basis"),
                Column("as_of", "As of"), Column("age_days", "Age when planned", "days"),
                Column("stale", "Stale"), Column("n_options", "Options priced", "count"))
 
-    rows = tuple((s, b, a, age, stale_word(age, stale_days), n) for (s, b, a, age), n in
+    rows = tuple((s, b, a, age, stale_word({"as_of": a, "provider": p}, stale_before, age=age,
+                                           stale_days=stale_days), n)
+                 for (s, b, a, age, p), n in
                  sorted(counts.items(), key=lambda item: (item[0][2], item[0][0])))
     note = ("listed: the provider's price list; derived: computed from a listed price "
             "and a published discount; estimated: left out unless allowed")
     if stale_days is not None:
-        note += f"; stale: older than {stale_days} days when the plan was made"
+        note += f"; {stale_note(stale_days, stale_before)} when the plan was made"
     return Table("sources", "Price sources", "Sources", columns, rows, note=note)
 
 
@@ -337,8 +381,9 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
         caveats.append(f"Prices compare snapshots taken {prices.get('spread_days')} days apart "
                        f"({prices.get('oldest')} to {prices.get('newest')}).")
     if prices.get("n_stale"):
-        caveats.append(f"{count(prices['n_stale'])} option(s) use prices older than "
-                       f"{prices.get('stale_days')} days; check current prices before buying.")
+        caveats.append(f"{count(prices['n_stale'])} option(s) use a stale price ("
+                       f"{stale_note(_stale_days(document), prices.get('stale_before'))}); "
+                       "check current prices before buying.")
     if best is not None and best.get("calibration_status") != "calibrated":
         caveats.append(f"The recommended option's throughput is {best.get('calibration_status')}: "
                        "no measured run of that GPU and precision at a similar scale, so its "
@@ -370,6 +415,8 @@ def _caveats(document: dict[str, Any], best: dict[str, Any] | None) -> tuple[str
 
 def _nothing_works(would: dict[str, Any], no_option: str | None) -> str:
     text = f"{no_option or 'No option meets the limits set'}."
+    if would.get("advice"):  # the page's paragraph, each figure rounded once
+        return f"{text} {would.get('fix') or ''} {would['advice']}".replace("  ", " ")
     if as_number(would.get("deadline_days")):
         text += f" A deadline of {would['deadline_days']:.0f} days would admit one."
     if as_number(would.get("budget_usd")):
@@ -404,7 +451,8 @@ def report_from_plan(document: dict[str, Any], *, inputs: dict[str, Any], name: 
         subtitle=_subtitle(inputs), generated_at=generated_at,
         summary=_summary(document, best), findings=_findings(document),
         tables=(_options_table(options, document),
-                _sources_table(options, _stale_days(document)),
+                _sources_table(options, _stale_days(document),
+                               (document.get("prices") or {}).get("stale_before")),
                 _assumptions_table(document, labels),
                 _inputs_table(inputs, labels, units), *lever_tables(document)),
         charts=tuple(chart for chart in (

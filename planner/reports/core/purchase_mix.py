@@ -10,6 +10,7 @@ from typing import Any
 
 from planner.core import formatting as fmt
 from planner.core.cloud import price_age_days
+from planner.core.peaks import PEAK_HOURLY_AVERAGE, capitalised
 from planner.core.purchase_options import OPTIONS_BY_CODE
 from planner.reports.core.model import (
     Chart,
@@ -21,7 +22,7 @@ from planner.reports.core.model import (
     Table,
     as_number,
 )
-from planner.reports.core.plan_report import report_day, stale_word
+from planner.reports.core.plan_report import StaleBefore, report_day, stale_note, stale_word
 
 MIX_COLUMNS = (
     Column("gpu_type", "GPU type"), Column("provider", "Provider"), Column("region", "Region"),
@@ -231,9 +232,8 @@ def _purchase_words(price: dict[str, Any]) -> str:
 
 
 def _sources_table(document: dict[str, Any], *, today: date | None = None,
-                   stale_days: int | None = None) -> Table:
-    """The prices used, each with its basis, date, age on the report's day and a stale flag
-    (older than `stale_days`, the site's PRICE_STALE_DAYS, as the page flags it)."""
+                   stale_days: int | None = None, stale_before: StaleBefore = None) -> Table:
+    """The prices used: basis, date, age on the report's day, stale flag (as the page's)."""
     columns = (Column("gpu_type", "GPU type"), Column("provider", "Provider"),
                Column("region", "Region"), Column("instance_type", "Instance type"),
                Column("purchase_option", "Purchase"),
@@ -246,12 +246,12 @@ def _sources_table(document: dict[str, Any], *, today: date | None = None,
                   p.get("instance_type"), _purchase_words(p),
                   as_number(p.get("usd_per_gpu_hour")),
                   p.get("basis") or ("derived" if p.get("is_derived") else "listed"),
-                  p.get("as_of"), age, stale_word(age, stale_days), p.get("source"))
+                  p.get("as_of"), age,
+                  stale_word(p, stale_before, age=age, stale_days=stale_days), p.get("source"))
                  for p in document.get("prices") or []
                  for age in (price_age_days(p.get("as_of"), today),))
-    note = (f"stale: older than {stale_days} days on the report's date"
-            if stale_days is not None and today is not None else "")
-    return Table("sources", "Prices and their sources", "Sources", columns, rows, note=note)
+    return Table("sources", "Prices and their sources", "Sources", columns, rows,
+                 note=stale_note(stale_days, stale_before) if today is not None else "")
 
 
 UPLOAD_WORDS = {
@@ -319,7 +319,7 @@ def _summary(document: dict[str, Any]) -> tuple[Figure, ...]:
                as_number(quiet_week.get("savings_usd")), "USD", 2),
         Figure("Demand", as_number(total.get("demand_gpu_hours")), "GPU-hours"),
         Figure("Mean demand", as_number(stats.get("mean_gpus")), "GPUs", 1),
-        Figure("Peak demand", as_number(stats.get("peak_gpus")), "GPUs", 1),
+        Figure(capitalised(PEAK_HOURLY_AVERAGE), as_number(stats.get("peak_gpus")), "GPUs", 1),
         Figure("Hours replayed", as_number(replay.get("n_hours")), "h"),
         *_price_dates(document),
     )
@@ -466,9 +466,10 @@ def _caveats(document: dict[str, Any]) -> tuple[str, ...]:
 
 
 def report_from_history(payload: dict[str, Any], *, subject_id: int,
-                        generated_at: str, stale_days: int | None = None) -> Report:
+                        generated_at: str, stale_days: int | None = None,
+                        stale_before: StaleBefore = None) -> Report:
     """The report of a history payload (services.history_payload or file_document); with
-    `stale_days`, Sources flag prices older than that on the report's date."""
+    `stale_days` and `stale_before` (selectors.stale_before), Sources flag stale prices."""
     document = payload.get("document")
     if not isinstance(document, dict):
         raise ValueError("result: the history has no finished analysis yet")
@@ -481,8 +482,8 @@ def report_from_history(payload: dict[str, Any], *, subject_id: int,
         tables: tuple[Table, ...] = (*buy_tables, mix)
     else:
         tables = (mix, *buy_tables)
-    today = report_day(generated_at)
-    sources = _sources_table(document, today=today, stale_days=stale_days)
+    sources = _sources_table(document, today=report_day(generated_at), stale_days=stale_days,
+                             stale_before=stale_before)
     tables = (*tables, _hindsight_table(document), demand, sources,
               _teams_table(document), _assumptions_table(document, payload.get("upload") or {}))
     if document.get("carbon"):

@@ -3,7 +3,7 @@ the history's owner, bad input refused naming the field."""
 
 import csv
 import io
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.utils import timezone
@@ -11,6 +11,7 @@ from django.utils.html import escape
 from openpyxl import load_workbook
 
 from planner.capacity.models import CapacityRun
+from pricing.selectors import stale_before
 from tests.clients import signed_in
 from tests.planner.capacity.conftest import SMALL_SWEEP
 
@@ -83,11 +84,16 @@ def test_api_reports_and_page_agree_on_the_recommended_point(swept):
                for r in sheet.iter_rows(min_row=2, values_only=True) if r[0]]
     today = timezone.localdate()
     assert sources
-    for row in sources:
+    used = CapacityRun.objects.get().result["prices"]["sources"]
+    assert len(used) == len(sources)
+    cutoffs = stale_before()
+    for row, price in zip(sources, used, strict=True):
         as_of = row["As of"]  # a date cell
         age = (today - (as_of.date() if hasattr(as_of, "date") else as_of)).days
         assert row["Age (days)"] == age
-        assert (row["Stale"] or "") == ("stale" if age > 180 else "")
+        # stale by the catalog's dates (the provider's newest price), as the page flags it
+        expected = "stale" if price["as_of"] < cutoffs[price["provider"]] else ""
+        assert (row["Stale"] or "") == expected
     html = client.get(f"/api/histories/{history.pk}/capacity/report.html").content.decode()
     assert "Cost against P95 wait" in html and escape(payload["headline"]) in html
     # The report words the queue as the page does ("queue FIFO, ...", never the code "fifo"),
@@ -159,13 +165,48 @@ def test_prices_used_say_their_basis_and_flag_stale_ones(swept, settings):
     today = timezone.now().date()
     sources = run.result["prices"]["sources"]
     assert {s["basis"] for s in sources} == {"listed"}
-    sources[0]["as_of"] = (today - timedelta(days=181)).isoformat()
-    sources[1]["as_of"] = (today - timedelta(days=180)).isoformat()
+    # Stale: more than 180 days older than the provider's newest price, whatever today is.
+    cutoff = date.fromisoformat(stale_before()[sources[0]["provider"]])
+    sources[0]["as_of"] = (cutoff - timedelta(days=1)).isoformat()
+    sources[1]["as_of"] = cutoff.isoformat()
+    sources[1]["provider"] = sources[0]["provider"]
     run.save(update_fields=["result"])
     html = client.get(_url(history)).content.decode()
     table = html.split('id="capacity-prices"', 1)[1].split("</table>", 1)[0]
     rows = table.split("<tr")[2:]
-    assert '<span class="stale"' in rows[0] and "181 days" in rows[0]
-    assert '<span class="stale"' not in rows[1] and "180 days" in rows[1]
+    age = (today - cutoff).days
+    assert '<span class="stale"' in rows[0] and f"{age + 1:,} days" in rows[0]
+    assert '<span class="stale"' not in rows[1] and f"{age:,} days" in rows[1]
     assert '<span class="tag listed"' in rows[0]
-    assert f"more than {settings.PRICE_STALE_DAYS} days old is marked stale" in html
+    assert (f"A price is marked stale when it is more than {settings.PRICE_STALE_DAYS} days "
+            "older than the newest price of the same provider") in html
+
+
+def test_the_two_peaks_of_one_file_are_labelled_for_what_they_count(swept):
+    """One uploaded file, two peaks: the purchase mix's highest hourly average of concurrent
+    GPUs and the capacity replay's most GPUs running at one instant. Both pages and both
+    reports printed an unlabelled "peak"; each now says which it is."""
+    client, history = swept
+    document = client.get(f"/api/histories/{history.pk}").json()["document"]
+    hourly = document["analysis"]["stats"][FORM["gpu_type"]]["peak_gpus"]
+    concurrent = CapacityRun.objects.get().result["peak_gpus"]
+    assert concurrent >= hourly  # an instant's peak is never below its hour's average
+
+    mix = client.get(f"/history/{history.pk}").content.decode()
+    header = mix.split('id="demand-stats"', 1)[1].split("</thead>", 1)[0]
+    assert "Hourly averages of concurrent GPUs" in header
+    assert ">Peak hourly-average demand</abbr>" in header
+    page = client.get(_url(history)).content.decode()
+    assert f">peak concurrent GPUs</abbr> {concurrent:,} (no job waiting)" in page
+    assert "no-wait peak" not in page
+
+    def summary(url):
+        book = load_workbook(io.BytesIO(client.get(url).content))
+        return {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2,
+                                                                     values_only=True)}
+
+    assert summary(_url(history, "/report.xlsx"))[
+        "Peak concurrent GPUs (no job waiting)"] == concurrent
+    assert summary(f"/history/{history.pk}/report.xlsx")[
+        "Peak hourly-average demand"] == pytest.approx(
+            document["analysis"]["stats"]["total"]["peak_gpus"])

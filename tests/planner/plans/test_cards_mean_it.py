@@ -132,12 +132,12 @@ def test_the_plan_page_counts_with_thousands_separators(
         client_ana: Client, user: User, documents: dict[str, dict[str, Any]]) -> None:
     document = documents["feasible"]
     plan = _stored(user, document, "counts")
-    # a plan with a thousand-odd stale options, as the worked example has (it read '1038')
+    # a plan with a thousand-odd stale options (the worked example read '1038')
     plan.result = {**plan.result, "prices": {**plan.result["prices"], "n_stale": 1038},
                    "infeasible": {"misses deadline": 20539}}
     plan.save(update_fields=["result"])
     page = client_ana.get(f"/plans/{plan.id}").content.decode()
-    assert "1,038 options older than" in page and "option(s)" not in page
+    assert "1,038 options use a stale price" in page and "option(s)" not in page
     assert "Left out: 20,539 misses deadline." in page
     assert "Emissions are location-based. Whole-run GPU-hours" in page  # two sentences
     # each card names its price's source and date, not only "listed price, 196 days old"

@@ -19,6 +19,7 @@ from openpyxl import load_workbook
 from planner.core import formatting as fmt
 from planner.models import AnalysisRun, History
 from planner.purchase_mix.core.synthetic import synthetic_jobs_table
+from pricing.selectors import stale_before
 from tests.planner.conftest import file_upload
 from tests.planner.reports.conftest import pdf_text
 
@@ -213,9 +214,15 @@ def test_prices_used_flag_stale_prices_and_tell_reservations_apart(
                for p, row in zip(prices, rows, strict=True)]
     assert len(set(options)) == len(options), "every price row reads differently"
     assert any(text.endswith(", convertible") for _, text in options)
-    settings.PRICE_STALE_DAYS = 1  # a day old is stale: every row is flagged
+    # A day older than the newest price of its provider is stale: the superseded snapshots
+    # (reservations of 2025-11, spot of 2025-06 beside AWS's 2026-01 list) are flagged, the
+    # newest are not, whatever today is.
+    settings.PRICE_STALE_DAYS = 1
+    cutoffs = stale_before()
     rows = _rows(user_client.get(f"/history/{analysed.pk}").content.decode(), "prices-used")
-    assert all('<span class="stale" title="older than 1 days">stale</span>' in r for r in rows)
+    flagged = ['class="stale" title="stale when it is more than 1 days older' in r for r in rows]
+    assert flagged == [p["as_of"] < cutoffs[p["provider"]] for p in prices]
+    assert any(flagged) and not all(flagged)
 
 
 def test_summary_backtest_and_lookback_say_what_they_measure(
@@ -239,3 +246,29 @@ def test_summary_backtest_and_lookback_say_what_they_measure(
     assert f"Test cost ({test_hours} h)" in page
     assert "Whole-term cost (test + rest of each term)" in page
     assert 'id="backtest-hindsight_whole_term"' in page
+
+
+def test_prices_used_discounts_compare_prices_of_the_same_age(
+        user_client: Client, analysed: History) -> None:
+    """A spot or commitment discount in "Prices used" is the price list's: against the
+    on-demand price of a nearby date, which it names (it was against the chosen on-demand
+    price of any date: AWS spot of June 2025 against on-demand of January 2026)."""
+    from datetime import date
+
+    from pricing.discounts import NEARBY_DAYS
+
+    prices = user_client.get(f"/api/histories/{analysed.pk}").json()["document"]["prices"]
+    discounted = [p for p in prices if p["purchase_option"] != "on_demand"]
+    assert discounted
+    for price in discounted:
+        note = price["discount_note"]
+        if price["discount_pct"] is None:
+            assert note.startswith(("no discount", "above the on-demand price")), note
+            continue
+        assert note.startswith("against the on-demand price of "), note
+        base = date.fromisoformat(note.removeprefix("against the on-demand price of ")[:10])
+        assert abs((date.fromisoformat(price["as_of"]) - base).days) <= NEARBY_DAYS
+    rows = _rows(user_client.get(f"/history/{analysed.pk}").content.decode(), "prices-used")
+    for row, price in zip(rows, prices, strict=True):
+        if price["discount_note"]:
+            assert f'title="{price["discount_note"]}"' in row

@@ -12,6 +12,7 @@ from django.test import Client
 from openpyxl import load_workbook
 
 from planner.models import AnalysisRun, History
+from pricing.selectors import stale_before
 from tests.planner.conftest import csv_upload
 from tests.planner.reports.conftest import pdf_text
 
@@ -126,10 +127,15 @@ def test_exported_sources_flag_stale_prices_as_the_page_does(
             for r in sheet.iter_rows(min_row=2, values_only=True) if r[0]]
     assert rows
     today = timezone.now().date()  # the report's day (UTC)
-    for row in rows:
+    prices = ana_client.get(f"/api/histories/{history.pk}").json()["document"]["prices"]
+    cutoffs = stale_before()  # stale: older than the provider's newest price by 180 days
+    assert len(prices) == len(rows)
+    for row, price in zip(rows, prices, strict=True):
         as_of = row["As of"]
         as_of = as_of.date() if hasattr(as_of, "date") else date.fromisoformat(str(as_of))
         age = (today - as_of).days
         assert row["Age (days)"] == age
-        assert (row["Stale"] or "") == ("stale" if age > settings.PRICE_STALE_DAYS else "")
-    assert any(row["Stale"] == "stale" for row in rows)  # the 2025 snapshots
+        expected = "stale" if price["as_of"] < cutoffs[price["provider"]] else ""
+        assert (row["Stale"] or "") == expected
+    assert any(row["Stale"] == "stale" for row in rows)  # the mid-2025 SkyPilot spot
+    assert any(not row["Stale"] for row in rows)  # AWS's January 2026 list is its newest

@@ -307,26 +307,92 @@ def test_the_pdf_states_goodput_and_envelope_and_no_deadline_reads_n_a(
     assert '<td class="c-miss num">0.0 %' not in page
     text = re.sub(r"\s+", " ", pdf_text(
         ana_client.get(f"/plans/{undated.id}/report.pdf").content, tmp_path))
-    assert "Chance of missing the deadline no deadline set" in text
+    assert "Chance of missing the deadline or budget no deadline or budget set" in text
     rows = list(csv.DictReader(io.StringIO(
         ana_client.get(f"/plans/{undated.id}/report.csv").content.decode("utf-8-sig"))))
     assert {row["P(miss deadline) (%)"] for row in rows} == {""}
 
 
 def test_exported_sources_flag_prices_that_were_stale_when_planned(
-    ana_client: Client, done_plan: PlanScenario
+    ana: Any, ana_client: Client, done_plan: PlanScenario
 ) -> None:
-    """The page flags prices older than PRICE_STALE_DAYS; the reports said only their age."""
-    prices = done_plan.result["prices"]
-    assert prices["n_stale"] > 0  # the 2025 spot and reservation snapshots
-    book = load_workbook(io.BytesIO(ana_client.get(f"/plans/{done_plan.id}/report.xlsx").content))
+    """The page flags stale prices (more than PRICE_STALE_DAYS older than the newest price of
+    their provider when planned); the reports said only their age."""
+    from datetime import date, timedelta
+
+    result = copy.deepcopy(done_plan.result)
+    cutoffs = result["prices"]["stale_before"]
+    ranked = [o for o in result["options"] if o.get("rank")]
+    # On the shipped catalog none of this plan's ranked prices is stale: AWS's January 2026
+    # list is 300-odd days old but it is AWS's newest.
+    assert result["prices"]["n_stale"] == 0
+    assert not [o for o in ranked if o["as_of"] < cutoffs[o["provider"]]]
+    assert max(o["age_days"] for o in ranked) > result["prices"]["stale_days"]
+    # One price a day older than its provider's stale day is flagged, in the Sources sheet
+    # and the summary, and no other.
+    old = ranked[0]
+    old["as_of"] = (date.fromisoformat(cutoffs[old["provider"]]) - timedelta(days=1)).isoformat()
+    result["prices"]["n_stale"] = 1
+    plan = PlanScenario.objects.create(owner=ana, name="stale", inputs=done_plan.inputs,
+                                       result=result, status=PlanScenario.Status.DONE,
+                                       progress_pct=100)
+    book = load_workbook(io.BytesIO(ana_client.get(f"/plans/{plan.id}/report.xlsx").content))
     sheet = book["Sources"]
     headers = [c.value for c in sheet[1]]
     rows = [dict(zip(headers, row, strict=True))
             for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]]
-    limit = prices["stale_days"]
-    assert {r["Stale"] or "" for r in rows if r["Age when planned (days)"] > limit} == {"stale"}
-    assert {r["Stale"] or "" for r in rows if r["Age when planned (days)"] <= limit} <= {""}
+
+    def as_of(row: dict[str, Any]) -> str:
+        value = row["As of"]
+        return value.date().isoformat() if hasattr(value, "date") else str(value)[:10]
+
+    assert {r["Stale"] or "" for r in rows if as_of(r) == old["as_of"]} == {"stale"}
+    assert {r["Stale"] or "" for r in rows if as_of(r) != old["as_of"]} == {""}
     summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
-    assert summary["Prices dated"].endswith(
-        f"; {prices['n_stale']} of the feasible options priced older than {limit} days (stale)")
+    assert summary["Prices dated"].endswith("; 1 of the feasible options use a stale price")
+    page = ana_client.get(f"/plans/{plan.id}").content.decode()
+    assert page.count('<span class="stale" title="stale when it is more than') == 1
+
+
+def test_the_report_gives_the_combined_chance_the_rule_reads_like_the_page(
+    ana: Any, ana_client: Client, plan_document: dict[str, Any], tmp_path: Path
+) -> None:
+    """With a budget the pick may go over it: the report said only its chance of missing the
+    deadline, the page's card the combined chance of missing the deadline or the budget."""
+    from django.utils import timezone
+
+    from planner.plans import services
+    from planner.plans.scenario import scenario_from_input
+    from tests.planner.reports.conftest import LLAMA
+
+    cheapest = min(o["total_usd"] for o in plan_document["result"]["options"] if o["rank"])
+    raw = {**LLAMA, "budget_usd": round(cheapest * 1.01)}  # a tight budget: overruns likely
+    scenario = scenario_from_input(raw, today=timezone.now().date())
+    result = services.plan_compute(scenario=scenario, owner_id=None)
+    plan = PlanScenario.objects.create(owner=ana, name="budget", inputs=scenario.data,
+                                       result=result, status=PlanScenario.Status.DONE,
+                                       progress_pct=100)
+    best = _best(plan)
+    assert best["miss_probability"] > best["deadline_miss_probability"] + 0.001
+    page = ana_client.get(f"/plans/{plan.id}").content.decode()
+    combined = f"{best['miss_probability'] * 100:.1f}"
+    assert f"{combined}% chance of missing the 30.0 days deadline or the" in page
+
+    book = load_workbook(io.BytesIO(ana_client.get(f"/plans/{plan.id}/report.xlsx").content))
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    pick = plan.result["pick"]  # the report's "Recommended", the page's pick
+    assert summary["Chance of missing the deadline or budget"] == pytest.approx(
+        pick["miss_probability"] * 100, abs=0.05)
+    assert summary["Acceptable"].startswith("yes" if pick["acceptable"] else "no")
+    sheet = book["Options"]
+    headers = [c.value for c in sheet[1]]
+    first = dict(zip(headers, next(sheet.iter_rows(min_row=2, values_only=True)), strict=True))
+    assert first["Rank"] == 1, first
+    assert first["P(miss deadline or budget) (%)"] == pytest.approx(
+        next(o for o in plan.result["options"] if o["rank"] == 1)["miss_probability"] * 100,
+        abs=0.05)
+    assert first["Acceptable"] in {"yes", "no"}
+    text = re.sub(r"\s+", " ", pdf_text(ana_client.get(f"/plans/{plan.id}/report.pdf").content,
+                                          tmp_path))
+    assert (f"Chance of missing the deadline or budget {pick['miss_probability'] * 100:.1f}%"
+            in text)

@@ -81,9 +81,13 @@ def test_prices_say_their_age_and_mixed_dates_are_flagged() -> None:
     prices = [{**_price(1, "on_demand", 2.0), "age_days": 320.0},
               {**_price(2, "spot", 1.0), "as_of": dt.date(2025, 6, 1), "age_days": 548.0}]
     result = _run(configs, prices)
-    dates = price_dates(result.table, stale_days=180)
+    # AWS's newest price is of 2026-01-15: stale before 180 days earlier. The spot price of
+    # mid-2025 is stale, the on-demand one 320 days old is not (it is AWS's newest).
+    cutoffs = {"aws": "2025-07-19"}
+    dates = price_dates(result.table, stale_days=180, stale_before=cutoffs)
     assert dates == {"oldest": "2025-06-01", "newest": "2026-01-15", "spread_days": 228,
-                     "is_mixed": True, "oldest_age_days": 548, "n_stale": 2, "stale_days": 180}
+                     "is_mixed": True, "oldest_age_days": 548, "n_stale": 1, "stale_days": 180,
+                     "stale_before": cutoffs}
     assert all("days old" in card.why for card in result.recommendations)
 
 
@@ -118,6 +122,9 @@ def test_an_infeasible_plan_says_which_deadline_or_budget_would_work() -> None:
     work = result.to_dict()["what_would_work"]
     # within $3,000 only the 10-day option fits; within a day nothing; the fast one costs $4,800
     fix = work.pop("fix")
+    assert work.pop("advice") == ("A deadline of 10.0 days would admit an option within the "
+                                  "budget. The fastest option takes 2.0 days; the cheapest "
+                                  "costs $2,400.")
     assert work == {"deadline_days": 10.0, "budget_usd": None, "fastest_days": 2.0,
                     "cheapest_usd": pytest.approx(2400.0, rel=0.01)}
     assert fix.startswith("No allowed option finishes in 24 h: the fastest takes 2.0 days with "
