@@ -3,7 +3,9 @@
 An option is acceptable when its chance of missing the deadline or the budget (whichever are
 set; the combined chance P(time > deadline or total > budget), `miss_probability`) is at or
 below `PlanConstraints.miss_threshold`. With neither limit set the chance is 0, so every option
-is acceptable. `meets_deadline` and `within_budget` apply the same threshold to each limit's
+is acceptable. An option left out for another reason (spot capacity unlikely, an estimated
+price, the CO2e limit, larger than the offer allows, ...) is never acceptable; the plan
+document lists those apart, in `excluded_options`. `meets_deadline` and `within_budget` apply the same threshold to each limit's
 own chance. Every card, chart, report, API field and command reads these three from here;
 "cheapest" everywhere is the lowest expected total among acceptable options.
 """

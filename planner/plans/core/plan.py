@@ -133,8 +133,13 @@ class PlanResult:
             chosen |= set(np.flatnonzero(self.table["is_carbon_pareto"].to_numpy()).tolist())
             keep = np.array(sorted(set(range(min(limit, len(self.table)))) | chosen), dtype=int)
         rows = self.table.iloc[keep].assign(row_index=keep)
+        # `options` are the rows the decision rule judges (ranked, or out on the deadline or
+        # budget alone); `excluded_options` those left out for another reason, named in
+        # their infeasible_reason (never acceptable).
+        excluded = _excluded_rows(rows["infeasible_reason"])
         return {
-            "options": json.loads(rows.to_json(orient="records")),
+            "options": json.loads(rows[~excluded].to_json(orient="records")),
+            "excluded_options": json.loads(rows[excluded].to_json(orient="records")),
             "n_options": len(self.table),
             "n_feasible": int(self.table["rank"].notna().sum()),
             "n_acceptable": int((self.table["rank"].notna() & self.table["acceptable"]).sum()),
@@ -168,6 +173,14 @@ class PlanResult:
             "deadline_miss_probability": float(row["deadline_miss_probability"]),
         })
         return summary
+
+
+def _excluded_rows(reasons: pd.Series) -> np.ndarray:
+    """Per row, whether its infeasible_reason names a reason other than the deadline or
+    budget."""
+    rest = reasons.str.replace(REASON_DEADLINE, "", regex=False)
+    rest = rest.str.replace(REASON_BUDGET, "", regex=False).str.replace(";", "", regex=False)
+    return (rest.str.strip() != "").to_numpy()
 
 
 def no_option_words(constraints: PlanConstraints) -> str:
@@ -368,7 +381,9 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         # The decision rule (planner.plans.core.decision), per limit and combined.
         "meets_deadline": within_threshold(times.deadline_miss_probability, threshold),
         "within_budget": within_threshold(times.budget_overrun_probability, threshold),
-        "acceptable": within_threshold(times.miss_probability, threshold),
+        # Acceptable needs the option to be available at all: one left out for another
+        # reason (spot capacity, an estimated price, the CO2e limit, ...) is not.
+        "acceptable": within_threshold(times.miss_probability, threshold) & ~_excluded(flags),
         "is_capacity_unlikely": capacity_unlikely,
         "infeasible_reason": _reasons(flags),
         # Per reason, its rows (counted by plan(), not a column of the table).
@@ -376,6 +391,13 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
         "memory_headroom_gib": (work["memory_capacity_gib"] - work["memory_per_gpu_gib"])
         .to_numpy(),
     }
+
+
+def _excluded(flags: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Rows left out for a reason other than the deadline or budget risk."""
+    others = [np.asarray(hit, dtype=bool) for reason, hit in flags.items()
+              if reason not in (REASON_DEADLINE, REASON_BUDGET)]
+    return np.logical_or.reduce(others) if others else np.zeros(0, dtype=bool)
 
 
 def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.ndarray:
