@@ -7,9 +7,10 @@ starts, in one spawned process and in turn, the jobs that a collected test await
 
 Under pytest-xdist every test process collects every test but runs only some, and the workers
 already keep the cores busy: no background process is started there, and the tests that await
-a job run in one worker (the `xdist_group` named by `group_of`), which runs it once. The child turns
-warnings into errors as pytest's filterwarnings does here, so a job that warns still fails the
-test that awaits it, and its exceptions come back with their traceback.
+a job run in one worker (the `xdist_group` named by `group_of`, one per job), which runs it
+once; xdist sends the largest groups first, so a job starts with the run, not at its end. The
+child turns warnings into errors as pytest's filterwarnings does here, so a job that warns still
+fails the test that awaits it, and its exceptions come back with their traceback.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ JOBS: dict[str, str] = {
 }
 
 
-GROUP = "background-jobs"
-
-
 def group_of(nodeid: str) -> str | None:
-    """The xdist group of a test that awaits a job (None for the others)."""
-    return GROUP if any(nodeid.startswith(prefix) for prefix in JOBS.values()) else None
+    """The xdist group of a test that awaits a job, one per job ("background-<function>"), so
+    that two jobs can run in two workers at once; None for the other tests."""
+    for job, prefix in JOBS.items():
+        if nodeid.startswith(prefix):
+            return "background-" + job.partition(":")[2]
+    return None
 
 
 def _call(job: str) -> Any:

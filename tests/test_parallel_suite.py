@@ -1,10 +1,16 @@
 """The suite runs in parallel (pytest-xdist): each worker gets its own Redis database, and the
 tests awaiting one slow background job run in one worker."""
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests import background
-from tests.conftest import worker_redis_url
+from tests.conftest import ROOT, worker_redis_url
 
 
 @pytest.mark.parametrize(("url", "worker", "expected"), [
@@ -27,8 +33,60 @@ def test_workers_never_share_a_database() -> None:
         assert len(dbs) == 8
 
 
-def test_the_tests_awaiting_a_background_job_share_one_group() -> None:
-    awaiting = [prefix + ("x" if prefix.endswith("::") else "")
-                for prefix in background.JOBS.values()]
-    assert {background.group_of(nodeid) for nodeid in awaiting} == {background.GROUP}
+def test_the_tests_awaiting_a_background_job_share_one_group_per_job() -> None:
+    for prefix in background.JOBS.values():
+        first, second = (prefix + ("x" if prefix.endswith("::") else ""),
+                         prefix + ("y" if prefix.endswith("::") else "[param]"))
+        assert background.group_of(first) == background.group_of(second) is not None
+    groups = {background.group_of(prefix + "x") for prefix in background.JOBS.values()}
+    assert len(groups) == len(background.JOBS)
     assert background.group_of("tests/test_docs.py::test_the_manual_builds_with_no_warning") is None
+
+
+GROUPED_TESTS = """
+import os
+
+import pytest
+
+
+@pytest.mark.xdist_group("slow-job")
+@pytest.mark.parametrize("n", range(6))
+def test_grouped(n):
+    print(f"WORKER {os.environ['PYTEST_XDIST_WORKER']}")
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_free(n):
+    pass
+"""
+GROUPED_CONFTEST = """
+import pytest
+
+from tests import xdist_groups
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    result = yield
+    xdist_groups.apply_group_suffixes(config, items)
+    return result
+"""
+
+
+def test_loadgroup_sends_a_group_to_one_worker(tmp_path: Path) -> None:
+    """`--dist loadgroup` keeps an xdist_group in one process on this pytest and pytest-xdist
+    (it silently stopped doing so with pytest 9.2: tests/xdist_groups.py)."""
+    (tmp_path / "test_grouped.py").write_text(GROUPED_TESTS)
+    (tmp_path / "conftest.py").write_text(GROUPED_CONFTEST)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:django",
+         "-n", "2", "--dist", "loadgroup", "-v", "-s",
+         "test_grouped.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    grouped = re.findall(r"\[(gw\d)\] .*PASSED test_grouped.py::test_grouped\[\d\]@slow-job",
+                         done.stdout)
+    assert len(grouped) == 6, done.stdout
+    assert len(set(grouped)) == 1, done.stdout
