@@ -99,7 +99,8 @@ def _shortest_all(groups: list[Lifetimes], n_options: int) -> list[float]:
         return [0.0] * n_options
     held = np.array([g.count > 0 for g in groups])
     low = np.min(np.where(held, [g.shortest for g in groups], np.inf), axis=0)
-    return np.where(held.any(axis=0), low, 0.0).tolist()
+    shortest: list[float] = np.where(held.any(axis=0), low, 0.0).tolist()
+    return shortest
 
 
 def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
@@ -129,7 +130,8 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
                                     float(reads[hot_pick.index[i]][i])))
         if cold_pick is not None and cold_pick.index[i] >= 0:
             lines.append(_tier_line(ROLE_MILESTONES, cold[cold_pick.index[i]], i))
-        lines += [datasets[i]] if datasets[i] else []
+        data = datasets[i]
+        lines += [data] if data else []
         alternatives = [{"tier": c.offer.name, "usd": usd[i], "is_eligible": ok[i],
                          "why_not": _why_not(c, i, shortest[i])}
                         for c, usd, ok in zip(hot, alternative_usd, is_ok, strict=True)]
