@@ -6,6 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.db import transaction
 
@@ -13,6 +14,7 @@ from planner.core.layout_knobs import LAYOUT_KNOBS
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.fair_shares import creation_check
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
+from pricing.catalog_cache import catalog_cached
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import Accelerator, InstanceType
 from simulator.accuracy import ACCURACY_FILE, write_accuracy
@@ -61,7 +63,8 @@ def catalog_gpu_specs() -> dict[str, GpuSpec]:
     """GPU specs keyed "<model> <variant>" from the catalog's Accelerator rows, simulatable
     ones only: the one source of sweeps (plans) and single simulations, so an accelerator
     edited in the admin changes both."""
-    return {a.name: gpu_spec(a) for a in Accelerator.objects.all() if is_simulatable(a)}
+    return dict(catalog_cached("catalog_gpu_specs", lambda: {
+        a.name: gpu_spec(a) for a in Accelerator.objects.all() if is_simulatable(a)}))
 
 
 @cache
@@ -229,37 +232,35 @@ def catalog_instances_frame(
     *, gpus: list[str] | None = None, providers: list[str] | None = None
 ) -> pd.DataFrame:
     """Simulatable instance types (optionally of some GPU slugs / providers), sweep columns."""
-    rows = []
-    instances = InstanceType.objects.select_related("accelerator", "provider")
+    frame = catalog_cached("catalog_instances_frame", _simulatable_instances)
+    keep = np.ones(len(frame), dtype=bool)
     if gpus:
-        instances = instances.filter(accelerator__slug__in=gpus)
+        keep &= frame["gpu_slug"].isin(gpus).to_numpy()
     if providers:
-        instances = instances.filter(provider__slug__in=providers)
-    for instance in instances:
+        keep &= frame["provider_slug"].isin(providers).to_numpy()
+    return frame[keep].drop(columns=["gpu_slug", "provider_slug"]).reset_index(drop=True)
+
+
+def _simulatable_instances() -> pd.DataFrame:
+    """Every simulatable instance type (in the catalog's order), sweep columns and slugs."""
+    rows = []
+    for instance in InstanceType.objects.select_related("accelerator", "provider"):
         if not is_simulatable(instance.accelerator):
             continue
         hw = hardware(instance, 1)
-        rows.append(
-            {
-                "instance_key": instance.id,
-                "gpu": instance.accelerator.name,
-                "gpus_per_node": instance.gpu_count,
-                "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
-                "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
-                "memory_capacity_gib": float(instance.accelerator.memory_gb),
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "instance_key",
-            "gpu",
-            "gpus_per_node",
-            "intra_node_gbytes_per_s",
-            "inter_node_gbits_per_s",
-            "memory_capacity_gib",
-        ],
-    )
+        rows.append({
+            "instance_key": instance.id,
+            "gpu": instance.accelerator.name,
+            "gpus_per_node": instance.gpu_count,
+            "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
+            "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
+            "memory_capacity_gib": float(instance.accelerator.memory_gb),
+            "gpu_slug": instance.accelerator.slug,
+            "provider_slug": instance.provider.slug,
+        })
+    return pd.DataFrame(rows, columns=[
+        "instance_key", "gpu", "gpus_per_node", "intra_node_gbytes_per_s",
+        "inter_node_gbits_per_s", "memory_capacity_gib", "gpu_slug", "provider_slug"])
 
 
 def simulator_sweep(
