@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -336,17 +337,26 @@ def recommend_options(table: pd.DataFrame,
 def _same_price_rows(table: pd.DataFrame, index: int) -> np.ndarray:
     """Row positions of the same offer (SAME_OFFER_KEYS) at the same total (to the cent) in
     other regions, in table order (one per region)."""
-    row = table.iloc[index]
-    # The price first (numeric, fast), then the offer's keys on those few rows.
+    # The price first (numeric, fast), then the offer's keys on those few rows, column by
+    # column (a whole row or a many-column take of the table costs more than the search).
     keys = [key for key in SAME_OFFER_KEYS if key in table.columns]
-    rows = np.flatnonzero(np.abs(table["total_usd"].to_numpy() - row["total_usd"]) < 0.005)
-    near = table.iloc[rows][[*keys, "region"]]
-    same = np.ones(len(near), dtype=bool)
+    total = table["total_usd"].to_numpy()
+    rows = np.flatnonzero(np.abs(total - total[index]) < 0.005)
+    same = np.ones(len(rows), dtype=bool)
     for key in keys:
-        same &= (near[key] == row[key]).to_numpy() | (near[key].isna() & pd.isna(row[key]))
-    same &= (near["region"] != row["region"]).to_numpy()
-    _, first = np.unique(near["region"].to_numpy()[same].astype(str), return_index=True)
+        own = table[key].iloc[index]
+        same &= [_same_value(value, own) for value in table[key].iloc[rows].tolist()]
+    regions = np.array(table["region"].iloc[rows].tolist(), dtype=object)
+    same &= regions != table["region"].iloc[index]
+    _, first = np.unique(regions[same].astype(str), return_index=True)
     return rows[same][np.sort(first)]
+
+
+def _same_value(value: Any, own: Any) -> bool:
+    """Equal, or both missing."""
+    if pd.isna(value) or pd.isna(own):
+        return bool(pd.isna(value) and pd.isna(own))
+    return bool(value == own)
 
 
 def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
