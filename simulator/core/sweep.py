@@ -185,19 +185,10 @@ def _fitting_pairs(workload: Workload, group: pd.DataFrame, pairs: dict[str, np.
 
 def _best_per_instance_and_nodes(hw_index: np.ndarray, nodes: np.ndarray,
                                  step_seconds: np.ndarray) -> np.ndarray:
-    """Indices of the fastest configuration for each (instance, node count) (the first on a
-    tie), in the order each (instance, node count) first appears."""
+    """Indices of the fastest configuration for each (instance, node count)."""
     key = hw_index * (nodes.max() + 1.0) + nodes
-    if np.isnan(step_seconds).any():  # idxmin's NaN rules
-        best = pd.Series(step_seconds).groupby(key, sort=False).idxmin()
-        return best.to_numpy(dtype=np.intp)
-    position = np.arange(len(key))
-    order = np.lexsort((position, step_seconds, key))  # by key, fastest first, then first
-    is_first = np.ones(len(order), dtype=bool)
-    is_first[1:] = key[order[1:]] != key[order[:-1]]
-    fastest = order[is_first]
-    _, first_seen = np.unique(key, return_index=True)  # both follow ascending key
-    return np.asarray(fastest[np.argsort(first_seen, kind="stable")], dtype=np.intp)
+    best = pd.Series(step_seconds).groupby(key, sort=False).idxmin()
+    return best.to_numpy(dtype=np.intp)
 
 
 def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,

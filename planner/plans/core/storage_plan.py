@@ -213,14 +213,17 @@ def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[s
 
 
 def _finite(value: Any) -> Any:
-    """The plan with non-finite floats as None (JSON has no infinity)."""
-    if isinstance(value, float):  # the commonest leaf first: this walks every plan's values
-        return value if math.isfinite(value) else None
+    """The plan with non-finite floats as None (JSON has no infinity). Leaves are checked in
+    line (this walks some 70 values of each of 500 plans)."""
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        return {key: _finite(item) if isinstance(item, (dict, list))
+                else None if isinstance(item, float) and not math.isfinite(item) else item
+                for key, item in value.items()}
     if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
+        return [_finite(item) if isinstance(item, (dict, list))
+                else None if isinstance(item, float) and not math.isfinite(item) else item
+                for item in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
