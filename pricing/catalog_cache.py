@@ -10,6 +10,7 @@ them (pandas copies on write, so filtering or assigning to a derived frame is sa
 """
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -40,10 +41,40 @@ def catalog_cached(name: str, build: Callable[[], T]) -> T:
     return value
 
 
+# Results computed from the catalog and other inputs (sweeps), most recent last.
+MEMO_SIZE = 32
+_MEMO: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+
+
+def catalog_memo(name: str, key: str, build: Callable[[], T]) -> T:
+    """`build()` of a computation that reads the catalog and whose other inputs are all in
+    `key`: the last MEMO_SIZE results are kept per process under the catalog stamp, so the
+    same inputs at the same catalog compute once (a what-if that changes a deadline, a budget
+    or purchase options sweeps the same configurations again). Nothing is kept without a
+    stamp."""
+    stamp = catalog_stamp()
+    if stamp is None:
+        return build()
+    full = (name, stamp, key)
+    with _LOCK:
+        if full in _MEMO:
+            _MEMO.move_to_end(full)
+            kept: T = _MEMO[full]
+            return kept
+    value = build()
+    with _LOCK:
+        _MEMO[full] = value
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return value
+
+
 def catalog_cache_clear() -> None:
-    """Forget every kept read (tests: a rolled-back transaction moves the stamp back)."""
+    """Forget every kept read and result (tests: a rolled-back transaction moves the stamp
+    back)."""
     with _LOCK:
         _KEPT.clear()
+        _MEMO.clear()
 
 
 # Current price columns (ORM path: frame column), as plans read them.

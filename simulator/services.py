@@ -1,5 +1,7 @@
 """Simulation services: validate and store requests, run them, calibrations, validation files."""
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -14,7 +16,7 @@ from planner.core.layout_knobs import LAYOUT_KNOBS
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.fair_shares import creation_check
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
-from pricing.catalog_cache import catalog_cached
+from pricing.catalog_cache import catalog_cached, catalog_memo
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import Accelerator, InstanceType
 from simulator.accuracy import ACCURACY_FILE, write_accuracy
@@ -275,13 +277,24 @@ def simulator_sweep(
     grid = constrained_grid(inputs)
     if frame.empty or grid.empty:
         return pd.DataFrame()
-    result = sweep(
-        inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
-        catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
-        goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
-        band_goodput=inputs.band_goodput(simulator.calibration.production_overhead_fraction),
-    )
-    return result.configurations
+
+    def run() -> pd.DataFrame:
+        return sweep(
+            inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
+            catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
+            goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
+            band_goodput=inputs.band_goodput(simulator.calibration.production_overhead_fraction),
+        ).configurations
+
+    # Everything the sweep reads besides the catalog (GPU specs): kept per catalog version.
+    key = hashlib.sha256(b"\0".join([
+        repr(inputs).encode(), json.dumps(simulator.calibration.to_dict(), sort_keys=True,
+                                          default=str).encode(),
+        repr(sorted(node_counts)).encode(),
+        pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes(),
+        frame.columns.str.cat(sep=",").encode(),
+    ])).hexdigest()
+    return catalog_memo("simulator_sweep", key, run).copy(deep=False)
 
 
 def simulator_goodput(simulator: Simulator, *, given: set[str]) -> dict[str, Any]:
