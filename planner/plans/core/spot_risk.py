@@ -124,20 +124,15 @@ def sum_of_uniforms(rng: np.random.Generator, counts: np.ndarray) -> np.ndarray:
     """Sum of `counts` U(0, 1) draws per element: exact up to EXACT_REWORK_TERMS, above that
     a normal with the same mean k/2 and variance k/12, clipped to [0, k]."""
     uniforms = rng.random((EXACT_REWORK_TERMS, *counts.shape), dtype=np.float32)
-    flat = counts.ravel()
-    total = np.zeros(flat.shape, dtype=np.float64)
-    # Exact sums only where they are kept (1..EXACT_REWORK_TERMS draws), added term by term.
-    few = np.flatnonzero((flat > 0) & (flat <= EXACT_REWORK_TERMS))
-    few_counts = flat[few]
+    total = np.zeros(counts.shape, dtype=np.float64)
     for term in range(EXACT_REWORK_TERMS):
-        used = few[few_counts > term]
-        total[used] += uniforms[term].ravel()[used]
-    many = np.flatnonzero(flat > EXACT_REWORK_TERMS)
-    if many.size:
-        k = flat[many].astype(np.float64)
+        total += np.where(counts > term, uniforms[term], 0.0)
+    many = counts > EXACT_REWORK_TERMS
+    if many.any():
+        k = counts[many].astype(np.float64)
         normal = k / 2.0 + np.sqrt(k / 12.0) * rng.standard_normal(k.size)
         total[many] = np.clip(normal, 0.0, k)
-    return total.reshape(counts.shape)
+    return total
 
 
 def sorted_quantile(sorted_samples: np.ndarray, q: float) -> np.ndarray:
