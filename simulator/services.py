@@ -1,5 +1,6 @@
 """Simulation services: validate and store requests, run them, calibrations, validation files."""
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping
@@ -274,11 +275,13 @@ def simulator_sweep(
     """Fastest fitting layout per instance type and node count (whole catalog by default)."""
     inputs = simulator.inputs
     frame = catalog_instances_frame() if instances is None else instances
-    grid = constrained_grid(inputs)
-    if frame.empty or grid.empty:
+    if frame.empty:
         return pd.DataFrame()
 
     def run() -> pd.DataFrame:
+        grid = constrained_grid(inputs)
+        if grid.empty:
+            return pd.DataFrame()
         return sweep(
             inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
             catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
@@ -287,14 +290,18 @@ def simulator_sweep(
         ).configurations
 
     # Everything the sweep reads besides the catalog (GPU specs): kept per catalog version.
-    key = hashlib.sha256(b"\0".join([
-        repr(inputs).encode(), json.dumps(simulator.calibration.to_dict(), sort_keys=True,
-                                          default=str).encode(),
-        repr(sorted(node_counts)).encode(),
-        pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes(),
-        frame.columns.str.cat(sep=",").encode(),
-    ])).hexdigest()
+    key = _simulator_key(simulator, repr(sorted(node_counts)).encode(),
+                         pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes(),
+                         frame.columns.str.cat(sep=",").encode())
     return catalog_memo("simulator_sweep", key, run).copy(deep=False)
+
+
+def _simulator_key(simulator: Simulator, *parts: bytes) -> str:
+    """A digest of the simulator's inputs and calibration, and `parts`."""
+    return hashlib.sha256(b"\0".join([
+        repr(simulator.inputs).encode(),
+        json.dumps(simulator.calibration.to_dict(), sort_keys=True, default=str).encode(),
+        *parts])).hexdigest()
 
 
 def simulator_goodput(simulator: Simulator, *, given: set[str]) -> dict[str, Any]:
@@ -318,17 +325,23 @@ def simulator_layout_memory(simulator: Simulator, *, instance_key: int, nodes: i
                             layout: Mapping[str, Any]) -> dict[str, Any] | None:
     """Memory breakdown (GiB per GPU) of one swept configuration (a row with its layout
     knobs), re-simulated; None when its GPU lacks the rate (run load_catalog)."""
-    instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
     fixed = LayoutConstraints(**{
         k.name: int(layout[k.name]) if k.kind == "integer" else str(layout[k.name])
         for k in LAYOUT_KNOBS if k.kind != "flag" and k.name in layout})
-    try:
-        choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
-                             simulator.inputs.goal, simulator.calibration, fixed)
-    except ValueError:
-        return None
-    memory: dict[str, Any] = choice.result.to_dict()["memory"]
-    return memory
+
+    def run() -> dict[str, Any] | None:
+        instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
+        try:
+            choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
+                                 simulator.inputs.goal, simulator.calibration, fixed)
+        except ValueError:
+            return None
+        memory: dict[str, Any] = choice.result.to_dict()["memory"]
+        return memory
+
+    # Kept like sweeps: a what-if whose pick is the same configuration re-simulates nothing.
+    key = _simulator_key(simulator, repr((instance_key, nodes, fixed)).encode())
+    return copy.deepcopy(catalog_memo("simulator_layout_memory", key, run))
 
 
 def gpus_without_rate(names: list[str], precision: str) -> bool:
