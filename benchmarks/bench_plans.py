@@ -24,7 +24,8 @@ from planner.plans.scenario import scenario_from_input
 from planner.plans.services import plan_compute
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIO = {"workload": "llama2-70b", "tokens": 2e12,
+TOKENS = 2e12
+SCENARIO = {"workload": "llama2-70b", "tokens": TOKENS,
             "purchase_options": ["on_demand", "spot", "reserved_1y", "committed_1y"]}
 USERS, REQUESTS_PER_USER = 20, 15
 BENCH_USER, BENCH_PASSWORD = "bench-user", "bench-password-123"
@@ -109,7 +110,16 @@ def run() -> list[str]:
         scenario = scenario_from_input(SCENARIO, today=timezone.now().date())
         lines = [time_calls("whole-catalog plan, Llama 2 70B, 4 purchase options (service)",
                             lambda: plan_compute(scenario=scenario, owner_id=None),
-                            runs=10, warmup=1).line() + "  (target p95 < 1 s)"]
+                            runs=10, warmup=1).line() + "  (target p95 < 200 ms)"]
+        # The same plan for a goal no earlier call swept: what the first plan of a workload
+        # costs (each process keeps its recent sweeps, simulator.services.simulator_sweep).
+        extra_tokens = iter(range(1, 1000))
+        lines.append(time_calls(
+            "the same, a new token count each call (nothing swept before)",
+            lambda: plan_compute(scenario=scenario_from_input(
+                {**SCENARIO, "tokens": TOKENS + next(extra_tokens) * 1e9},
+                today=timezone.now().date()), owner_id=None),
+            runs=10, warmup=1).line())
         client = Client()
         client.force_login(user)
         query = "/plans/whatif?workload=llama2-70b&tokens=2e12&purchase_options=on_demand"

@@ -483,11 +483,20 @@ def catalog_version() -> str:
     imported or changed: the key of cached catalog pages. Database triggers keep it in the
     catalog stamp (one primary-key read); without the stamp row (a flushed test database, a
     database without triggers) it is computed from aggregates, one query per table."""
-    stamp = CatalogStamp.objects.filter(pk=1).values_list("token", "version").first()
-    if stamp is not None and connection.vendor in ("sqlite", "postgresql"):
-        return f"{stamp[0]}:{stamp[1]}"
+    stamp = catalog_stamp()
+    if stamp is not None:
+        return stamp
     prices = Price.objects.aggregate(n=Count("id"), last=Max("id"), total=Sum("usd_per_hour"),
                                      newest=Max("as_of"))
     gpus = Accelerator.objects.aggregate(n=Count("id"), last=Max("id"))
     types = InstanceType.objects.aggregate(n=Count("id"), last=Max("id"))
     return ":".join(str(v) for part in (prices, gpus, types) for v in part.values())
+
+
+def catalog_stamp() -> str | None:
+    """The catalog stamp's token and version, "<token>:<version>": it changes with every write
+    to the catalog (database triggers); None without a stamp the triggers keep."""
+    stamp = CatalogStamp.objects.filter(pk=1).values_list("token", "version").first()
+    if stamp is None or connection.vendor not in ("sqlite", "postgresql"):
+        return None
+    return f"{stamp[0]}:{stamp[1]}"

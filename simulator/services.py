@@ -1,11 +1,15 @@
 """Simulation services: validate and store requests, run them, calibrations, validation files."""
 
+import copy
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.db import transaction
 
@@ -13,6 +17,7 @@ from planner.core.layout_knobs import LAYOUT_KNOBS
 from planner.core.providers import MAX_CLUSTER_NODES
 from planner.fair_shares import creation_check
 from planner.runs import Attempt, run_enqueue, run_execute, run_progress
+from pricing.catalog_cache import catalog_cached, catalog_memo
 from pricing.catalog_sources import GPUS_CSV
 from pricing.models import Accelerator, InstanceType
 from simulator.accuracy import ACCURACY_FILE, write_accuracy
@@ -61,7 +66,8 @@ def catalog_gpu_specs() -> dict[str, GpuSpec]:
     """GPU specs keyed "<model> <variant>" from the catalog's Accelerator rows, simulatable
     ones only: the one source of sweeps (plans) and single simulations, so an accelerator
     edited in the admin changes both."""
-    return {a.name: gpu_spec(a) for a in Accelerator.objects.all() if is_simulatable(a)}
+    return dict(catalog_cached("catalog_gpu_specs", lambda: {
+        a.name: gpu_spec(a) for a in Accelerator.objects.all() if is_simulatable(a)}))
 
 
 @cache
@@ -229,37 +235,35 @@ def catalog_instances_frame(
     *, gpus: list[str] | None = None, providers: list[str] | None = None
 ) -> pd.DataFrame:
     """Simulatable instance types (optionally of some GPU slugs / providers), sweep columns."""
-    rows = []
-    instances = InstanceType.objects.select_related("accelerator", "provider")
+    frame = catalog_cached("catalog_instances_frame", _simulatable_instances)
+    keep = np.ones(len(frame), dtype=bool)
     if gpus:
-        instances = instances.filter(accelerator__slug__in=gpus)
+        keep &= frame["gpu_slug"].isin(gpus).to_numpy()
     if providers:
-        instances = instances.filter(provider__slug__in=providers)
-    for instance in instances:
+        keep &= frame["provider_slug"].isin(providers).to_numpy()
+    return frame[keep].drop(columns=["gpu_slug", "provider_slug"]).reset_index(drop=True)
+
+
+def _simulatable_instances() -> pd.DataFrame:
+    """Every simulatable instance type (in the catalog's order), sweep columns and slugs."""
+    rows = []
+    for instance in InstanceType.objects.select_related("accelerator", "provider"):
         if not is_simulatable(instance.accelerator):
             continue
         hw = hardware(instance, 1)
-        rows.append(
-            {
-                "instance_key": instance.id,
-                "gpu": instance.accelerator.name,
-                "gpus_per_node": instance.gpu_count,
-                "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
-                "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
-                "memory_capacity_gib": float(instance.accelerator.memory_gb),
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "instance_key",
-            "gpu",
-            "gpus_per_node",
-            "intra_node_gbytes_per_s",
-            "inter_node_gbits_per_s",
-            "memory_capacity_gib",
-        ],
-    )
+        rows.append({
+            "instance_key": instance.id,
+            "gpu": instance.accelerator.name,
+            "gpus_per_node": instance.gpu_count,
+            "intra_node_gbytes_per_s": hw.intra_node_gbytes_per_s,
+            "inter_node_gbits_per_s": hw.inter_node_gbits_per_s,
+            "memory_capacity_gib": float(instance.accelerator.memory_gb),
+            "gpu_slug": instance.accelerator.slug,
+            "provider_slug": instance.provider.slug,
+        })
+    return pd.DataFrame(rows, columns=[
+        "instance_key", "gpu", "gpus_per_node", "intra_node_gbytes_per_s",
+        "inter_node_gbits_per_s", "memory_capacity_gib", "gpu_slug", "provider_slug"])
 
 
 def simulator_sweep(
@@ -271,16 +275,33 @@ def simulator_sweep(
     """Fastest fitting layout per instance type and node count (whole catalog by default)."""
     inputs = simulator.inputs
     frame = catalog_instances_frame() if instances is None else instances
-    grid = constrained_grid(inputs)
-    if frame.empty or grid.empty:
+    if frame.empty:
         return pd.DataFrame()
-    result = sweep(
-        inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
-        catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
-        goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
-        band_goodput=inputs.band_goodput(simulator.calibration.production_overhead_fraction),
-    )
-    return result.configurations
+
+    def run() -> pd.DataFrame:
+        grid = constrained_grid(inputs)
+        if grid.empty:
+            return pd.DataFrame()
+        return sweep(
+            inputs.workload, inputs.goal, frame, list(node_counts), simulator.calibration,
+            catalog_gpu_specs(), precision=inputs.constraints.precision, layouts=grid,
+            goodput=inputs.goodput_assumptions(simulator.calibration.production_overhead_fraction),
+            band_goodput=inputs.band_goodput(simulator.calibration.production_overhead_fraction),
+        ).configurations
+
+    # Everything the sweep reads besides the catalog (GPU specs): kept per catalog version.
+    key = _simulator_key(simulator, repr(sorted(node_counts)).encode(),
+                         pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes(),
+                         frame.columns.str.cat(sep=",").encode())
+    return catalog_memo("simulator_sweep", key, run).copy(deep=False)
+
+
+def _simulator_key(simulator: Simulator, *parts: bytes) -> str:
+    """A digest of the simulator's inputs and calibration, and `parts`."""
+    return hashlib.sha256(b"\0".join([
+        repr(simulator.inputs).encode(),
+        json.dumps(simulator.calibration.to_dict(), sort_keys=True, default=str).encode(),
+        *parts])).hexdigest()
 
 
 def simulator_goodput(simulator: Simulator, *, given: set[str]) -> dict[str, Any]:
@@ -304,17 +325,23 @@ def simulator_layout_memory(simulator: Simulator, *, instance_key: int, nodes: i
                             layout: Mapping[str, Any]) -> dict[str, Any] | None:
     """Memory breakdown (GiB per GPU) of one swept configuration (a row with its layout
     knobs), re-simulated; None when its GPU lacks the rate (run load_catalog)."""
-    instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
     fixed = LayoutConstraints(**{
         k.name: int(layout[k.name]) if k.kind == "integer" else str(layout[k.name])
         for k in LAYOUT_KNOBS if k.kind != "flag" and k.name in layout})
-    try:
-        choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
-                             simulator.inputs.goal, simulator.calibration, fixed)
-    except ValueError:
-        return None
-    memory: dict[str, Any] = choice.result.to_dict()["memory"]
-    return memory
+
+    def run() -> dict[str, Any] | None:
+        instance = InstanceType.objects.select_related("accelerator").get(pk=instance_key)
+        try:
+            choice = best_layout(simulator.inputs.workload, hardware(instance, nodes),
+                                 simulator.inputs.goal, simulator.calibration, fixed)
+        except ValueError:
+            return None
+        memory: dict[str, Any] = choice.result.to_dict()["memory"]
+        return memory
+
+    # Kept like sweeps: a what-if whose pick is the same configuration re-simulates nothing.
+    key = _simulator_key(simulator, repr((instance_key, nodes, fixed)).encode())
+    return copy.deepcopy(catalog_memo("simulator_layout_memory", key, run))
 
 
 def gpus_without_rate(names: list[str], precision: str) -> bool:

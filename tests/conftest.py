@@ -297,7 +297,11 @@ def wait_ready(app: Any, worker: subprocess.Popen[bytes], log: Path) -> None:
 
 @pytest.fixture(autouse=True)
 def _empty_cache() -> None:
-    """Rolled-back tests reuse row ids, so cached page fragments must not outlive a test."""
+    """Rolled-back tests reuse row ids (and move the catalog stamp back), so cached page
+    fragments and catalog reads must not outlive a test."""
     from django.core.cache import cache
 
+    from pricing.catalog_cache import catalog_cache_clear
+
     cache.clear()
+    catalog_cache_clear()

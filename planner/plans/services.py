@@ -51,7 +51,8 @@ from planner.runs import (
     run_progress,
     run_store,
 )
-from pricing.selectors import current_prices, stale_before
+from pricing.catalog_cache import current_price_frame
+from pricing.selectors import stale_before
 from simulator.core import PRESETS
 from simulator.core.goodput import goodput_profile_summary
 from simulator.services import (
@@ -120,16 +121,6 @@ def _in_order(configs: pd.DataFrame) -> pd.DataFrame:
     return configs.sort_values(["instance_key", "nodes"], kind="stable", ignore_index=True)
 
 
-_PRICE_FIELDS = {
-    "instance_type_id": "instance_key", "instance_type__provider__slug": "provider",
-    "region__code": "region", "instance_type__name": "instance_type",
-    "purchase_option": "purchase_option", "payment_option": "payment_option",
-    "usd_per_hour": "usd_per_hour", "upfront_usd": "upfront_usd", "as_of": "as_of",
-    "source__name": "source", "is_derived": "is_derived", "is_estimated": "is_estimated",
-    "instance_type__gpu_count": "gpus_per_node",
-}
-
-
 def usable_prices(prices: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """The prices a plan can use, and the ones it skips: a price that is not above 0 USD/h
     (one the importer refuses, planted in the database some other way) would divide by zero
@@ -150,24 +141,27 @@ def plan_prices(*, scenario: Scenario, instance_keys: list[int], today: date) ->
     """Current prices of the allowed instance types, regions, purchase and payment options,
     with what each offer is (kind, node limits), its basis and its age in days."""
     data = scenario.data
-    prices = current_prices(
-        instance_type_ids=instance_keys,
-        purchase_options=data["purchase_options"],
-        regions=data.get("regions") or None,
-    ).filter(payment_option__in=["", *data.get("payment_options", [NO_UPFRONT])],
-             offering_class__in=["", "standard"])
-    frame = pd.DataFrame(list(prices.values_list(*_PRICE_FIELDS)),
-                         columns=list(_PRICE_FIELDS.values()))
+    frame = current_price_frame()
+    keep = (frame["instance_key"].isin(instance_keys)
+            & frame["purchase_option"].isin(data["purchase_options"])
+            & frame["payment_option"].isin(["", *data.get("payment_options", [NO_UPFRONT])])
+            & frame["offering_class"].isin(["", "standard"]))
+    if data.get("regions"):
+        keep &= frame["region"].isin(data["regions"])
+    frame = frame[keep.to_numpy()].drop(columns="offering_class").reset_index(drop=True)
     frame["usd_per_hour"] = frame["usd_per_hour"].astype(float)
     frame["upfront_usd"] = pd.to_numeric(frame["upfront_usd"], errors="coerce").astype(float)
     frame["basis"] = np.where(frame["is_estimated"], "estimated",
                               np.where(frame["is_derived"], "derived", "listed"))
-    facts = [offer_facts(p, int(g), data.get("spot_node_limit"))
-             for p, g in zip(frame["provider"], frame["gpus_per_node"], strict=True)]
+    offers = list(zip(frame["provider"].tolist(), frame["gpus_per_node"].tolist(), strict=True))
+    by_offer = {(p, g): offer_facts(p, int(g), data.get("spot_node_limit")) for p, g in set(offers)}
+    facts = [by_offer[offer] for offer in offers]
     frame["offer_kind"] = [f[0] for f in facts]
     frame["max_nodes"] = np.array([f[1] for f in facts], dtype=np.float64)
     frame["spot_node_limit"] = np.array([f[2] for f in facts], dtype=np.float64)
-    frame["age_days"] = [(today - d).days for d in frame["as_of"]]
+    dates = frame["as_of"].tolist()
+    ages = {d: (today - d).days for d in set(dates)}
+    frame["age_days"] = [ages[d] for d in dates]
     return frame.drop(columns=["is_estimated", "gpus_per_node"])
 
 

@@ -93,9 +93,10 @@ def layout_grid(workload: Workload, max_tp: int = 8, max_pp: int = 16,
              if workload.is_transformer or m != "selective"]
     stages = [(p, v) for p in pps for v in SWEEP_VIRTUAL_STAGES
               if v == 1 or (p > 1 and v <= workload.n_layers // p)]
+    zeros = {p: tuple(zero_stages) if zero_stages is not None else searched_zero_stages(p)
+             for p in pps}
     rows = [(t, p, 1, z, m, b, v) for t, (p, v), m, b in
-            itertools.product(tps, stages, modes, micro_batches)
-            for z in (zero_stages if zero_stages is not None else searched_zero_stages(p))]
+            itertools.product(tps, stages, modes, micro_batches) for z in zeros[p]]
     return pd.DataFrame(rows, columns=["tp", "pp", "cp", "zero_stage", "recompute", "micro_batch",
                                        "virtual_stages"])
 
@@ -193,12 +194,13 @@ def _best_per_instance_and_nodes(hw_index: np.ndarray, nodes: np.ndarray,
 def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
                  node_counts: np.ndarray, layouts: pd.DataFrame, calibration: Calibration,
                  keep: str, goodput: GoodputAssumptions,
-                 band_goodput: GoodputAssumptions | None = None) -> pd.DataFrame:
+                 band_goodput: GoodputAssumptions | None = None) -> dict[str, Any] | None:
+    """OUTPUT_COLUMNS of the group's fitting configurations; None when nothing fits."""
     gpus_per_node, precision = int(group["gpus_per_node"].iloc[0]), str(group["precision"].iloc[0])
     pairs = _pairs(layouts, node_counts, gpus_per_node, goal.global_batch(workload))
     hw_index, pair_index, memory = _fitting_pairs(workload, group, pairs, precision)
     if len(hw_index) == 0:
-        return pd.DataFrame(columns=OUTPUT_COLUMNS)
+        return None
     columns = {**workload_columns(workload),
                **{k: group[k].to_numpy(dtype=float)[hw_index] for k in HARDWARE_FIELDS},
                **{k: np.asarray(v)[pair_index] if np.ndim(v) else v
@@ -210,20 +212,26 @@ def _sweep_group(workload: Workload, goal: TrainingGoal, group: pd.DataFrame,
         rows = _best_per_instance_and_nodes(hw_index, pairs["nodes"][pair_index], times.step)
     # A fixed knob is one grid column (simulator.services.constrained_grid): all rows alike.
     rowwise = bool(np.any(c.is_fp8_rowwise))
-    return _output_frame(workload, goal, calibration, group.iloc[hw_index[rows]],
-                         c.take(rows), times.step[rows], memory[rows], precision, goodput,
-                         rowwise, band_goodput)
+    instances = {k: group[k].to_numpy()[hw_index[rows]] for k in INSTANCE_FIELDS}
+    return _output_columns(workload, goal, calibration, instances, c.take(rows),
+                           times.step[rows], memory[rows], precision, goodput, rowwise,
+                           band_goodput)
 
 
-def _assessments(cal: Calibration, instances: pd.DataFrame, c: ConfigArrays,
+# The instance columns the output reads (one array each, not a frame per group).
+INSTANCE_FIELDS = ("instance_key", "gpu", "gpu_name", "architecture", "assessed_precision",
+                   "rate_note")
+
+
+def _assessments(cal: Calibration, instances: Mapping[str, np.ndarray], c: ConfigArrays,
                  seq_len: float, group: str, is_batch_default: bool, is_fp8_rowwise: bool
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(calibration status, band scale, envelope note, envelope axes) per output row,
     vectorized per GPU model, judged at the precision each GPU runs at (a CUDA-core fallback
     is judged as fp32), as whole runs (what the sweep's times are)."""
-    names = instances["gpu_name"].to_numpy()
-    archs = instances["architecture"].to_numpy()
-    assessed = instances["assessed_precision"].to_numpy()
+    names = instances["gpu_name"]
+    archs = instances["architecture"]
+    assessed = instances["assessed_precision"]
     per_gpu = params_per_gpu(c.params, c.tp, c.pp) * np.ones(len(names))
     pp = c.pp * np.ones(len(names))
     status = np.empty(len(names), dtype=object)
@@ -241,11 +249,11 @@ def _assessments(cal: Calibration, instances: pd.DataFrame, c: ConfigArrays,
     return status, scale, notes, axes
 
 
-def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
-                  instances: pd.DataFrame, c: ConfigArrays, step: np.ndarray,
-                  memory: np.ndarray, precision: str, goodput: GoodputAssumptions,
-                  is_fp8_rowwise: bool, band_goodput: GoodputAssumptions | None = None
-                  ) -> pd.DataFrame:
+def _output_columns(workload: Workload, goal: TrainingGoal, cal: Calibration,
+                    instances: Mapping[str, np.ndarray], c: ConfigArrays, step: np.ndarray,
+                    memory: np.ndarray, precision: str, goodput: GoodputAssumptions,
+                    is_fp8_rowwise: bool, band_goodput: GoodputAssumptions | None = None
+                    ) -> dict[str, Any]:
     samples = c.global_batch / step
     gpus = c.n_gpus
     steady = goal.total_samples(workload) / samples
@@ -263,8 +271,8 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         other = (steady / goodput_fraction(gpus, steady, band_goodput)
                  + cal.run_overhead_seconds) / 3600.0
         p10, p90 = np.minimum(p10, other), np.maximum(p90, other)
-    return pd.DataFrame({
-        "instance_key": instances["instance_key"].to_numpy(), "gpu": instances["gpu"].to_numpy(),
+    return {
+        "instance_key": instances["instance_key"], "gpu": instances["gpu"],
         "nodes": gpus / c.gpus_per_node, "gpus": gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp,
         "cp": c.cp, "zero_stage": c.zero_stage,
         "recompute": np.asarray(RECOMPUTE_MODES)[c.recompute.astype(np.intp)],
@@ -279,8 +287,8 @@ def _output_frame(workload: Workload, goal: TrainingGoal, cal: Calibration,
         "mfu": c.model_flops * samples / (gpus * c.peak_tflops * 1e12),
         "steady_state_hours": steady / 3600.0, "goodput_fraction": fraction,
         "failure_goodput_fraction": failure_goodput(gpus, steady, goodput),
-        "calibration_status": status, "rate_note": instances["rate_note"].to_numpy(),
-        "envelope_note": notes, "envelope": axes})
+        "calibration_status": status, "rate_note": instances["rate_note"],
+        "envelope_note": notes, "envelope": axes}
 
 
 def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
@@ -307,10 +315,12 @@ def sweep(workload: Workload, goal: TrainingGoal, instances_df: pd.DataFrame,
     nodes = np.unique(np.asarray(node_counts, dtype=float))
     table = _hardware_table(instances_df, gpus, precision)
     assumptions = goodput or whole_run_goodput(calibration.production_overhead_fraction)
-    frames = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep, assumptions,
-                           band_goodput)
-              for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
-    frames = [f for f in frames if len(f)]
-    empty = pd.DataFrame(columns=OUTPUT_COLUMNS)
-    result = pd.concat(frames, ignore_index=True) if frames else empty
+    parts = [_sweep_group(workload, goal, group, nodes, grid, calibration, keep, assumptions,
+                          band_goodput)
+             for _, group in table.groupby(["gpus_per_node", "precision"])] if len(table) else []
+    found = [p for p in parts if p is not None]
+    # One frame from the groups' columns joined end to end (a frame per group costs more).
+    result = pd.DataFrame({
+        name: np.concatenate([np.broadcast_to(p[name], len(p["step_seconds"])) for p in found])
+        for name in OUTPUT_COLUMNS}) if found else pd.DataFrame(columns=OUTPUT_COLUMNS)
     return SweepResult(result, len(instances_df) * len(nodes) * len(grid), len(result))

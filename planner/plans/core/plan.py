@@ -208,7 +208,7 @@ def price_dates(table: pd.DataFrame, *, stale_days: int,
     and whether the plan compares snapshots of different dates (AWS spot of mid-2025 beside
     on-demand of 2026, say)."""
     rows = table[table["rank"].notna()] if table["rank"].notna().any() else table
-    dates = pd.to_datetime(rows["as_of"])
+    dates = pd.to_datetime(pd.Series(rows["as_of"].unique()))  # a few dates, many rows
     ages = rows["age_days"].astype(float)
     spread = int((dates.max() - dates.min()).days) if len(rows) else 0
     return {

@@ -330,23 +330,41 @@ def recommend_options(table: pd.DataFrame,
         _best_per_token(table, feasible, constraints),
         _lowest_risk(table, feasible, constraints),
     )
-    return tuple(_with_other_regions(table, pick) for pick in picks if pick is not None)
+    offers = _offers(table)
+    return tuple(_with_other_regions(table, pick, offers) for pick in picks if pick is not None)
 
 
-def _same_price_rows(table: pd.DataFrame, index: int) -> np.ndarray:
+@dataclass(frozen=True)
+class _Offers:
+    """Per row, one integer code per SAME_OFFER_KEYS column (equal codes: equal values, or
+    both missing) and its region's code; the region names by code."""
+
+    codes: np.ndarray  # (keys, rows)
+    region: np.ndarray
+    region_names: np.ndarray
+
+
+def _offers(table: pd.DataFrame) -> _Offers:
+    keys = [key for key in SAME_OFFER_KEYS if key in table.columns]
+    codes = np.array([pd.factorize(table[key])[0] for key in keys], dtype=np.int64)
+    region, names = pd.factorize(table["region"])
+    return _Offers(codes.reshape(len(keys), len(table)), region,
+                   np.asarray(names.astype(str), dtype=object))
+
+
+def _same_price_rows(table: pd.DataFrame, index: int, offers: _Offers | None = None
+                     ) -> np.ndarray:
     """Row positions of the same offer (SAME_OFFER_KEYS) at the same total (to the cent) in
     other regions, in table order (one per region)."""
-    row = table.iloc[index]
+    found = offers or _offers(table)
     # The price first (numeric, fast), then the offer's keys on those few rows.
-    keys = [key for key in SAME_OFFER_KEYS if key in table.columns]
-    rows = np.flatnonzero(np.abs(table["total_usd"].to_numpy() - row["total_usd"]) < 0.005)
-    near = table.iloc[rows][[*keys, "region"]]
-    same = np.ones(len(near), dtype=bool)
-    for key in keys:
-        same &= (near[key] == row[key]).to_numpy() | (near[key].isna() & pd.isna(row[key]))
-    same &= (near["region"] != row["region"]).to_numpy()
-    _, first = np.unique(near["region"].to_numpy()[same].astype(str), return_index=True)
-    return rows[same][np.sort(first)]
+    total = table["total_usd"].to_numpy()
+    rows = np.flatnonzero(np.abs(total - total[index]) < 0.005)
+    same = (found.codes[:, rows] == found.codes[:, [index]]).all(axis=0)
+    same &= found.region[rows] != found.region[index]
+    _, first = np.unique(found.region_names[found.region[rows[same]]].astype(str),
+                         return_index=True)
+    return np.asarray(rows[same][np.sort(first)], dtype=np.intp)
 
 
 def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
@@ -354,13 +372,14 @@ def same_price_regions(table: pd.DataFrame, index: int) -> list[str]:
     return [str(r) for r in table["region"].to_numpy()[_same_price_rows(table, index)]]
 
 
-def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommendation:
+def _with_other_regions(table: pd.DataFrame, pick: Recommendation, offers: _Offers
+                        ) -> Recommendation:
     """The pick with the other regions at its price named, and, when one of them emits less
     (regions tie on price, not on grid carbon), the lowest-emitting one and what it saves."""
-    rows = _same_price_rows(table, pick.row_index)
+    rows = _same_price_rows(table, pick.row_index, offers)
     if not rows.size:
         return pick
-    others = [str(r) for r in table["region"].to_numpy()[rows]]
+    others = [str(r) for r in offers.region_names[offers.region[rows]]]
     listed = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
     why = f"{pick.why} Same price also in {listed}."
     if "co2e_kg" in table.columns:
@@ -370,7 +389,7 @@ def _with_other_regions(table: pd.DataFrame, pick: Recommendation) -> Recommenda
         if finite.size and np.isfinite(own):
             best = int(finite[np.argmin(co2e[finite])])
             if co2e[best] < own - 0.5:
-                why += (f" At that price {table.iloc[best]['region']} emits "
+                why += (f" At that price {offers.region_names[offers.region[best]]} emits "
                         f"{fmt.count(own - co2e[best])} kg CO2e less "
                         f"({fmt.count(co2e[best])} kg).")
     return Recommendation(pick.key, pick.row_index, pick.title, why, pick.rule)

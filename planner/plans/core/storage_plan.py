@@ -92,8 +92,15 @@ def _why_not(cost: TierCost, i: int, shortest_hours: float) -> str:
     return ""
 
 
-def _shortest(groups: list[Lifetimes], i: int) -> float:
-    return float(min((g.shortest[i] for g in groups if g.count[i] > 0), default=0.0))
+def _shortest_all(groups: list[Lifetimes], n_options: int) -> list[float]:
+    """Per option, the shortest lifetime of its copies over the groups that hold any (0 when
+    none does)."""
+    if not groups:
+        return [0.0] * n_options
+    held = np.array([g.count > 0 for g in groups])
+    low = np.min(np.where(held, [g.shortest for g in groups], np.inf), axis=0)
+    shortest: list[float] = np.where(held.any(axis=0), low, 0.0).tolist()
+    return shortest
 
 
 def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
@@ -111,6 +118,11 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
     cold_pick = _cheapest([c.usd for c in cold], [c.is_eligible for c in cold]) if cold else None
     plans = []
     figures = _figures(options)
+    # Per-option figures as Python floats once (the same float64 sums as row by row).
+    alternative_usd = [(c.usd + r).tolist() for c, r in zip(hot, reads, strict=True)]
+    is_ok = [ok.tolist() for ok in hot_ok]
+    shortest = _shortest_all(hot_groups, len(options))
+    datasets = _dataset_lines(offers, inputs.dataset_gb, horizon)
     for i in range(len(options)):
         lines = []
         if hot_pick.index[i] >= 0:
@@ -118,26 +130,36 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
                                     float(reads[hot_pick.index[i]][i])))
         if cold_pick is not None and cold_pick.index[i] >= 0:
             lines.append(_tier_line(ROLE_MILESTONES, cold[cold_pick.index[i]], i))
-        data = _dataset_line(offers, inputs.dataset_gb, float(horizon[i]))
+        data = datasets[i]
         lines += [data] if data else []
-        shortest = _shortest(hot_groups, i)
-        alternatives = [{"tier": c.offer.name, "usd": float(c.usd[i] + r[i]),
-                         "is_eligible": bool(ok[i]), "why_not": _why_not(c, i, shortest)}
-                        for c, r, ok in zip(hot, reads, hot_ok, strict=True)]
+        alternatives = [{"tier": c.offer.name, "usd": usd[i], "is_eligible": ok[i],
+                         "why_not": _why_not(c, i, shortest[i])}
+                        for c, usd, ok in zip(hot, alternative_usd, is_ok, strict=True)]
         plans.append(_plan_dict(figures, ck, i, lines, alternatives,
                                 int(written[i]), inputs))
     return plans
 
 
-def _dataset_line(offers: tuple[TierOffer, ...], dataset_gb: float,
-                  horizon_hours: float) -> dict[str, Any] | None:
-    offer = _dataset_offer(offers, horizon_hours)
-    if offer is None or dataset_gb <= 0:
-        return None
-    gb_hours = np.array([dataset_gb * horizon_hours])
-    usd = gb_hours * offer.row.usd_per_gb_month / HOURS_PER_MONTH
-    cost = TierCost(offer, gb_hours, gb_hours, usd, np.array([True]))
-    return _tier_line(ROLE_DATASET, cost, 0)
+def _dataset_lines(offers: tuple[TierOffer, ...], dataset_gb: float,
+                   horizon_hours: FloatArray) -> list[dict[str, Any] | None]:
+    """Per option, the data set's line: its tier (_dataset_offer at the option's stay) and
+    what the stay costs there; None without a data set or a tier that fits."""
+    if dataset_gb <= 0:
+        return [None] * len(horizon_hours)
+    gb_hours = dataset_gb * horizon_hours
+    costs: dict[str, TierCost] = {}
+    lines: list[dict[str, Any] | None] = []
+    for i, hours in enumerate(horizon_hours.tolist()):
+        offer = _dataset_offer(offers, hours)
+        if offer is None:
+            lines.append(None)
+            continue
+        if offer.name not in costs:
+            usd = gb_hours * offer.row.usd_per_gb_month / HOURS_PER_MONTH
+            costs[offer.name] = TierCost(offer, gb_hours, gb_hours, usd,
+                                         np.ones(len(gb_hours), dtype=bool))
+        lines.append(_tier_line(ROLE_DATASET, costs[offer.name], i))
+    return lines
 
 
 def _figures(options: pd.DataFrame) -> tuple[FloatArray, FloatArray]:
@@ -191,14 +213,17 @@ def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[s
 
 
 def _finite(value: Any) -> Any:
-    """The plan with non-finite floats as None (JSON has no infinity)."""
+    """The plan with non-finite floats as None (JSON has no infinity). Leaves are checked in
+    line (this walks some 70 values of each of 500 plans)."""
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        return {key: _finite(item) if isinstance(item, (dict, list))
+                else None if isinstance(item, float) and not math.isfinite(item) else item
+                for key, item in value.items()}
     if isinstance(value, list):
-        return [_finite(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+        return [_finite(item) if isinstance(item, (dict, list))
+                else None if isinstance(item, float) and not math.isfinite(item) else item
+                for item in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
