@@ -18,6 +18,8 @@ import pyarrow.parquet as pq
 from django.core.files import File
 from django.core.files.storage import default_storage
 
+from planner.purchase_mix.core.upload.memory import release_freed_memory
+
 
 def frame_save(name: str, frame: pd.DataFrame) -> str:
     """Write the frame to a temporary parquet file and stream it into storage (no in-memory
@@ -37,14 +39,13 @@ def frame_load(handle: IO[bytes]) -> pd.DataFrame:
     pandas.read_parquet gives), read one column at a time."""
     parquet = pq.ParquetFile(handle, pre_buffer=False)
     schema = parquet.schema_arrow
-    pool = pa.default_memory_pool()
     columns = {}
     for name in schema.names:
         columns[name] = parquet.read(columns=[name], use_threads=False).column(0)
-        pool.release_unused()  # the page and decompression buffers go back now, not later
+        release_freed_memory()  # the page and decompression buffers go back now, not later
     table = pa.table(columns, schema=schema)
     del columns
     frame = table.to_pandas(self_destruct=True, split_blocks=True)
     del table
-    pool.release_unused()
+    release_freed_memory()
     return frame
