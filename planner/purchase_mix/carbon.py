@@ -3,7 +3,7 @@ lowest-carbon priced region would save: the inputs from the history, the offers 
 catalog, and the document part (planner.purchase_mix.core.carbon does the sums)."""
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -41,10 +41,10 @@ def _key_combinations(jobs: pd.DataFrame, names: list[str]) -> tuple[np.ndarray,
     in the columns' own dtypes): category codes, never a string per job."""
     combo = np.zeros(len(jobs), dtype=np.int64)
     table: dict[str, np.ndarray] = {}
-    dtypes = {}
+    dtypes: dict[str, pd.CategoricalDtype] = {}
     for name in names:
         column = jobs[name].astype("category")  # no copy when it is one already
-        dtypes[name] = column.dtype
+        dtypes[name] = cast(pd.CategoricalDtype, column.dtype)
         width = len(column.cat.categories) + 1  # code -1 (missing) becomes 0
         combo *= width
         combo += column.cat.codes.to_numpy() + 1
