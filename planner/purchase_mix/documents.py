@@ -11,15 +11,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from planner.core.cloud import GPU_SERVICE_YEARS_LEFT
 from planner.core.purchase_options import ON_DEMAND, SPOT
 from planner.core.serialize import frame_to_dict, json_safe
 from planner.purchase_mix import offers as offer_service
 from planner.purchase_mix import selectors
 from planner.purchase_mix.carbon import history_carbon_document
-from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand
+from planner.purchase_mix.core.analysis import DemandAnalysis, analyze_demand, duration_hours
 from planner.purchase_mix.core.backtest import SizingRule, lookback_sensitivity
 from planner.purchase_mix.core.backtest_terms import backtest_terms
 from planner.purchase_mix.core.breakdown import duration_histogram
@@ -121,10 +119,8 @@ def _analysis_dict(analysis: DemandAnalysis, history: JobHistory | UsageHistory)
     result.pop("demand", None)
     result["duration_histogram"] = None
     if analysis.durations is not None and isinstance(history, JobHistory):
-        jobs = history.jobs
-        hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / 3600.0
         result["duration_histogram"] = duration_histogram(
-            np.asarray(hours, dtype=np.float64),
+            duration_hours(history.jobs),
             mu_log_hours=analysis.durations.mu_log_hours,
             sigma_log_hours=analysis.durations.sigma_log_hours,
         ).to_dict()

@@ -5,7 +5,6 @@ Interfaces (views, API, task, command) call these; these call planner.core and t
 
 from __future__ import annotations
 
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -43,6 +42,7 @@ from planner.purchase_mix.documents import (
     run_options_check,
     upload_texts_check,
 )
+from planner.purchase_mix.frames import frame_load, frame_save
 from planner.purchase_mix.models import AnalysisRun, History
 from planner.purchase_mix.quota import (  # noqa: F401 - StorageQuotaError, storage_used: part of this service
     StorageQuotaError,
@@ -119,15 +119,6 @@ def _records(history: JobHistory | UsageHistory) -> pd.DataFrame:
     return history.jobs if isinstance(history, JobHistory) else history.samples
 
 
-def _save_parquet(name: str, frame: pd.DataFrame) -> str:
-    """Write the frame to a temporary parquet file and stream it into storage (no in-memory
-    copy of the file: at 10M jobs that copy is a few hundred MB)."""
-    with tempfile.TemporaryFile() as handle:
-        frame.to_parquet(handle, index=True)
-        handle.seek(0)
-        return str(default_storage.save(name, File(handle)))
-
-
 def demand_frame(demand: HourlyDemand) -> pd.DataFrame:
     """Firm and interruptible columns side by side: ("firm"|"interruptible", gpu_type)."""
     return pd.concat(
@@ -175,8 +166,8 @@ def _save_files(upload: IO[bytes], history: JobHistory | UsageHistory) -> dict[s
     saved: dict[str, str] = {}
     try:  # all three or none: a full disk on the last leaves none of the first two
         saved["upload"] = default_storage.save(f"{stem}.csv", File(upload))
-        saved["parsed"] = _save_parquet(f"{stem}.jobs.parquet", _records(history))
-        saved["demand"] = _save_parquet(f"{stem}.demand.parquet", frame)
+        saved["parsed"] = frame_save(f"{stem}.jobs.parquet", _records(history))
+        saved["demand"] = frame_save(f"{stem}.demand.parquet", frame)
     except BaseException:
         _delete_files(saved)
         raise
@@ -322,7 +313,7 @@ def _progress(run_id: int) -> Callable[[int], None]:
 
 def history_load(history: History) -> JobHistory | UsageHistory:
     with history.parsed.open("rb") as handle:
-        frame = pd.read_parquet(handle)
+        frame = frame_load(handle)
     if history.is_usage:
         return UsageHistory(samples=frame)
     return JobHistory(jobs=frame)
@@ -330,7 +321,7 @@ def history_load(history: History) -> JobHistory | UsageHistory:
 
 def history_demand(history: History) -> HourlyDemand:
     with history.demand.open("rb") as handle:
-        frame = pd.read_parquet(handle)
+        frame = frame_load(handle)
     attrs = frame.attrs
     return demand_from_frame(
         frame, attrs.get("interruptible_job_gpus", {}), attrs.get("job_gpu_hours", {}),

@@ -85,15 +85,29 @@ def demand_stats(gpus: np.ndarray) -> DemandStats:
     )
 
 
+KS_BLOCK = 1 << 20  # values per block of the Kolmogorov-Smirnov sweep: bounds its temporaries
+
+
 def fit_lognormal_hours(duration_hours: np.ndarray) -> DurationFit | None:
-    positive = np.sort(duration_hours[duration_hours > 0])
+    """Log-normal fit of the positive durations (hours). Works in place on its own copies:
+    at 10M jobs the sorted durations, their logs and the fitted CDF are the only full-length
+    arrays held at once."""
+    positive = duration_hours[duration_hours > 0]
+    positive.sort()
     if len(positive) < 2:
         return None
     logs = np.log(positive)
     mu, sigma = float(logs.mean()), float(logs.std())
     n = len(positive)
-    cdf = ndtr((logs - mu) / sigma) if sigma > 0 else (logs >= mu).astype(float)
-    ks = max(float((np.arange(1, n + 1) / n - cdf).max()), float((cdf - np.arange(n) / n).max()))
+    if sigma > 0:
+        cdf = logs - mu
+        cdf /= sigma
+        ndtr(cdf, out=cdf)
+    else:
+        cdf = (logs >= mu).astype(float)
+    del logs
+    ks = _ks_statistic(cdf)
+    del cdf
     return DurationFit(
         n,
         mu,
@@ -105,8 +119,23 @@ def fit_lognormal_hours(duration_hours: np.ndarray) -> DurationFit | None:
     )
 
 
+def _ks_statistic(cdf: np.ndarray) -> float:
+    """max(i/n - cdf[i-1], cdf[i] - i/n) over the sorted sample's fitted CDF, block by block
+    (the same floats as the whole-array expression, without three arrays of n floats)."""
+    n = len(cdf)
+    above, below = [], []
+    for low in range(0, n, KS_BLOCK):
+        part = cdf[low:low + KS_BLOCK]
+        above.append((np.arange(low + 1, low + len(part) + 1) / n - part).max())
+        below.append((part - np.arange(low, low + len(part)) / n).max())
+    return max(float(np.max(above)), float(np.max(below)))
+
+
 def _team_gpu_hours(jobs: pd.DataFrame) -> dict[str, float]:
-    gpu_hours = jobs["gpu_count"] * (jobs["end_epoch_s"] - jobs["start_epoch_s"]) / 3600.0
+    gpu_seconds = jobs["end_epoch_s"].to_numpy() - jobs["start_epoch_s"].to_numpy()
+    gpu_seconds *= jobs["gpu_count"].to_numpy()  # in place: one int64 array, not three
+    gpu_hours = pd.Series(gpu_seconds / 3600.0, index=jobs.index)
+    del gpu_seconds
     # Group on the category codes (no string column per job): "(none)" for jobs without a team.
     totals = gpu_hours.groupby(jobs["team"], observed=True, dropna=False).sum()
     totals = totals.sort_values(ascending=False)
@@ -139,6 +168,13 @@ def fit_trend(
     )
 
 
+def duration_hours(jobs: pd.DataFrame) -> np.ndarray:
+    """Each job's duration in hours (float64), holding one int64 copy at a time."""
+    seconds = jobs["end_epoch_s"].to_numpy() - jobs["start_epoch_s"].to_numpy()
+    hours: np.ndarray = seconds / 3600.0
+    return hours
+
+
 def analyze_demand(
     history: JobHistory | UsageHistory,
     *,
@@ -156,10 +192,8 @@ def analyze_demand(
     share = declared / all_hours if all_hours else 0.0
     durations, teams = None, {}
     if isinstance(history, JobHistory):
-        jobs = history.jobs
-        seconds = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy()
-        durations = fit_lognormal_hours(seconds / 3600.0)
-        teams = _team_gpu_hours(jobs)
+        durations = fit_lognormal_hours(duration_hours(history.jobs))
+        teams = _team_gpu_hours(history.jobs)
     trend = fit_trend(total.sum(axis=1), growth_per_year=growth_per_year, horizon_days=horizon_days)
     return DemandAnalysis(demand, stats, durations, share, teams, trend)
 

@@ -90,6 +90,8 @@ def bucket_gpu_seconds(
 ) -> tuple[int, np.ndarray]:
     """GPU-seconds per (group, hour) for intervals [start_s, end_s) holding `gpus` each.
 
+    `gpus` and `group` may be any numeric dtype (int32 GPU counts, int8 codes): each slice is
+    widened to float64 and int64 as it is used, so no full-length copy is made.
     Returns (first epoch hour, array of shape (n_groups, n_hours)). O(N + n_groups * n_hours):
     the partial first and last hour of each interval go through bincount, the whole hours in
     between through a difference array and a cumulative sum. Jobs are taken
@@ -108,8 +110,9 @@ def bucket_gpu_seconds(
     steps = np.zeros(n_groups * width)
     for low in range(0, len(start_s), BUCKET_SLICE_JOBS):
         part = slice(low, low + BUCKET_SLICE_JOBS)
-        _bucket_slice(start_s[part], end_s[part], gpus[part], group[part], first_hour, width,
-                      partial, steps)
+        # GPU counts and groups may come narrow (int32, int8): widened a slice at a time
+        _bucket_slice(start_s[part], end_s[part], np.asarray(gpus[part], dtype=np.float64),
+                      np.asarray(group[part], dtype=np.int64), first_hour, width, partial, steps)
     full = np.cumsum(steps.reshape(n_groups, width), axis=1) * SECONDS_PER_HOUR
     total = partial.reshape(n_groups, width) + full
     return first_hour, total[:, :n_hours]
@@ -172,13 +175,15 @@ def _frame(first_hour: int, values: np.ndarray, gpu_types: tuple[str, ...]) -> p
 def _job_split(history: JobHistory) -> HourlyDemand:
     jobs = history.jobs
     types = history.gpu_types
-    codes = jobs["gpu_type"].cat.codes.to_numpy().astype(np.int64)
-    start_s = jobs["start_epoch_s"].to_numpy()
-    end_s = jobs["end_epoch_s"].to_numpy()
-    gpus = jobs["gpu_count"].to_numpy().astype(np.float64)
     is_spot_able = spot_eligible(jobs)
-    group = codes * 2 + is_spot_able.astype(np.int64)
-    first_hour, seconds = bucket_gpu_seconds(start_s, end_s, gpus, group, 2 * len(types))
+    # int32, not int64: 40 MB instead of 80 MB per 10M jobs (bucket_gpu_seconds widens slices)
+    group = jobs["gpu_type"].cat.codes.to_numpy().astype(np.int32)
+    group *= 2
+    group += is_spot_able
+    first_hour, seconds = bucket_gpu_seconds(
+        jobs["start_epoch_s"].to_numpy(), jobs["end_epoch_s"].to_numpy(),
+        jobs["gpu_count"].to_numpy(), group, 2 * len(types))
+    del group
     needed = ["start_epoch_s", "end_epoch_s", "gpu_count", "gpu_type", "is_interruptible"]
     eligible = jobs.loc[is_spot_able, needed]
     return HourlyDemand(
@@ -194,7 +199,9 @@ def _job_split(history: JobHistory) -> HourlyDemand:
 
 def spot_eligible(jobs: pd.DataFrame) -> np.ndarray:
     """Interruptible jobs small and short enough for spot (planner.core.cloud limits)."""
-    hours = (jobs["end_epoch_s"] - jobs["start_epoch_s"]).to_numpy() / SECONDS_PER_HOUR
+    seconds = jobs["end_epoch_s"].to_numpy() - jobs["start_epoch_s"].to_numpy()
+    hours = seconds / SECONDS_PER_HOUR
+    del seconds
     return np.asarray(
         jobs["is_interruptible"].to_numpy()
         & (jobs["gpu_count"].to_numpy() <= SPOT_MAX_JOB_GPUS)

@@ -87,11 +87,15 @@ class Duplicates:
     first_positions: np.ndarray  # the first row of the same id, aligned with `positions`
 
 
+DUPLICATE_BLOCK_ROWS = 1 << 20  # sorted ids compared a block at a time: bounds the copy
+
+
 def find_duplicates(job_ids: pa.Array | pa.ChunkedArray) -> Duplicates:
     """Positions of repeated job ids (every occurrence after the first).
 
     Sort-based (a stable sort, then equal neighbours): about a third of the memory of a hash
-    table of every id, which matters at 10M jobs.
+    table of every id, which matters at 10M jobs. Neighbours are compared
+    DUPLICATE_BLOCK_ROWS at a time, so the ids are never copied whole in sorted order.
     """
     n_rows = len(job_ids)
     empty = np.zeros(0, dtype=np.int64)
@@ -99,18 +103,35 @@ def find_duplicates(job_ids: pa.Array | pa.ChunkedArray) -> Duplicates:
         return Duplicates(empty, empty)
     order = pc.array_sort_indices(job_ids, order="ascending") if isinstance(
         job_ids, pa.Array) else pc.sort_indices(job_ids, sort_keys=[("", "ascending")])
-    ordered = job_ids.take(order)
-    if isinstance(ordered, pa.ChunkedArray):
-        ordered = ordered.combine_chunks()
-    same = pc.equal(ordered.slice(1), ordered.slice(0, n_rows - 1))
-    del ordered
     is_repeat = np.zeros(n_rows, dtype=bool)
-    is_repeat[1:] = np.asarray(same.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    for low in range(0, n_rows - 1, DUPLICATE_BLOCK_ROWS):
+        block = order.slice(low, DUPLICATE_BLOCK_ROWS + 1)
+        ordered = job_ids.take(block) if isinstance(job_ids, pa.Array) else _take_chunked(
+            job_ids, np.asarray(block.to_numpy(zero_copy_only=False), dtype=np.int64))
+        size = len(ordered)
+        same = pc.equal(ordered.slice(1), ordered.slice(0, size - 1))
+        is_repeat[low + 1:low + size] = np.asarray(
+            same.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
     if not is_repeat.any():
         return Duplicates(empty, empty)
     positions = np.asarray(order.to_numpy(zero_copy_only=False), dtype=np.int64)
     group_start = np.maximum.accumulate(np.where(~is_repeat, np.arange(n_rows), 0))
     return Duplicates(positions[is_repeat], positions[group_start[is_repeat]])
+
+
+def _take_chunked(values: pa.ChunkedArray, positions: np.ndarray) -> pa.Array:
+    """values[positions] as one array, taken chunk by chunk (ChunkedArray.take joins every
+    chunk first: a copy of all the ids)."""
+    bounds = np.cumsum([0] + [len(chunk) for chunk in values.chunks])
+    chunk_of = np.searchsorted(bounds, positions, side="right") - 1
+    by_chunk = np.argsort(chunk_of, kind="stable")
+    ordered = positions[by_chunk]
+    cuts = np.searchsorted(chunk_of[by_chunk], np.arange(values.num_chunks + 1))
+    pieces = [values.chunk(c).take(pa.array(ordered[cuts[c]:cuts[c + 1]] - bounds[c]))
+              for c in range(values.num_chunks) if cuts[c] < cuts[c + 1]]
+    where = np.empty_like(by_chunk)
+    where[by_chunk] = np.arange(len(by_chunk))
+    return pa.concat_arrays(pieces).take(pa.array(where))
 
 
 def duplicate_errors(

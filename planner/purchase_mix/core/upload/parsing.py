@@ -25,7 +25,8 @@ from planner.purchase_mix.core.upload.jobs import (
     UploadSettingError,
     columns_in_words,
 )
-from planner.purchase_mix.core.upload.parse_build import build_history
+from planner.purchase_mix.core.upload.memory import release_freed_memory
+from planner.purchase_mix.core.upload.parse_build import build_history, compact_rows
 from planner.purchase_mix.core.upload.parse_checks import (
     DUPLICATE_POLICIES,
     SpanTracker,
@@ -197,7 +198,7 @@ class _Collector:
         room = self.max_errors - len(self.errors)
         self.errors.extend(checks.errors[: max(room, 0)])
         if self.is_skipping or self.error_count == 0:
-            self.parts.append(rows)
+            self.parts.append(compact_rows(rows))
 
     @property
     def is_done(self) -> bool:
@@ -282,7 +283,11 @@ def parse_job_history(
     else:
         collector.span.check(columns["start"], columns.get("end", columns.get("duration", "")))
     id_field = columns.get("job_id", "JobID" if base_fmt == "slurm" else "(line)")
-    return _result(collector, layout, base_fmt, duplicate_ids, id_field)
+    release_freed_memory()  # the chunks' text and conversion buffers
+    result = _result(collector, layout, base_fmt, duplicate_ids, id_field)
+    collector.parts.clear()
+    release_freed_memory()  # before the caller's next large step (hourly demand, files)
+    return result
 
 
 def _refuse_unitless_numbers(fmt: str, columns: Mapping[str, str], time_unit: str | None,
@@ -309,6 +314,7 @@ def _duplicate_rows(collector: _Collector, policy: str, id_field: str) -> np.nda
         return None
     ids = pa.chunked_array([part.columns["job_id"] for part in parts])
     dups = find_duplicates(ids)
+    release_freed_memory()  # the sort's buffers, before the frame is built
     if len(dups.positions) == 0:
         return None
     lines = np.concatenate([part.lines for part in parts])

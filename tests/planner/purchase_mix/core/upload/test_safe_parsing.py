@@ -140,3 +140,26 @@ def test_the_demand_grid_is_bounded_before_it_is_allocated():
 def test_the_header_is_read_for_the_column_pickers():
     layout = read_header(io.BytesIO("submit_time;num_gpu;duration\n1;2;3\n".encode("cp1252")))
     assert layout.header == ("submit_time", "num_gpu", "duration") and layout.delimiter == ";"
+
+
+def test_a_file_read_in_many_chunks_and_blocks_gives_the_one_chunk_history(monkeypatch):
+    """Chunks are compacted as they are read (categories, ids, lines) and repeated ids are
+    found block by block: the history, its category order and the repeat lines are those of
+    reading the file at once."""
+    from planner.purchase_mix.core.upload import csv_stream, parse_checks
+
+    types = ["L4", "A100", "H100", "V100"]
+    rows = [f"j{i % 2497},2024-01-01T{i % 24:02d}:00,2024-01-02,{types[i // 750]},"
+            f"{1 + i % 8}\n" for i in range(3000)]  # 130 kB: the 64 kB sample, then chunks
+    body = "".join(rows)
+    whole = _parse(body, skip_bad_rows=True)
+    refused = _parse(body)
+    monkeypatch.setattr(csv_stream, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(parse_checks, "DUPLICATE_BLOCK_ROWS", 7)
+    chunked = _parse(body, skip_bad_rows=True)
+    assert len(chunked.history.jobs) == 2497
+    assert list(chunked.history.gpu_types) == types  # first appearance, across chunks
+    assert chunked.history.jobs.equals(whole.history.jobs)
+    again = _parse(body)
+    assert _where(again) == _where(refused) and len(again.errors) == 503
+    assert [e.message for e in again.errors] == [e.message for e in refused.errors]
