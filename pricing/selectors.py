@@ -483,8 +483,7 @@ def catalog_version() -> str:
     imported or changed: the key of cached catalog pages. Database triggers keep it in the
     catalog stamp (one primary-key read); without the stamp row (a flushed test database, a
     database without triggers) it is computed from aggregates, one query per table."""
-    stamp = catalog_stamp()
-    if stamp is not None:
+    if (stamp := catalog_stamp()) is not None:
         return stamp
     prices = Price.objects.aggregate(n=Count("id"), last=Max("id"), total=Sum("usd_per_hour"),
                                      newest=Max("as_of"))
@@ -494,8 +493,8 @@ def catalog_version() -> str:
 
 
 def catalog_stamp() -> str | None:
-    """The catalog stamp's token and version, "<token>:<version>": it changes with every write
-    to the catalog (database triggers); None without a stamp the triggers keep."""
+    """"<token>:<version>" of the catalog stamp, changed by every catalog write (database
+    triggers); None without a stamp the triggers keep."""
     stamp = CatalogStamp.objects.filter(pk=1).values_list("token", "version").first()
     if stamp is None or connection.vendor not in ("sqlite", "postgresql"):
         return None
