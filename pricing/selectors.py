@@ -7,18 +7,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import (
-    BooleanField,
-    Count,
-    ExpressionWrapper,
-    FloatField,
-    Max,
-    OuterRef,
-    Q,
-    QuerySet,
-    Subquery,
-    Sum,
-)
+from django.db.models import BooleanField, Count, ExpressionWrapper, FloatField, Max, OuterRef, Q
+from django.db.models import QuerySet, Subquery, Sum
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 

@@ -7,7 +7,8 @@ is acceptable. An option left out for another reason (spot capacity unlikely, an
 price, the CO2e limit, larger than the offer allows, ...) is never acceptable; the plan
 document lists those apart, in `excluded_options`. `meets_deadline` and `within_budget`
 apply the same threshold to each limit's own chance. Every card, chart, report, API field
-and command reads these three from here; "cheapest" everywhere is the lowest expected total among acceptable options.
+and command reads these three from here; "cheapest" everywhere is the lowest expected total
+among acceptable options.
 """
 
 from __future__ import annotations
