@@ -7,8 +7,18 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, FloatField, Max, OuterRef, Q
-from django.db.models import QuerySet, Subquery, Sum
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    FloatField,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
@@ -54,11 +64,10 @@ _STALE_BEFORE: dict[str, Any] = {}
 def stale_before() -> dict[str, str]:
     """THE staleness rule, per provider slug: prices dated before this day (ISO) are stale.
     A price is stale when it is more than PRICE_STALE_DAYS older than the newest price of the
-    same provider in the catalog: a newer snapshot of that provider exists and did not
-    confirm it (the SkyPilot AWS file of mid-2025 beside the January 2026 AWS prices). Judged
-    against the catalog's own dates, not today's, so "stale" marks the exceptions of a
-    catalog, not every price once the catalog is a few months old; the catalog's age is said
-    beside it (planner.core.cloud.stale_rule_text). Cached per catalog version."""
+    same provider in the catalog: a newer snapshot of that provider did not confirm it (the
+    SkyPilot AWS file of mid-2025 beside the January 2026 AWS prices). Judged against the
+    catalog's own dates, not today's, so "stale" marks a catalog's exceptions; its age is
+    said beside it (planner.core.cloud.stale_rule_text). Cached per catalog version."""
     key = f"{catalog_version()}:{settings.PRICE_STALE_DAYS}"
     if _STALE_BEFORE.get("key") != key:
         newest = Price.objects.values("instance_type__provider__slug").annotate(
