@@ -18,7 +18,7 @@ from planner.plans import charts
 from planner.plans.core.fields import FIELDS_BY_NAME
 from planner.plans.core.ranking import collapse_regions, intensity_text
 from planner.reports.core.plan_levers import lever_summary
-from planner.reports.core.plan_report import has_deadline
+from planner.reports.core.plan_report import limits_words
 
 SORT_KEYS = {
     "rank",
@@ -30,6 +30,7 @@ SORT_KEYS = {
     "usd_per_hour",
     "memory_headroom_gib",
     "deadline_miss_probability",
+    "miss_probability",
     "co2e_kg",
     "energy_kwh",
 }
@@ -53,7 +54,7 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("total", "Total", True),
     ("mfu", "MFU", False),
     ("headroom", "Memory headroom", False),
-    ("miss", "P(miss deadline)", True),
+    ("miss", "P(miss deadline or budget)", True),
     ("energy", "Energy", False),
     ("co2e", "CO2e", True),
     ("throughput", "Calibration", True),
@@ -213,9 +214,18 @@ class PlanView:
         return figure_template_script()
 
     @property
-    def has_deadline(self) -> bool:
-        """A deadline was set (else the table shows no chance of missing one)."""
-        return has_deadline(self._document)
+    def limits_words(self) -> str:
+        """"deadline", "budget", "deadline or budget", or "" (nothing can be missed): what the
+        table's chance of missing counts, the combined chance the decision rule reads."""
+        return limits_words(self._document).removeprefix("the ")
+
+    @property
+    def decision_rule(self) -> str:
+        return str(self._document.get("decision_rule", ""))
+
+    @property
+    def miss_threshold_pct(self) -> float:
+        return float(self._document.get("miss_threshold_pct", 10.0))
 
     @cached_property
     def n_options(self) -> int:

@@ -51,7 +51,13 @@ def test_the_cheapest_card_is_acceptable_and_nothing_acceptable_is_cheaper(
     result = documents[case]
     by_index = {o["row_index"]: o for o in result["options"]}
     cards = {c["key"]: c for c in result["recommendations"]}
-    acceptable = [o for o in result["options"] if o["acceptable"] and o["rank"]]
+    # Every acceptable option is ranked: those left out for another reason (spot capacity,
+    # ...) are listed apart, never acceptable.
+    acceptable = [o for o in result["options"] if o["acceptable"]]
+    assert all(o["rank"] for o in acceptable)
+    assert result["excluded_options"]
+    assert not any(o["acceptable"] or o["rank"] for o in result["excluded_options"])
+    assert all(o["infeasible_reason"] for o in result["excluded_options"])
     cheapest = cards.get("cheapest_meeting_deadline")
     if not acceptable:
         assert cheapest is None
@@ -101,3 +107,25 @@ def test_compare_says_why_a_tighter_deadline_looks_cheaper(client_ana: Any, user
     assert "“thirty days five million” has the tighter deadline" in note
     assert "not acceptable" in note
     assert "(not acceptable)" in page.split('id="compare-outcomes"', 1)[1]
+
+
+def test_the_results_table_shows_the_chance_the_rule_reads(client_ana: Any, user: Any) -> None:
+    """The page's table gives each option's combined chance of missing the limits set (what
+    `acceptable` reads), named for those limits, and marks the options over the threshold."""
+    import re
+
+    from planner.core import formatting as fmt
+    for name, extra, words in (("sixty", CASES["60 days"], "deadline"),
+                               ("seven million", CASES["60 days, $7 M"], "deadline or budget")):
+        plan = _stored(user, name, extra)
+        page = client_ana.get(f"/plans/{plan.id}").content.decode()
+        table = page.split('id="plan-table"', 1)[1].split("</table>", 1)[0]
+        assert f">P(miss {words})</a></th>" in table
+        cells = re.findall(r'<td class="c-miss num">(.*?)</td>', table)
+        ranked = sorted((o for o in plan.result["options"] if o["rank"]),
+                        key=lambda o: o["rank"])
+        first = ranked[0]
+        assert cells[0].startswith(fmt.percent(first["miss_probability"]))
+        assert ("not acceptable" in cells[0]) == (not first["acceptable"])
+        if words == "deadline or budget":  # over $7 M nothing is acceptable
+            assert all("not acceptable" in cell for cell in cells)
