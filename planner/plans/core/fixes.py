@@ -23,6 +23,14 @@ REASON_BUDGET = "over budget"
 REASON_CAPACITY = "spot capacity unlikely"
 
 
+def excluded_otherwise(reasons: pd.Series) -> np.ndarray:
+    """Per option row, whether its infeasible_reason names a reason besides the deadline and
+    the budget (spot capacity, an estimated price, the CO2e limit, ...): such a row is not one
+    the decision rule judges."""
+    rest = reasons.str.replace(REASON_DEADLINE, "", regex=False)
+    return (rest.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") != "").to_numpy()
+
+
 def shown_hours_up(hours: float) -> float:
     """`hours` rounded up to what formatting.duration prints of it (a tenth of a day from two
     days on, a whole hour from 10 h, a tenth of an hour below), so the figure shown is never
@@ -46,8 +54,7 @@ def what_would_work(table: pd.DataFrame, constraints: PlanConstraints) -> dict[s
     if table["rank"].notna().any():
         return None
     rest = table["infeasible_reason"].str.replace(REASON_DEADLINE, "", regex=False)
-    limits_only = rest.str.replace(REASON_BUDGET, "", regex=False).str.strip("; ") == ""
-    usable = table[limits_only.to_numpy()]
+    usable = table[~excluded_otherwise(table["infeasible_reason"])]
     if usable.empty:
         return None
     within_budget = usable[usable["total_usd"] <= (constraints.budget_usd or np.inf)]

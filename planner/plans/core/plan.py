@@ -41,6 +41,7 @@ from planner.plans.core.fixes import (
     REASON_BUDGET,
     REASON_CAPACITY,
     REASON_DEADLINE,
+    excluded_otherwise,
     what_would_work,
 )
 from planner.plans.core.options import (
@@ -136,7 +137,7 @@ class PlanResult:
         # `options` are the rows the decision rule judges (ranked, or out on the deadline or
         # budget alone); `excluded_options` those left out for another reason, named in
         # their infeasible_reason (never acceptable).
-        excluded = _excluded_rows(rows["infeasible_reason"])
+        excluded = excluded_otherwise(rows["infeasible_reason"])
         return {
             "options": json.loads(rows[~excluded].to_json(orient="records")),
             "excluded_options": json.loads(rows[excluded].to_json(orient="records")),
@@ -173,14 +174,6 @@ class PlanResult:
             "deadline_miss_probability": float(row["deadline_miss_probability"]),
         })
         return summary
-
-
-def _excluded_rows(reasons: pd.Series) -> np.ndarray:
-    """Per row, whether its infeasible_reason names a reason other than the deadline or
-    budget."""
-    rest = reasons.str.replace(REASON_DEADLINE, "", regex=False)
-    rest = rest.str.replace(REASON_BUDGET, "", regex=False).str.replace(";", "", regex=False)
-    return (rest.str.strip() != "").to_numpy()
 
 
 def no_option_words(constraints: PlanConstraints) -> str:
