@@ -12,7 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-HOURS_PER_DAY = 24
+from planner.core import cloud
+
+# Hourly slots of a daily profile (the one hours-per-day fact, as a count).
+HOURS_PER_DAY = int(cloud.HOURS_PER_DAY)
 # 24 numbers of at most ~30 characters each, with separators: a longer text is refused before
 # it is split.
 MAX_PROFILE_CHARS = 24 * 32
