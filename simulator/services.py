@@ -5,7 +5,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -299,9 +299,16 @@ def simulator_sweep(
 def _simulator_key(simulator: Simulator, *parts: bytes) -> str:
     """A digest of the simulator's inputs and calibration, and `parts`."""
     return hashlib.sha256(b"\0".join([
-        repr(simulator.inputs).encode(),
-        json.dumps(simulator.calibration.to_dict(), sort_keys=True, default=str).encode(),
+        repr(simulator.inputs).encode(), _calibration_digest(simulator.calibration),
         *parts])).hexdigest()
+
+
+@lru_cache(maxsize=16)
+def _calibration_digest(calibration: Calibration) -> bytes:
+    """The calibration as canonical JSON, digested once per calibration (a frozen value: a
+    user's own fit or the shipped one), not on every plan."""
+    return hashlib.sha256(json.dumps(calibration.to_dict(), sort_keys=True,
+                                     default=str).encode()).digest()
 
 
 def simulator_goodput(simulator: Simulator, *, given: set[str]) -> dict[str, Any]:

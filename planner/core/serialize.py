@@ -20,6 +20,27 @@ def frame_to_dict(frame: pd.DataFrame) -> dict[str, Any]:
     return {"hours": hours, "series": series}
 
 
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-safe dicts (what json.loads(frame.to_json(orient="records")) gives, with
+    floats exact): missing values and non-finite floats as None, a column at a time."""
+    columns: list[list[Any]] = []
+    for name in frame.columns:
+        column = frame[name]
+        kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else ""
+        if kind == "f":
+            values = column.to_numpy()
+            boxed = values.astype(object)
+            boxed[~np.isfinite(values)] = None
+            columns.append(boxed.tolist())
+        elif kind in ("b", "i", "u"):
+            columns.append(column.tolist())
+        else:
+            present = column.astype(object).where(column.notna(), None).tolist()
+            columns.append(present if kind == "" else [json_safe(v) for v in present])
+    names = [str(name) for name in frame.columns]
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
 def json_safe(value: Any) -> Any:
     """Recursively turn a result into JSON-compatible builtins; non-finite floats become None."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -21,7 +21,6 @@ acceptable rows first, then expected total, time, non-spot first.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ import pandas as pd
 from planner.core import formatting as fmt
 from planner.core.cloud import is_stale_price
 from planner.core.purchase_options import SPOT
-from planner.core.serialize import json_safe
+from planner.core.serialize import frame_records, json_safe
 from planner.plans.core.assumptions import PlanAssumptions, PlanConstraints
 from planner.plans.core.carbon import NO_FACTORS, CarbonFactors, energy_band, option_carbon
 from planner.plans.core.costs import OptionRates, option_rates, per_million
@@ -139,8 +138,8 @@ class PlanResult:
         # their infeasible_reason (never acceptable).
         excluded = excluded_otherwise(rows["infeasible_reason"])
         return {
-            "options": json.loads(rows[~excluded].to_json(orient="records")),
-            "excluded_options": json.loads(rows[excluded].to_json(orient="records")),
+            "options": frame_records(rows[~excluded]),
+            "excluded_options": frame_records(rows[excluded]),
             "n_options": len(self.table),
             "n_feasible": int(self.table["rank"].notna().sum()),
             "n_acceptable": int((self.table["rank"].notna() & self.table["acceptable"]).sum()),

@@ -12,6 +12,10 @@ least one checkpoint), C = checkpoint write hours. Then
     E[T] = E[W] * (1 + C/tau) * (1 + N*lambda*(R + tau/2)),
 the first-order overhead C/tau + (tau/2 + R)/M of spot.expected_overhead plus its cross term.
 Zero hazard means no checkpoints and T = W exactly.
+Sampling: a run expecting NORMAL_POISSON_MEAN or more interruptions draws K from the
+Poisson's normal approximation (skewness 1/sqrt(mean) <= 0.1, beside a lognormal W whose
+spread is tens of %); the rework sum is exact up to EXACT_REWORK_TERMS uniforms and a
+moment-matched normal above.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from planner.plans.core.costs import OptionRates
 
 Z90 = 1.2815515655446004  # standard normal 90th percentile
 EXACT_REWORK_TERMS = 3  # sum of up to 3 uniforms drawn exactly; more: moment-matched normal
+NORMAL_POISSON_MEAN = 100.0  # runs expecting this many interruptions or more: normal counts
 
 
 def lognormal_from_p10_p90(p10_hours: np.ndarray, p90_hours: np.ndarray) -> tuple[np.ndarray,
@@ -115,23 +120,40 @@ class SpotRuns:
         shape = (len(self.work_hours), n_samples)
         work = np.exp(self.log_mu[:, None] + self.log_sigma[:, None] * rng.standard_normal(shape))
         base = work * self.checkpoint_factor()[:, None]
-        counts = rng.poisson(base * self.job_hazard_per_hour[:, None])
+        expected = self.job_hazard_per_hour * self.work_hours * self.checkpoint_factor()
+        counts = poisson_counts(rng, base * self.job_hazard_per_hour[:, None],
+                                expected >= NORMAL_POISSON_MEAN)
         rework = self.rework_interval_hours()[:, None] * sum_of_uniforms(rng, counts)
         return np.asarray(base + counts * self.restart_hours + rework, dtype=np.float64)
+
+
+def poisson_counts(rng: np.random.Generator, means: np.ndarray,
+                   normal_rows: np.ndarray) -> np.ndarray:
+    """Poisson counts of the given means (runs, samples); rows flagged in `normal_rows` take
+    the normal approximation round(mean + sqrt(mean) Z), floored at 0."""
+    counts = np.empty(means.shape, dtype=np.float64)
+    exact = ~normal_rows
+    if exact.any():
+        counts[exact] = rng.poisson(means[exact])
+    if normal_rows.any():
+        large = means[normal_rows]
+        counts[normal_rows] = np.maximum(
+            np.rint(large + np.sqrt(large) * rng.standard_normal(large.shape)), 0.0)
+    return counts
 
 
 def sum_of_uniforms(rng: np.random.Generator, counts: np.ndarray) -> np.ndarray:
     """Sum of `counts` U(0, 1) draws per element: exact up to EXACT_REWORK_TERMS, above that
     a normal with the same mean k/2 and variance k/12, clipped to [0, k]."""
-    uniforms = rng.random((EXACT_REWORK_TERMS, *counts.shape), dtype=np.float32)
-    total = np.zeros(counts.shape, dtype=np.float64)
-    for term in range(EXACT_REWORK_TERMS):
-        total += np.where(counts > term, uniforms[term], 0.0)
-    many = counts > EXACT_REWORK_TERMS
-    if many.any():
-        k = counts[many].astype(np.float64)
-        normal = k / 2.0 + np.sqrt(k / 12.0) * rng.standard_normal(k.size)
-        total[many] = np.clip(normal, 0.0, k)
+    k = np.asarray(counts, dtype=np.float64)
+    total = k / 2.0 + np.sqrt(k / 12.0) * rng.standard_normal(k.shape)
+    np.clip(total, 0.0, k, out=total)
+    flat_k, flat_total = k.reshape(-1), total.reshape(-1)
+    few = np.flatnonzero((flat_k > 0) & (flat_k <= EXACT_REWORK_TERMS))
+    if few.size:
+        uniforms = rng.random((EXACT_REWORK_TERMS, few.size))
+        terms = np.arange(EXACT_REWORK_TERMS)[:, None] < flat_k[few]
+        flat_total[few] = (uniforms * terms).sum(axis=0)
     return total
 
 

@@ -10,6 +10,7 @@ from planner.plans.core.spot_risk import (
     lognormal_from_p10_p90,
     sample_exceed_probability,
     sorted_quantile,
+    poisson_counts,
     sum_of_uniforms,
 )
 
@@ -37,6 +38,18 @@ def test_sum_of_uniforms_has_irwin_hall_moments(k):
     assert draws.mean() == pytest.approx(k / 2, abs=0.01)
     assert draws.var() == pytest.approx(k / 12, abs=0.01 * max(k, 1))
     assert draws.min() >= 0 and draws.max() <= k
+
+
+@pytest.mark.parametrize("mean, normal", [(0.3, False), (7.0, False), (150.0, True),
+                                           (5000.0, True)])
+def test_interruption_counts_have_the_poisson_mean_and_variance(mean, normal):
+    """Exact Poisson for few interruptions, its normal approximation for many: either way a
+    whole number >= 0 with mean and variance equal to the expected count."""
+    rng = np.random.default_rng(11)
+    counts = poisson_counts(rng, np.full((2, 100_000), mean), np.array([normal, normal]))
+    assert counts.min() >= 0 and np.array_equal(counts, np.rint(counts))
+    assert counts.mean() == pytest.approx(mean, rel=0.01, abs=0.01)
+    assert counts.var() == pytest.approx(mean, rel=0.03)
 
 
 def test_sample_exceed_probability_matches_direct_count():
