@@ -20,6 +20,9 @@ def frame_to_dict(frame: pd.DataFrame) -> dict[str, Any]:
     return {"hours": hours, "series": series}
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # exact types passed through as they are
+
+
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-safe dicts (what json.loads(frame.to_json(orient="records")) gives, with
     floats exact): missing values and non-finite floats as None, a column at a time."""
@@ -43,6 +46,13 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def json_safe(value: Any) -> Any:
     """Recursively turn a result into JSON-compatible builtins; non-finite floats become None."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {str(key): json_safe(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             field.name: json_safe(getattr(value, field.name)) for field in dataclasses.fields(value)
