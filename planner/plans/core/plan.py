@@ -394,6 +394,8 @@ def _excluded(flags: Mapping[str, np.ndarray]) -> np.ndarray:
 
 def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.ndarray:
     """Per row, the position of its region in `preferred` (len(preferred) when absent)."""
+    if not preferred:
+        return np.zeros(len(regions), dtype=np.int64)
     position = {code: i for i, code in enumerate(preferred)}
     found = pd.Series(regions, dtype=object).map(position).fillna(len(preferred))
     return found.to_numpy(dtype=np.int64)
@@ -407,7 +409,8 @@ def _final_table(configs: pd.DataFrame, prices: pd.DataFrame, cfg_rows: np.ndarr
     flags and rank among feasible rows. Rank 1 is so the cheapest acceptable option."""
     feasible = outcomes["infeasible_reason"] == ""
     hours, usd = outcomes["time_to_train_hours"], outcomes["total_usd"]
-    preference = region_preference(prices["region"].to_numpy()[price_rows], preferred_regions)
+    # per price row first (a few thousand), then per option row
+    preference = region_preference(prices["region"].to_numpy(), preferred_regions)[price_rows]
     order = np.lexsort((preference, outcomes["is_spot"], hours, usd, ~outcomes["acceptable"],
                         ~feasible))
     feasible = feasible[order]
