@@ -23,6 +23,14 @@ def frame_to_dict(frame: pd.DataFrame) -> dict[str, Any]:
 _PLAIN = frozenset({str, int, bool, type(None)})  # exact types passed through as they are
 
 
+def finite_list(values: Any) -> list[float | None]:
+    """A float array as a list of Python floats, None where not finite (JSON has none)."""
+    array = np.asarray(values, dtype=np.float64)
+    boxed = array.astype(object)
+    boxed[~np.isfinite(array)] = None
+    return list(boxed.tolist())
+
+
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-safe dicts (what json.loads(frame.to_json(orient="records")) gives, with
     floats exact): missing values and non-finite floats as None, a column at a time."""
@@ -31,10 +39,7 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         column = frame[name]
         kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else ""
         if kind == "f":
-            values = column.to_numpy()
-            boxed = values.astype(object)
-            boxed[~np.isfinite(values)] = None
-            columns.append(boxed.tolist())
+            columns.append(finite_list(column.to_numpy()))
         elif kind in ("b", "i", "u"):
             columns.append(column.tolist())
         else:

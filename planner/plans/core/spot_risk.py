@@ -271,9 +271,20 @@ def run_times(table: pd.DataFrame, cfg_rows: np.ndarray, rates: OptionRates,
         runs, codes = _spot_runs(table, cfg_rows, spot, hazards, mu, sigma, assumptions)
         n_samples = _samples_per_run(len(runs.work_hours), assumptions)
         rng = np.random.default_rng(assumptions.seed)
-        samples = np.sort(runs.sample_hours(rng, n_samples), axis=1)
+        samples = _sorted_samples(runs.sample_hours(rng, n_samples))
         _fill_spot(columns, spot, codes, runs, samples, thresholds)
     return RunTimes(**columns), n_samples
+
+
+SINGLE_PRECISION_MAX_HOURS = 1e30  # sorted in float32 below this (its top is ~3.4e38)
+
+
+def _sorted_samples(samples: np.ndarray) -> np.ndarray:
+    """Each run's samples sorted: in single precision (7 significant digits, far finer than
+    the Monte Carlo error; twice as fast as double) unless a sample is out of its range."""
+    if float(np.max(samples)) < SINGLE_PRECISION_MAX_HOURS:
+        return np.sort(samples.astype(np.float32), axis=1).astype(np.float64)
+    return np.sort(samples, axis=1)
 
 
 def _spot_runs(table: pd.DataFrame, cfg_rows: np.ndarray, spot: np.ndarray,

@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 
 from planner.core.cloud import HOURS_PER_MONTH
+from planner.core.serialize import finite_list
 from planner.core.storage_tiers import StorageTier
 from planner.plans.core.storage import (
+    Checkpointing,
     FloatArray,
     Lifetimes,
     StorageInputs,
@@ -75,11 +77,38 @@ def _tier_line(role: str, cost: TierCost, i: int, extra_usd: float = 0.0) -> dic
     row = cost.offer.row
     return {"role": role, "tier": cost.offer.name, "region": row.region,
             "kind": row.kind,
-            "tb_months": float(cost.stored_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
-            "billed_tb_months": float(cost.billed_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
-            "usd": float(cost.usd[i] + extra_usd),
+            "tb_months": _num(cost.stored_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
+            "billed_tb_months": _num(cost.billed_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
+            "usd": _num(cost.usd[i] + extra_usd),
             "usd_per_gb_month": row.usd_per_gb_month,
             "min_storage_days": row.min_storage_days}
+
+
+def _num(value: Any) -> float | None:
+    """A figure as a Python float, None when not finite (JSON has no infinity): extreme
+    inputs (a write speed of 1e-320 GB/s) give infinite seconds."""
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+class _TierLines:
+    """One tier's line of every option, its figures listed once (not a numpy scalar per
+    option and figure)."""
+
+    def __init__(self, role: str, cost: TierCost, usd: FloatArray) -> None:
+        row = cost.offer.row
+        self.fixed = {"role": role, "tier": cost.offer.name, "region": row.region,
+                      "kind": row.kind}
+        self.prices = {"usd_per_gb_month": row.usd_per_gb_month,
+                       "min_storage_days": row.min_storage_days}
+        self.tb_months = finite_list(cost.stored_gb_hours / HOURS_PER_MONTH / GB_PER_TB)
+        self.billed = finite_list(cost.billed_gb_hours / HOURS_PER_MONTH / GB_PER_TB)
+        self.usd = finite_list(usd)
+        self.raw_usd = usd
+
+    def line(self, i: int) -> dict[str, Any]:
+        return {**self.fixed, "tb_months": self.tb_months[i],
+                "billed_tb_months": self.billed[i], "usd": self.usd[i], **self.prices}
 
 
 def _why_not(cost: TierCost, i: int, shortest_hours: float) -> str:
@@ -113,42 +142,46 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
     hot = [tier_cost(o, hot_groups, ck.gb, ck.objects) for o in offers]
     reads = [_restart_usd(o, ck.gb, ck.objects, ck.restarts) for o in offers]
     hot_ok = [c.is_eligible & c.offer.row.is_instant for c in hot]
-    hot_pick = _cheapest([c.usd + r for c, r in zip(hot, reads, strict=True)], hot_ok)
+    # a hot line's dollars include reading the checkpoint back at each restart
+    hot_usd = [c.usd + r for c, r in zip(hot, reads, strict=True)]
+    hot_pick = _cheapest(hot_usd, hot_ok)
     cold = [tier_cost(o, [milestones], ck.gb, ck.objects) for o in offers] if milestones else []
     cold_pick = _cheapest([c.usd for c in cold], [c.is_eligible for c in cold]) if cold else None
-    plans = []
-    figures = _figures(options)
-    # Per-option figures as Python floats once (the same float64 sums as row by row).
-    alternative_usd = [(c.usd + r).tolist() for c, r in zip(hot, reads, strict=True)]
-    is_ok = [ok.tolist() for ok in hot_ok]
-    shortest = _shortest_all(hot_groups, len(options))
+    hot_lines = [_TierLines(ROLE_CHECKPOINTS, c, usd) for c, usd in zip(hot, hot_usd,
+                                                                          strict=True)]
+    cold_lines = [_TierLines(ROLE_MILESTONES, c, c.usd) for c in cold]
     datasets = _dataset_lines(offers, inputs.dataset_gb, horizon)
+    shortest = _shortest_all(hot_groups, len(options))
+    is_ok = [ok.tolist() for ok in hot_ok]
+    hot_index = hot_pick.index.tolist()
+    cold_index = cold_pick.index.tolist() if cold_pick is not None else [-1] * len(options)
+    figures = _plan_figures(options, ck, written, inputs)
+    plans = []
     for i in range(len(options)):
-        lines = []
-        if hot_pick.index[i] >= 0:
-            lines.append(_tier_line(ROLE_CHECKPOINTS, hot[hot_pick.index[i]], i,
-                                    float(reads[hot_pick.index[i]][i])))
-        if cold_pick is not None and cold_pick.index[i] >= 0:
-            lines.append(_tier_line(ROLE_MILESTONES, cold[cold_pick.index[i]], i))
+        chosen = ([hot_lines[hot_index[i]]] if hot_index[i] >= 0 else []) + (
+            [cold_lines[cold_index[i]]] if cold_index[i] >= 0 else [])
+        lines = [tier.line(i) for tier in chosen]
+        total = sum(float(tier.raw_usd[i]) for tier in chosen)
         data = datasets[i]
-        lines += [data] if data else []
-        alternatives = [{"tier": c.offer.name, "usd": usd[i], "is_eligible": ok[i],
+        if data is not None:
+            lines.append(data[0])
+            total += data[1]
+        alternatives = [{"tier": c.offer.name, "usd": tier.usd[i], "is_eligible": ok[i],
                          "why_not": _why_not(c, i, shortest[i])}
-                        for c, usd, ok in zip(hot, alternative_usd, is_ok, strict=True)]
-        plans.append(_plan_dict(figures, ck, i, lines, alternatives,
-                                int(written[i]), inputs))
+                        for c, tier, ok in zip(hot, hot_lines, is_ok, strict=True)]
+        plans.append(_plan_dict(figures, i, lines, total, alternatives))
     return plans
 
 
-def _dataset_lines(offers: tuple[TierOffer, ...], dataset_gb: float,
-                   horizon_hours: FloatArray) -> list[dict[str, Any] | None]:
-    """Per option, the data set's line: its tier (_dataset_offer at the option's stay) and
-    what the stay costs there; None without a data set or a tier that fits."""
+def _dataset_lines(offers: tuple[TierOffer, ...], dataset_gb: float, horizon_hours: FloatArray
+                   ) -> list[tuple[dict[str, Any], float] | None]:
+    """Per option, the data set's line and its USD: its tier (_dataset_offer at the option's
+    stay) and what the stay costs there; None without a data set or a tier that fits."""
     if dataset_gb <= 0:
         return [None] * len(horizon_hours)
     gb_hours = dataset_gb * horizon_hours
     costs: dict[str, TierCost] = {}
-    lines: list[dict[str, Any] | None] = []
+    lines: list[tuple[dict[str, Any], float] | None] = []
     for i, hours in enumerate(horizon_hours.tolist()):
         offer = _dataset_offer(offers, hours)
         if offer is None:
@@ -158,72 +191,83 @@ def _dataset_lines(offers: tuple[TierOffer, ...], dataset_gb: float,
             usd = gb_hours * offer.row.usd_per_gb_month / HOURS_PER_MONTH
             costs[offer.name] = TierCost(offer, gb_hours, gb_hours, usd,
                                          np.ones(len(gb_hours), dtype=bool))
-        lines.append(_tier_line(ROLE_DATASET, costs[offer.name], i))
+        lines.append((_tier_line(ROLE_DATASET, costs[offer.name], i),
+                      float(costs[offer.name].usd[i])))
     return lines
 
 
-def _figures(options: pd.DataFrame) -> tuple[FloatArray, FloatArray]:
-    """(flat storage USD, expected hours) per option."""
+def _plan_figures(options: pd.DataFrame, ck: Checkpointing, written: FloatArray,
+                  inputs: StorageInputs) -> dict[str, list[Any]]:
+    """Per option, the storage plan's own figures (JSON-safe lists, None where not finite)."""
     flat = (options["storage_usd"].to_numpy(dtype=np.float64) if "storage_usd" in options
             else np.full(len(options), np.nan))
-    return flat, options["time_to_train_hours"].to_numpy(dtype=np.float64)
+    hours = options["time_to_train_hours"].to_numpy(dtype=np.float64)
+    count = np.asarray(written, dtype=np.float64)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        stall_hours = count * ck.stall_seconds / 3600.0
+        arrays = {
+            "checkpoint_gb": ck.raw_gb, "stored_checkpoint_gb": ck.gb,
+            "shard_gb": ck.raw_gb / ck.objects, "interval_hours": ck.interval_hours,
+            "write_seconds": ck.write_seconds, "read_seconds": ck.read_seconds,
+            "stall_seconds_per_checkpoint": ck.stall_seconds, "stall_hours": stall_hours,
+            "stall_share_of_run": stall_hours / hours, "restarts_expected": ck.restarts,
+        }
+    figures: dict[str, list[Any]] = {name: finite_list(values) for name, values in arrays.items()}
+    figures["files_per_checkpoint"] = [int(n) for n in ck.objects.tolist()]
+    figures["interval_basis"] = [str(basis) for basis in ck.interval_basis]
+    figures["checkpoints_written"] = [int(n) for n in count.tolist()]
+    figures["flat"] = flat.tolist()
+    figures["constants"] = [{
+        "compression_ratio": inputs.compression_ratio, "is_async": inputs.is_async,
+        "goodput_stall_seconds": inputs.stall_seconds, "retention": inputs.retention.text}]
+    return figures
 
 
-def _plan_dict(figures: tuple[FloatArray, FloatArray], ck: Any, i: int,
-               lines: list[dict[str, Any]], alternatives: list[dict[str, Any]], written: int,
-               inputs: StorageInputs) -> dict[str, Any]:
-    flat, hours = float(figures[0][i]), float(figures[1][i])
-    total = float(sum(line["usd"] for line in lines)) if lines else flat
-    return {
-        "checkpoint_gb": float(ck.raw_gb[i]), "stored_checkpoint_gb": float(ck.gb[i]),
-        "compression_ratio": inputs.compression_ratio,
-        "files_per_checkpoint": int(ck.objects[i]),
-        "shard_gb": float(ck.raw_gb[i] / ck.objects[i]),
-        "interval_hours": float(ck.interval_hours[i]),
-        "interval_basis": str(ck.interval_basis[i]),
-        "checkpoints_written": written,
-        "write_seconds": float(ck.write_seconds[i]), "read_seconds": float(ck.read_seconds[i]),
-        "is_async": inputs.is_async,
-        "stall_seconds_per_checkpoint": float(ck.stall_seconds[i]),
-        "stall_hours": float(written * ck.stall_seconds[i] / 3600.0),
-        "goodput_stall_seconds": inputs.stall_seconds,
-        "stall_share_of_run": float(written * ck.stall_seconds[i] / 3600.0 / hours),
-        "restarts_expected": float(ck.restarts[i]),
-        "retention": inputs.retention.text,
-        "tiers": lines, "total_usd": total, "flat_usd": flat,
-        "saving_vs_flat_usd": flat - total,
+# The figures of _plan_figures a plan shows as they are, in the plan's key order.
+_FIRST_FIGURES = ("checkpoint_gb", "stored_checkpoint_gb")
+_CHECKPOINT_FIGURES = ("shard_gb", "interval_hours", "interval_basis", "checkpoints_written",
+                       "write_seconds", "read_seconds")
+_STALL_FIGURES = ("stall_seconds_per_checkpoint", "stall_hours")
+
+
+def _plan_dict(figures: dict[str, list[Any]], i: int, lines: list[dict[str, Any]],
+               total: float, alternatives: list[dict[str, Any]]) -> dict[str, Any]:
+    """One option's storage plan: `lines` the tiers chosen and `total` their USD; without
+    lines the flat rate is the total."""
+    constants = figures["constants"][0]
+    flat = figures["flat"][i]
+    total = total if lines else flat
+    plan: dict[str, Any] = {name: figures[name][i] for name in _FIRST_FIGURES}
+    plan["compression_ratio"] = constants["compression_ratio"]
+    plan["files_per_checkpoint"] = figures["files_per_checkpoint"][i]
+    plan.update({name: figures[name][i] for name in _CHECKPOINT_FIGURES})
+    plan["is_async"] = constants["is_async"]
+    plan.update({name: figures[name][i] for name in _STALL_FIGURES})
+    plan["goodput_stall_seconds"] = constants["goodput_stall_seconds"]
+    plan["stall_share_of_run"] = figures["stall_share_of_run"][i]
+    plan["restarts_expected"] = figures["restarts_expected"][i]
+    plan["retention"] = constants["retention"]
+    plan.update({
+        "tiers": lines, "total_usd": _num(total), "flat_usd": _num(flat),
+        "saving_vs_flat_usd": _num(flat - total),
         "policy": " + ".join(f"{line['tier']} ({line['role']})" for line in lines)
         or "flat rate (no tier prices for this provider)",
         "alternatives": alternatives,
-    }
+    })
+    return plan
 
 
 def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[str, Any]]:
     ck = checkpointing(options, inputs)
     run = options["time_to_train_hours"].to_numpy(dtype=np.float64)
-    written = np.floor(run / ck.interval_hours)
-    figures = _figures(options)
+    figures = _plan_figures(options, ck, np.floor(run / ck.interval_hours), inputs)
     plans = []
     for i in range(len(options)):
-        plan = _plan_dict(figures, ck, i, [], [], int(written[i]), inputs)
+        plan = _plan_dict(figures, i, [], 0.0, [])
         plan["note"] = ("no storage tier prices in the shipped table for this provider: the "
                         "flat $/GB-month applies")
         plans.append(plan)
     return plans
-
-
-def _finite(value: Any) -> Any:
-    """The plan with non-finite floats as None (JSON has no infinity). Leaves are checked in
-    line (this walks some 70 values of each of 500 plans)."""
-    if isinstance(value, dict):
-        return {key: _finite(item) if isinstance(item, (dict, list))
-                else None if isinstance(item, float) and not math.isfinite(item) else item
-                for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) if isinstance(item, (dict, list))
-                else None if isinstance(item, float) and not math.isfinite(item) else item
-                for item in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
@@ -242,7 +286,7 @@ def storage_plans(options: pd.DataFrame, tiers: tuple[StorageTier, ...],
             found = (_provider_plans(part, offers, inputs) if offers
                      else _no_tiers_plans(part, inputs))
             for position, plan in zip(rows, found, strict=True):
-                plans[int(position)] = _finite(plan)
+                plans[int(position)] = plan
     return [p for p in plans if p is not None]
 
 
