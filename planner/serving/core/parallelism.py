@@ -10,8 +10,9 @@ catalog stays fast:
 - at the largest such TP, pipelines of PP_DEGREES (2, 4, 8 stages): a replica of tp x pp GPUs
   holds G / (tp x pp) per instance when it fits in one, or spans tp x pp / G whole instances
   (at most MAX_INSTANCES_PER_REPLICA). Depths run from 1 up to the first that holds the model
-  and one request, plus the next: a deeper pipeline adds KV cache (a larger batch) but no
-  speed, since stages run one after another;
+  and one request, plus the next when the KV cache, not the scheduler's cap, bounds the first's
+  batch: a deeper pipeline adds KV cache (a larger batch) but no speed, since stages run one
+  after another;
 - for a mixture of experts, each of those also with ep = tp x pp (the experts spread over every
   GPU of the replica), beside ep = 1.
 
@@ -89,24 +90,25 @@ def _is_whole(gpus_per_replica: int, gpus_per_instance: int) -> bool:
             and gpus_per_replica // gpus_per_instance <= MAX_INSTANCES_PER_REPLICA)
 
 
-def candidate_layouts(gpus_per_instance: int, is_moe: bool,
-                      fits: Callable[[Layout], bool]) -> list[Layout]:
+def candidate_layouts(gpus_per_instance: int, is_moe: bool, fits: Callable[[Layout], bool],
+                      is_kv_bound: Callable[[Layout], bool]) -> list[Layout]:
     """The layouts to rank on instances of `gpus_per_instance` GPUs (see the module doc);
-    `fits(layout)`: the replica holds the weights and at least one request."""
+    `fits(layout)`: the replica holds the weights and at least one request;
+    `is_kv_bound(layout)`: its KV cache holds fewer sequences than the scheduler would run."""
     if gpus_per_instance < 1:
         raise ValueError("an instance has at least one GPU")
     tps = [tp for tp in TP_DEGREES if tp <= gpus_per_instance and gpus_per_instance % tp == 0]
     dense = [Layout(tp) for tp in tps if fits(Layout(tp))]
     widest = max(tps)
-    deepest_fit = 1 if fits(Layout(widest)) else 0
+    first_fit = 1 if fits(Layout(widest)) else 0
     for pp in PP_DEGREES:
         layout = Layout(widest, pp)
-        if deepest_fit and pp > 2 * deepest_fit:
+        if first_fit and (pp > 2 * first_fit or not is_kv_bound(Layout(widest, first_fit))):
             break
         if not _is_whole(layout.gpus_per_replica, gpus_per_instance) or not fits(layout):
             continue
         dense.append(layout)
-        deepest_fit = deepest_fit or pp
+        first_fit = first_fit or pp
     if not is_moe:
         return dense
     wide = [Layout(lay.tp, lay.pp, lay.gpus_per_replica) for lay in dense

@@ -166,8 +166,14 @@ class _Replica:
     network_gbits_per_s: float  # between the replica's instances; NaN inside one
 
 
+# A replica's goodput by GPU, layout and network (0 inside one instance): offers of
+# different sizes and networks share the layouts they have in common.
+_Memo = dict[tuple[str, Layout, float], float]
+
+
 def _replicas_for(request: ServingRequest, gpu: GpuSpec, gpus_per_instance: int,
-                  network_gbits_per_s: float, cal: ServingCalibration) -> list[_Replica]:
+                  network_gbits_per_s: float, cal: ServingCalibration,
+                  memo: _Memo) -> list[_Replica]:
     """Every candidate layout that fits and has a goodput above 0 under the targets."""
     traffic = Traffic(request.prompt_tokens, request.output_tokens)
     targets = Targets(request.ttft_p99_s, request.tpot_p99_s)
@@ -175,19 +181,30 @@ def _replicas_for(request: ServingRequest, gpu: GpuSpec, gpus_per_instance: int,
     def network(layout: Layout) -> float:
         return network_gbits_per_s if layout.spans_instances(gpus_per_instance) else math.nan
 
-    def fits(layout: Layout) -> bool:
-        replica = replica_for(request, gpu, layout, network(layout))
-        return replica.fits() and not (request.p99_request_tokens and max_batch(
-            replica, request.p99_request_tokens, cal) < 1)
+    def goodput(layout: Layout) -> float:
+        """Requests/s one replica serves within the targets; -1 when it does not fit."""
+        spans = layout.spans_instances(gpus_per_instance)
+        key = (gpu.name, layout, network_gbits_per_s if spans else 0.0)
+        if key not in memo:
+            replica = replica_for(request, gpu, layout, network(layout))
+            if not replica.fits() or (request.p99_request_tokens and max_batch(
+                    replica, request.p99_request_tokens, cal) < 1):
+                memo[key] = -1.0
+            else:
+                memo[key] = (goodput_rate(replica, traffic, targets, cal) if targets.is_bounded
+                             else saturation_rate(replica, traffic, cal))
+        return memo[key]
 
-    out = []
-    for layout in candidate_layouts(gpus_per_instance, request.model.is_moe, fits):
+    def is_kv_bound(layout: Layout) -> bool:
         replica = replica_for(request, gpu, layout, network(layout))
-        rate = (goodput_rate(replica, traffic, targets, cal) if targets.is_bounded
-                else saturation_rate(replica, traffic, cal))
-        if rate > 0:
-            out.append(_Replica(layout, replica, rate, network(layout)))
-    return out
+        return max_batch(replica, traffic.prompt_tokens + traffic.output_tokens,
+                         cal) < cal.batch_cap
+
+    layouts = candidate_layouts(gpus_per_instance, request.model.is_moe,
+                                lambda layout: goodput(layout) >= 0, is_kv_bound)
+    return [_Replica(layout, replica_for(request, gpu, layout, network(layout)),
+                     goodput(layout), network(layout))
+            for layout in layouts if goodput(layout) > 0]
 
 
 @dataclass(frozen=True)
@@ -272,6 +289,7 @@ def plan_serving(request: ServingRequest, offers: Sequence[ServingOffer],
     """Options meeting the targets, cheapest per month first (ties: lower P99 TPOT), the
     cheapest region of each provider, instance type, purchase option and layout kept."""
     cache: dict[tuple[str, int, float], list[_Replica]] = {}
+    memo: _Memo = {}
     unfit: dict[str, str] = {}
     best: dict[tuple[str, str, str, Layout], ServingOption] = {}
     for offer in offers:
@@ -282,7 +300,8 @@ def plan_serving(request: ServingRequest, offers: Sequence[ServingOffer],
         network = offer.inter_node_gbits_per_s(spec)
         key = (offer.gpu, offer.gpus_per_instance, network)
         if key not in cache:
-            cache[key] = _replicas_for(request, spec, offer.gpus_per_instance, network, cal)
+            cache[key] = _replicas_for(request, spec, offer.gpus_per_instance, network, cal,
+                                       memo)
         if not cache[key]:
             unfit.setdefault(offer.gpu, "the model does not fit, or no replica meets the "
                              "targets at any load")

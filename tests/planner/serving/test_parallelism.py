@@ -91,19 +91,29 @@ def _fits_from(pp: int):  # type: ignore[no-untyped-def]
     return lambda layout: layout.pp >= pp
 
 
-@pytest.mark.parametrize(("gpus", "is_moe", "fits", "expected"), [
-    (8, False, _fits_from(1), [(1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (8, 2, 1)]),
-    (8, False, _fits_from(2), [(8, 2, 1), (8, 4, 1)]),
-    (8, False, _fits_from(4), [(8, 4, 1), (8, 8, 1)]),
-    (4, True, _fits_from(2), [(4, 2, 1), (4, 4, 1), (4, 2, 8), (4, 4, 16)]),
-    (1, False, _fits_from(1), [(1, 1, 1), (1, 2, 1)]),
-    (16, True, _fits_from(1), [(1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (8, 2, 1),
-                               (2, 1, 2), (4, 1, 4), (8, 1, 8), (8, 2, 16)]),
-    (8, False, lambda layout: False, []),
+def _kv_bound(layout: object) -> bool:
+    return True
+
+
+@pytest.mark.parametrize(("gpus", "is_moe", "fits", "is_kv_bound", "expected"), [
+    (8, False, _fits_from(1), _kv_bound,
+     [(1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (8, 2, 1)]),
+    # The scheduler's cap, not the KV cache, bounds the batch: no deeper pipeline is tried.
+    (8, False, _fits_from(1), lambda layout: False,
+     [(1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1)]),
+    (8, False, _fits_from(2), _kv_bound, [(8, 2, 1), (8, 4, 1)]),
+    (8, False, _fits_from(4), _kv_bound, [(8, 4, 1), (8, 8, 1)]),
+    (4, True, _fits_from(2), _kv_bound, [(4, 2, 1), (4, 4, 1), (4, 2, 8), (4, 4, 16)]),
+    (1, False, _fits_from(1), _kv_bound, [(1, 1, 1), (1, 2, 1)]),
+    (16, True, _fits_from(1), _kv_bound,
+     [(1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1), (8, 2, 1), (2, 1, 2), (4, 1, 4), (8, 1, 8),
+      (8, 2, 16)]),
+    (8, False, lambda layout: False, _kv_bound, []),
 ])
 def test_candidate_layouts_are_bounded_and_whole(gpus: int, is_moe: bool, fits: object,
+                                                 is_kv_bound: object,
                                                  expected: list[tuple[int, int, int]]) -> None:
-    layouts = candidate_layouts(gpus, is_moe, fits)  # type: ignore[arg-type]
+    layouts = candidate_layouts(gpus, is_moe, fits, is_kv_bound)  # type: ignore[arg-type]
     assert [(lay.tp, lay.pp, lay.ep) for lay in layouts] == expected
 
 
