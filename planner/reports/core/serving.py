@@ -69,6 +69,8 @@ def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Fig
     if best:
         cost = best["usd_per_million_tokens"]
         figures += [Figure("Cheapest per month", float(best["usd_per_month"]), "USD"),
+                    Figure("Layout", f"{serving_layout_label(best)}, "
+                           f"{best.get('gpus_per_replica') or best['tp']} GPUs per replica"),
                     Figure("Replicas at peak", best["replicas"]),
                     Figure("Replicas at trough", best.get("replicas_at_trough")
                            or best["replicas"]),

@@ -54,6 +54,9 @@ def test_the_api_page_and_reports_show_a_two_node_pipeline_the_same_way(
     assert {"TP", "PP", "EP"} <= set(headers)
     html = client_sam.get(f"{base}.html").content.decode()
     assert re.search(r"TP\d PP\d EP\d+ x \d+ replicas on \d+ instances", html)
+    cheapest = body["cards"]["cheapest"]
+    assert (f"TP{cheapest['tp']} PP{cheapest['pp']} EP{cheapest['ep']}, "
+            f"{cheapest['gpus_per_replica']} GPUs per replica") in html
 
     whatif = client_sam.get("/serving/whatif?" + urlencode(BIG, doseq=True)).content.decode()
     assert '<td class="c-pp">2</td>' in whatif
