@@ -412,6 +412,15 @@ def layout_label(layout: Mapping[str, Any]) -> str:
     return " ".join(parts) + f", {mode} recompute"
 
 
+def serving_layout_label(option: Mapping[str, Any]) -> str:
+    """A serving replica's layout, wherever one is shown: 'TP8 PP2 EP16' (a plan stored before
+    pipelines and experts were ranked has no pp/ep: 1 each)."""
+    def degree(name: str) -> str:
+        value = option.get(name)
+        return f"{name.upper()}{count(1 if _missing(value) else value)}"
+    return " ".join(degree(name) for name in ("tp", "pp", "ep"))
+
+
 def zero_as_run(layout: Mapping[str, Any]) -> int | None:
     """The ZeRO stage a layout's pipeline runs its ZeRO stage as, when that differs (ZeRO 2/3
     under a pipeline run as ZeRO 1: layout_knobs.zero_stage_as_run); else None."""

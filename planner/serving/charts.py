@@ -4,7 +4,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from planner.core.formatting import series_style
+from planner.core.formatting import series_style, serving_layout_label
 
 
 def latency_throughput_figure(document: dict[str, Any]) -> go.Figure:
@@ -41,8 +41,8 @@ def cost_latency_figure(document: dict[str, Any]) -> go.Figure:
         x=[o["ttft_p99_ms"] for o in options],
         y=[o["usd_per_million_tokens"]["all"] for o in options], mode="markers",
         name="options",
-        text=[f"{o['provider']} {o['instance_type']} TP{o['tp']} x{o['replicas']}"
-              for o in options])
+        text=[f"{o['provider']} {o['instance_type']} {serving_layout_label(o)} "
+              f"x{o['replicas']}" for o in options])
     figure.update_layout(
         title="Cost per million tokens against time to first token",
         xaxis_title="P99 time to first token (ms)",
@@ -55,10 +55,10 @@ def replicas_day_figure(document: dict[str, Any]) -> go.Figure:
     """Replicas in service each hour of the day for the cheapest configurations (whole
     instances), with the request rate they carry on a second axis."""
     figure = go.Figure()
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, str]] = set()
     hours = list(range(24))
     for option in document["options"]:
-        key = (option["gpu"], option["tp"])
+        key = (option["gpu"], serving_layout_label(option))
         if key in seen or not option.get("replicas_by_hour"):
             continue
         colour, marker = series_style(len(seen))
@@ -66,7 +66,7 @@ def replicas_day_figure(document: dict[str, Any]) -> go.Figure:
         figure.add_scatter(x=hours, y=option["replicas_by_hour"], mode="lines+markers",
                            line={"shape": "hv", "color": colour},
                            marker={"symbol": marker, "size": 6},
-                           name=f"{option['gpu']} TP{option['tp']} ({option['instance_type']})")
+                           name=f"{option['gpu']} {key[1]} ({option['instance_type']})")
         if len(seen) == 3:
             break
     rates = (document.get("traffic") or {}).get("hourly_rate_per_s")

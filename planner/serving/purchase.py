@@ -62,10 +62,11 @@ def mix_document(checked: ServingInput, plan: ServingPlan) -> dict[str, Any]:
     offer = mix_offer(option) if option is not None else None
     if option is None or offer is None:
         return {"is_available": False, "lines": [NO_ON_DEMAND]}
-    per_instance = offer.gpus_per_instance // option.tp
+    layout, per_instance = option.layout, offer.gpus_per_instance
     history = checked.traffic.history_rate_per_s
     history_instances = np.asarray(hourly_instances(
-        history, option.goodput_per_replica_per_s, per_instance) if history else (), float)
+        history, option.goodput_per_replica_per_s, layout.replicas_per_instance(per_instance),
+        layout.instances_per_replica(per_instance)) if history else (), float)
     request = checked.request
     mix = serving_mix(offer, option.instances_by_hour, history_instances,
                       scale_up_minutes=request.scale_up_minutes,
@@ -74,7 +75,7 @@ def mix_document(checked: ServingInput, plan: ServingPlan) -> dict[str, Any]:
     return {
         "is_available": True,
         "configuration": f"{option.provider} {option.instance_type} ({option.gpu}), "
-                         f"TP{option.tp}, {option.region}",
+                         f"{layout.label}, {option.region}",
         "base_instances": mix.base_instances, "peak_instances": mix.peak_instances,
         "committed_instances": mix.committed_instances, "is_forecast": mix.is_forecast,
         "history_days": mix.committed.gate.days,

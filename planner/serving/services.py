@@ -16,6 +16,7 @@ from planner.core.serialize import json_safe
 from planner.fair_shares import creation_check
 from planner.purchase_mix.quota import UploadTooLargeError
 from planner.serving.core.fields import FieldError, ServingInput, parse_serving_input
+from planner.serving.core.parallelism import Layout
 from planner.serving.core.plan import (
     ServingOffer,
     ServingOption,
@@ -33,13 +34,14 @@ from pricing.carbon.selectors import carbon_factors
 from pricing.models import price_basis
 from pricing.selectors import current_prices
 from simulator.core.hardware import GpuSpec
+from simulator.hardware_adapter import ASSUMED_NETWORK_GBITS_PER_S
 from simulator.services import catalog_gpu_specs
 from simulator.serving import serving_accuracy, serving_calibration
 
 _FIELDS = ("instance_type__provider__slug", "instance_type__name", "region__code",
            "purchase_option", "instance_type__accelerator__model",
            "instance_type__accelerator__variant", "instance_type__gpu_count", "usd_per_hour",
-           "as_of", "source__name", "is_derived", "is_estimated")
+           "as_of", "source__name", "is_derived", "is_estimated", "instance_type__network_gbps")
 STORED_OPTIONS = 40
 CURVES = 3
 
@@ -60,7 +62,9 @@ def calibration_note() -> str:
 def serving_offers(*, purchase_options: Sequence[str],
                    providers: Sequence[str] | None = None) -> list[ServingOffer]:
     """The cheapest current region of every instance type and purchase option (listed or
-    derived, no-upfront commitments), with that region's grid intensity and PUE."""
+    derived, no-upfront commitments), with that region's grid intensity and PUE, and the
+    instance's scale-out network (the assumed figure when the provider publishes none, as
+    training plans assume it: simulator.hardware_adapter)."""
     prices = current_prices(purchase_options=purchase_options, providers=providers).filter(
         payment_option__in=["", NO_UPFRONT], offering_class__in=["", "standard"],
         usd_per_hour__gt=0, instance_type__gpu_count__gt=0).order_by("usd_per_hour")
@@ -70,7 +74,7 @@ def serving_offers(*, purchase_options: Sequence[str],
         strict=True)}
     offers: dict[tuple[str, str, str], ServingOffer] = {}
     for (provider, instance, region, option, model, variant, gpus, usd, as_of, source,
-         is_derived, is_estimated) in prices.values_list(*_FIELDS):
+         is_derived, is_estimated, network) in prices.values_list(*_FIELDS):
         key = (provider, instance, option)
         if key in offers:
             continue
@@ -78,7 +82,8 @@ def serving_offers(*, purchase_options: Sequence[str],
         basis = price_basis(is_derived=is_derived, is_estimated=is_estimated)
         offers[key] = ServingOffer(provider, instance, region, option, f"{model} {variant}",
                                    int(gpus), float(usd), as_of.isoformat(), str(source),
-                                   basis, g, pue)
+                                   basis, g, pue,
+                                   float(network or ASSUMED_NETWORK_GBITS_PER_S))
     return list(offers.values())
 
 
@@ -95,8 +100,9 @@ def serving_plan_build(*, request: ServingRequest, purchase_options: Sequence[st
 
 def option_json(option: ServingOption) -> dict[str, Any]:
     """One option as JSON: usd_per_million_tokens holds input, output and all tokens; NaN
-    (no carbon factor) and infinities become null."""
+    (no carbon factor, no network between instances) and infinities become null."""
     data = asdict(option)
+    data["gpus_per_replica"] = option.gpus_per_replica
     data["usd_per_million_tokens"] = {
         "input": data.pop("usd_per_million_input_tokens"),
         "output": data.pop("usd_per_million_output_tokens"),
@@ -117,12 +123,12 @@ def serving_document(checked: ServingInput, plan: ServingPlan, *, top: int = STO
     if with_curves:
         cal, _ = serving_calibration()
         gpus = catalog_gpu_specs() if gpus is None else gpus
-        seen: set[tuple[str, int]] = set()
+        seen: set[tuple[str, Layout]] = set()
         for option in plan.options:
-            if (option.gpu, option.tp) in seen or len(seen) == CURVES:
+            if (option.gpu, option.layout) in seen or len(seen) == CURVES:
                 continue
-            seen.add((option.gpu, option.tp))
-            curves.append({"label": f"{option.gpu} TP{option.tp}",
+            seen.add((option.gpu, option.layout))
+            curves.append({"label": f"{option.gpu} {option.layout.label}",
                            "points": json_safe(option_curve(checked.request, option, gpus, cal))})
     return {"input": checked.data, "n_offers": plan.n_offers, "n_options": len(plan.options),
             "cards": picked, "options": [option_json(o) for o in plan.options[:top]],

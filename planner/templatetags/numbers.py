@@ -19,6 +19,7 @@ register.filter("duration", formatting.duration)
 register.filter("label", formatting.label)
 register.filter("number", formatting.number)
 register.filter("layout_label", formatting.layout_label)
+register.filter("serving_layout", formatting.serving_layout_label)
 register.filter("zero_as_run", formatting.zero_as_run)
 
 

@@ -62,7 +62,8 @@ class Command(BaseCommand):
         for o in top:
             (ttft_low, ttft_high), (tpot_low, tpot_high) = o.ttft_p99_ms_band, o.tpot_p99_ms_band
             self.stdout.write(
-                f"{o.provider:8} {o.instance_type:24} {o.gpu:26} TP{o.tp} x{o.replicas:<3} "
+                f"{o.provider:8} {o.instance_type:24} {o.gpu:26} {o.layout.label} "
+                f"x{o.replicas:<3} on {o.instances} instances  "
                 f"${o.usd_per_month:>10,.0f}/month  ${o.usd_per_million_input_tokens:.3f} in "
                 f"${o.usd_per_million_output_tokens:.3f} out per M tokens  "
                 f"TTFT P99 {o.ttft_p99_ms:,.0f} ms (P10-P90 {ttft_low:,.0f}-{ttft_high:,.0f})  "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.core.formatting import serving_layout_label
 from planner.reports.core.model import (
     Chart,
     Column,
@@ -20,7 +21,9 @@ OPTION_COLUMNS: tuple[Column, ...] = (
     Column("provider", "Provider"), Column("instance_type", "Instance"), Column("gpu", "GPU"),
     Column("region", "Region", is_printed=False),
     Column("purchase_option", "Purchase option", is_printed=False),
-    Column("tp", "TP"), Column("replicas", "Replicas at peak"),
+    Column("tp", "TP"), Column("pp", "PP"), Column("ep", "EP"),
+    Column("gpus_per_replica", "GPUs per replica", is_printed=False),
+    Column("replicas", "Replicas at peak"),
     Column("replicas_trough", "Replicas at trough"), Column("gpus", "GPUs at peak"),
     Column("usd_per_month", "Cost", "USD/month"),
     Column("usd_in", "Per M input tokens", "USD/M tokens", digits=3),
@@ -42,7 +45,9 @@ BASIS_NOTE = ("Price basis: listed is the provider's price list; derived is comp
 def _row(o: dict[str, Any]) -> tuple[Any, ...]:
     cost = o["usd_per_million_tokens"]
     return (o["provider"], o["instance_type"], o["gpu"], o["region"], o["purchase_option"],
-            o["tp"], o["replicas"], o.get("replicas_at_trough") or o["replicas"], o["gpus"],
+            o["tp"], o.get("pp") or 1, o.get("ep") or 1,
+            o.get("gpus_per_replica") or o["tp"] * (o.get("pp") or 1),
+            o["replicas"], o.get("replicas_at_trough") or o["replicas"], o["gpus"],
             float(o["usd_per_month"]), float(cost["input"]),
             float(cost["output"]), float(o["ttft_p99_ms"]), float(o["tpot_p99_ms"]),
             as_number(o["ttft_p99_ms_p10"]), as_number(o["ttft_p99_ms_p90"]),
@@ -64,6 +69,8 @@ def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Fig
     if best:
         cost = best["usd_per_million_tokens"]
         figures += [Figure("Cheapest per month", float(best["usd_per_month"]), "USD"),
+                    Figure("Layout", f"{serving_layout_label(best)}, "
+                           f"{best.get('gpus_per_replica') or best['tp']} GPUs per replica"),
                     Figure("Replicas at peak", best["replicas"]),
                     Figure("Replicas at trough", best.get("replicas_at_trough")
                            or best["replicas"]),
@@ -93,8 +100,9 @@ def _findings(document: dict[str, Any]) -> tuple[Finding, ...]:
         o = document["cards"].get(key)
         if o:
             out.append(Finding(
-                title, f"{o['provider']} {o['instance_type']} ({o['gpu']}), TP{o['tp']} x "
-                f"{o['replicas']} replicas",
+                title, f"{o['provider']} {o['instance_type']} ({o['gpu']}), "
+                f"{serving_layout_label(o)} x {o['replicas']} replicas on {o['instances']} "
+                f"instances",
                 f"USD {o['usd_per_month']:,.0f} per month; P99 TTFT {o['ttft_p99_ms']:,.0f} ms "
                 f"({_band(o['ttft_p99_ms_p10'], o['ttft_p99_ms_p90'], 0)}), "
                 f"P99 TPOT {o['tpot_p99_ms']:.1f} ms "
@@ -124,13 +132,13 @@ def _charts(document: dict[str, Any]) -> tuple[Chart, ...]:
 
 
 def _day_series(options: list[dict[str, Any]]) -> tuple[Series, ...]:
-    """Replicas each hour of the cheapest three distinct configurations (GPU and TP)."""
-    seen: dict[tuple[str, int], Series] = {}
+    """Replicas each hour of the cheapest three distinct configurations (GPU and layout)."""
+    seen: dict[tuple[str, str], Series] = {}
     for o in options:
-        key = (o["gpu"], o["tp"])
+        key = (o["gpu"], serving_layout_label(o))
         if key in seen or not o.get("replicas_by_hour") or len(seen) == 3:
             continue
-        seen[key] = Series(f"{o['gpu']} TP{o['tp']} ({o['instance_type']})",
+        seen[key] = Series(f"{o['gpu']} {key[1]} ({o['instance_type']})",
                            tuple(float(h) for h in range(24)),
                            tuple(float(r) for r in o["replicas_by_hour"]))
     return tuple(seen.values())

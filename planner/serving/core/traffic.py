@@ -113,7 +113,12 @@ def needed_replicas(rate_per_s: float, goodput_per_replica_per_s: float) -> int:
 
 
 def hourly_instances(rates_per_s: tuple[float, ...], goodput_per_replica_per_s: float,
-                     replicas_per_instance: int) -> tuple[int, ...]:
-    """Whole instances needed at each rate (replicas packed `replicas_per_instance` each)."""
+                     replicas_per_instance: int,
+                     instances_per_replica: int = 1) -> tuple[int, ...]:
+    """Whole instances needed at each rate: replicas packed `replicas_per_instance` to an
+    instance, or each spanning `instances_per_replica` instances (pipeline stages)."""
+    if replicas_per_instance > 1 and instances_per_replica > 1:
+        raise ValueError("a replica either shares an instance or spans several, not both")
     return tuple(math.ceil(needed_replicas(r, goodput_per_replica_per_s)
-                           / replicas_per_instance) for r in rates_per_s)
+                           / replicas_per_instance) * instances_per_replica
+                 for r in rates_per_s)

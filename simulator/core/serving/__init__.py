@@ -2,7 +2,7 @@
 
 models       model shapes (presets) and weight/KV precisions
 engine       one replica's physics: prefill (compute-bound GEMMs + attention over the prompt),
-             decode (memory-bound reads of weights + KV per step), TP/EP collectives, paged-KV
+             decode (memory-bound reads of weights + KV per step), TP/PP/EP collectives, paged-KV
              capacity (the largest batch)
 queueing     continuous batching under load: fixed concurrency, Poisson arrivals (TTFT/TPOT
              P50/P99), offline throughput, goodput under targets and the knee

@@ -6,6 +6,12 @@ per prompt token plus causal attention over the prompt, at a fitted fraction of 
 A decode step is memory-bound: it reads every weight the batch routes to plus each sequence's
 KV cache, at a fitted fraction of HBM bandwidth; the step also pays its matmul FLOPs (roofline
 max), two TP all-reduces per layer and fixed per-step and per-layer overheads.
+
+A replica may span instances: its TP ranks share one node's fabric, its pipeline stages (and,
+when `ep` > `tp`, its expert-parallel group) cross the nodes' scale-out network
+(`inter_node_gbytes_per_s`). Stages run one after another (one batch in flight, no
+micro-batch pipelining), so PP adds memory, not speed; experts spread over more ranks than
+one stage's TP group are read by all of them at once.
 """
 
 from __future__ import annotations
@@ -72,7 +78,9 @@ class Replica:
 
     `precision`: weights (bf16, fp16, fp8, int4 weight-only); `kv_bytes`: bytes per KV value
     (2 for 16-bit, 1 for an fp8 cache); `fabric_gbytes_per_s`: per-GPU per-direction bandwidth
-    of the TP collectives (NVLink/xGMI, or PCIe).
+    of the TP collectives (NVLink/xGMI, or PCIe); `inter_node_gbytes_per_s`: scale-out bandwidth
+    of one node (all its NICs, per direction) when the replica spans nodes, NaN when it sits in
+    one node (then stages and experts talk over the node fabric).
     """
 
     model: ServingModel
@@ -84,6 +92,7 @@ class Replica:
     pp: int = 1
     ep: int = 1
     framework: str = "trtllm"
+    inter_node_gbytes_per_s: float = math.nan
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
@@ -95,10 +104,22 @@ class Replica:
             raise ValueError("kv_bytes must be 1 or 2")
         if self.framework not in FRAMEWORKS:
             raise ValueError(f"unknown framework {self.framework!r}")
+        if not (math.isnan(self.inter_node_gbytes_per_s) or self.inter_node_gbytes_per_s > 0):
+            raise ValueError("inter-node bandwidth must be above 0 GB/s (NaN: one node)")
 
     @property
     def n_gpus(self) -> int:
         return self.tp * self.pp
+
+    @property
+    def spans_nodes(self) -> bool:
+        return not math.isnan(self.inter_node_gbytes_per_s)
+
+    @property
+    def expert_lanes(self) -> int:
+        """GPUs that read and multiply one layer's experts at once: the stage's TP ranks, or
+        all `ep` ranks when experts spread beyond them (other stages idle meanwhile)."""
+        return max(self.tp, self.ep) if self.model.is_moe else self.tp
 
     @cached_property
     def compute_precision(self) -> str:
@@ -154,25 +175,60 @@ def max_batch(replica: Replica, context_tokens: float, cal: ServingCalibration) 
     return float(min(math.floor(capacity / max(context_tokens, 1.0)), cal.batch_cap))
 
 
-def _collective_seconds(replica: Replica, tokens: float, cal: ServingCalibration) -> float:
-    """Two ring all-reduces of the hidden state per layer across TP, plus the MoE all-to-all
-    (dispatch + combine of each token's top-k copies) across EP."""
-    model = replica.model
-    seconds = 0.0
+def _link_bytes_per_s(replica: Replica, cal: ServingCalibration) -> float:
+    """Bytes/s a collective reaches on the node fabric (PCIe at its own efficiency)."""
     nvlink = replica.gpu.nvlink_gbytes_per_s
     is_pcie = math.isnan(nvlink) or replica.fabric_gbytes_per_s < nvlink / 2.0
-    link = replica.fabric_gbytes_per_s * 1e9 * (cal.pcie_efficiency if is_pcie
+    return replica.fabric_gbytes_per_s * 1e9 * (cal.pcie_efficiency if is_pcie
                                                 else cal.network_efficiency)
+
+
+def _collective_seconds(replica: Replica, tokens: float, cal: ServingCalibration) -> float:
+    """Ring all-reduces of the hidden state across TP (two per layer; one when experts are
+    split over EP ranks, whose combine replaces the MoE block's), the MoE all-to-all (dispatch
+    + combine of each token's top-k copies) across EP, and each pipeline hop's activations;
+    traffic between nodes goes at the nodes' scale-out bandwidth."""
+    model = replica.model
+    link = _link_bytes_per_s(replica, cal)
+    network = (replica.inter_node_gbytes_per_s * 1e9 * cal.network_efficiency
+               if replica.spans_nodes else link)
+    is_ep = replica.ep > 1 and model.is_moe
+    seconds = 0.0
     if replica.tp > 1:
         volume = 2.0 * (replica.tp - 1) / replica.tp * tokens * model.hidden_size * 2.0
-        seconds += 2 * model.n_layers * (cal.collective_latency_seconds + volume / link)
-    if replica.ep > 1 and model.is_moe:
-        share = (replica.ep - 1) / replica.ep
-        volume = 2.0 * tokens * model.experts_per_token * model.hidden_size * 2.0 * share
-        seconds += model.n_layers * (cal.collective_latency_seconds + volume / link)
+        per_layer = 1 if is_ep else 2
+        seconds += per_layer * model.n_layers * (cal.collective_latency_seconds + volume / link)
+    if is_ep:
+        copies = 2.0 * tokens * model.experts_per_token * model.hidden_size * 2.0
+        local = min(replica.tp, replica.ep) if replica.spans_nodes else replica.ep
+        # Share of a token's experts on other ranks of its node, and on other nodes.
+        near, far = (local - 1) / replica.ep, (replica.ep - local) / replica.ep
+        seconds += model.n_layers * (cal.collective_latency_seconds + copies * near / link
+                                     + copies * far / network)
     if replica.pp > 1:
-        seconds += (replica.pp - 1) * cal.collective_latency_seconds
+        hop = tokens * model.hidden_size * 2.0  # 16-bit activations to the next stage
+        seconds += (replica.pp - 1) * (cal.collective_latency_seconds + hop / network)
     return seconds
+
+
+def _params_read_per_stage_rank(replica: Replica, tokens: float) -> float:
+    """Parameters a step reads, scaled to what one stage's `tp` ranks read in the same time:
+    experts spread over more lanes than `tp` take tp / lanes of their time."""
+    params = replica.model.weights_read_params(tokens)
+    lanes = replica.expert_lanes
+    if lanes > replica.tp:
+        experts = params - replica.model.dense_params
+        params -= experts * (1.0 - replica.tp / lanes)
+    return params
+
+
+def _active_params_per_stage_rank(replica: Replica) -> float:
+    """Active parameters per token, scaled as _params_read_per_stage_rank scales reads."""
+    model, lanes = replica.model, replica.expert_lanes
+    if lanes <= replica.tp:
+        return model.params_active
+    experts = model.experts_per_token * model.expert_params
+    return model.params_active - experts * (1.0 - replica.tp / lanes)
 
 
 def prefill_seconds(replica: Replica, tokens: float, prompt_tokens: float,
@@ -188,7 +244,7 @@ def prefill_seconds(replica: Replica, tokens: float, prompt_tokens: float,
              + 2.0 * model.n_layers * prompt_tokens**2 * model.attention_width * n_prompts)
     eff = cal.compute_efficiency * _framework_factor(replica, cal) * _math_factor(replica, cal)
     compute = flops / (replica.peak_flops() * eff)
-    read = (model.weights_read_params(tokens) * WEIGHT_BYTES[replica.precision]
+    read = (_params_read_per_stage_rank(replica, tokens) * WEIGHT_BYTES[replica.precision]
             / replica.tp / (replica.gpu.memory_bandwidth_gbytes_per_s * 1e9))
     return max(compute, read) + _collective_seconds(replica, tokens, cal)
 
@@ -206,13 +262,13 @@ def decode_step_seconds(replica: Replica, batch: float, context_tokens: float,
     model = replica.model
     batch = max(batch, 1.0)
     factor = _framework_factor(replica, cal)
-    weights = model.weights_read_params(batch) * WEIGHT_BYTES[replica.precision]
+    weights = _params_read_per_stage_rank(replica, batch) * WEIGHT_BYTES[replica.precision]
     # Every rank reads its own KV (replicated heads when tp > KV heads, an MLA latent per rank).
     kv = (batch * context_tokens * model.kv_values_per_token_per_gpu(replica.tp) * replica.tp
           * replica.kv_bytes)
     bandwidth = replica.gpu.memory_bandwidth_gbytes_per_s * 1e9 * replica.tp
     memory = (weights + kv) / (bandwidth * cal.memory_efficiency * factor)
-    flops = (2.0 * model.params_active * batch
+    flops = (2.0 * _active_params_per_stage_rank(replica) * batch
              + 4.0 * model.n_layers * context_tokens * model.attention_width * batch)
     compute = flops / (replica.peak_flops() / replica.pp * cal.decode_compute_efficiency
                        * factor * _math_factor(replica, cal))

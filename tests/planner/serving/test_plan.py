@@ -36,7 +36,7 @@ def test_replicas_carry_the_rate_within_the_targets_in_whole_instances() -> None
     plan = _plan()
     assert plan.options
     for option in plan.options:
-        assert option.gpus == option.instances * 8 == option.replicas * option.tp
+        assert option.gpus == option.instances * 8 == option.replicas * option.gpus_per_replica
         assert option.ttft_p99_ms <= 2000 and option.tpot_p99_ms <= 60
         assert 0 < option.utilisation <= 1
         assert option.goodput_per_replica_per_s * option.replicas >= 20

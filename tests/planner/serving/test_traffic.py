@@ -59,19 +59,20 @@ def test_a_bad_profile_is_refused_naming_the_field_and_the_hour(text: str, words
 def test_replicas_follow_the_profile_hour_by_hour_at_least_one() -> None:
     _, plan = _plan(daily_profile=PROFILE)
     option = plan.options[0]
-    per_instance = 8 // option.tp
+    per_instance = option.layout.replicas_per_instance(8)
+    spans = option.layout.instances_per_replica(8)
     rates = [20 * w for w in parse_daily_profile(PROFILE)]
     for rate, replicas, instances in zip(rates, option.replicas_by_hour,
                                          option.instances_by_hour, strict=True):
         needed = needed_replicas(rate, option.goodput_per_replica_per_s)
-        assert instances == math.ceil(needed / per_instance)
-        assert replicas == instances * per_instance >= 1
+        assert instances == math.ceil(needed / per_instance) * spans
+        assert replicas == instances // spans * per_instance >= 1
     assert option.replicas == max(option.replicas_by_hour)
     assert option.replicas_at_trough == min(option.replicas_by_hour)
     assert option.replicas_at_trough < option.replicas
     # The busiest hour needs as many as a constant rate at the peak.
     _, flat = _plan()
-    same = next(o for o in flat.options if o.tp == option.tp)
+    same = next(o for o in flat.options if o.layout == option.layout)
     assert same.replicas == option.replicas
 
 
@@ -81,7 +82,7 @@ def test_a_profiled_fleet_costs_its_billed_instance_hours_not_its_peak_all_day()
     billed = billed_instance_hours(option.instances_by_hour, 12.0)
     assert option.usd_per_month == pytest.approx(sum(billed) * 40.0 * 730 / 24)
     _, flat = _plan()
-    same = next(o for o in flat.options if o.tp == option.tp)
+    same = next(o for o in flat.options if o.layout == option.layout)
     assert option.usd_per_month < same.usd_per_month
     assert checked.request.scale_up_minutes == 12
 

@@ -267,3 +267,27 @@ def test_the_api_refuses_a_log_over_the_upload_limit_with_a_413(
     assert response.json()["detail"].startswith(
         "request_log: the file is 0.4 MB; the upload limit is")
     assert not ServingPlan.objects.exists()
+
+
+def test_a_two_node_pipeline_commits_two_instances_per_always_on_replica(user: object) -> None:
+    """A replica of pp = 2 spans two p5.48xlarge: the log's always-on base of 2 replicas is
+    4 instances, and the mix commits and prices instances, not replicas."""
+    day = [1.5] * 8 + [2.5] * 8 + [1.8] * 8  # requests/s; 1 request/s per replica
+    history = tuple(day[h % 24] for h in range(24 * 35))
+    log = DailyTraffic(tuple(day), "request_log", history_rate_per_s=history, rows=1,
+                       prompt_tokens_mean=2000, prompt_tokens_p99=4000, output_tokens_mean=300,
+                       output_tokens_p99=600)
+    checked = parse_serving_input({"model": "llama3.1-405b", "precision": "fp8",
+                                   "ttft_p99_ms": 2000, "tpot_p99_ms": 60}, request_log=log)
+    instances = tuple(2 * math.ceil(r) for r in day)
+    option = ServingOption(
+        "aws", "p5.48xlarge", "ap-northeast-1", "on_demand", "H100 SXM5-80GB", 8, 3, 6, 48,
+        1000.0, (900.0, 1100.0), 40.0, (30.0, 50.0), 1.0, 0.1, 0.5, 0.2, 0.8, 1.0, 1.0,
+        "2026-01-01", "test", "listed", 2, 4, tuple(n // 2 for n in instances), instances,
+        pp=2, network_gbits_per_s=3200.0)
+    mix = mix_document(checked, RankedPlan((option,), 1, ()))
+    assert "TP8 PP2 EP1" in mix["configuration"]
+    assert mix["base_instances"] == 4 == mix["committed_instances"]
+    assert mix["peak_instances"] == 6
+    (line,) = mix["committed"]
+    assert line["sentence"].startswith("4 x p5.48xlarge (8 GPUs each, 32 GPUs)")

@@ -205,3 +205,43 @@ def test_tensor_parallel_collectives_over_pcie_reach_their_own_share_of_the_link
     nvlink = _replica(precision="fp8")  # H100 SXM over NVLink: PCIe's share does not apply
     assert decode_step_seconds(nvlink, 256, 1000, slow) == decode_step_seconds(nvlink, 256, 1000,
                                                                                fast)
+
+
+def _two_nodes(model: str, pp: int, ep: int, network_gbytes_per_s: float,
+               gpu: str = "H100 SXM5-80GB") -> Replica:
+    return Replica(serving_model(model), GPUS[gpu], 8, "fp8", 1.0, 450.0, pp=pp, ep=ep,
+                   inter_node_gbytes_per_s=network_gbytes_per_s)
+
+
+def test_pipeline_stages_across_nodes_wait_for_the_network_between_them() -> None:
+    fast = _two_nodes("llama3.1-405b", 2, 1, 400.0)  # 3,200 Gbit/s per node
+    slow = _two_nodes("llama3.1-405b", 2, 1, 3.125)  # 25 Gbit/s per node
+    assert decode_step_seconds(slow, 256, 2000, CAL) > decode_step_seconds(fast, 256, 2000, CAL)
+    one_node = Replica(serving_model("llama3.1-405b"), GPUS["H100 SXM5-80GB"], 8, "fp8", 1.0,
+                       450.0, pp=2)
+    # Two stages hold twice the KV cache but decode no faster: they run one after another.
+    assert fast.kv_capacity_tokens() > 2 * _two_nodes("llama3.1-405b", 1, 1, 400.0) \
+        .kv_capacity_tokens()
+    assert decode_step_seconds(one_node, 1, 2000, CAL) == pytest.approx(
+        decode_step_seconds(fast, 1, 2000, CAL), rel=0.02)
+
+
+def test_experts_spread_over_two_nodes_read_faster_unless_the_network_is_slow() -> None:
+    tp_only = _two_nodes("deepseek-v3", 2, 1, 400.0)
+    wide = _two_nodes("deepseek-v3", 2, 16, 400.0)
+    narrow_network = _two_nodes("deepseek-v3", 2, 16, 3.125)
+    step = decode_step_seconds(tp_only, 64, 3000, CAL)
+    assert decode_step_seconds(wide, 64, 3000, CAL) < step
+    assert decode_step_seconds(narrow_network, 64, 3000, CAL) > step
+    dense = _two_nodes("llama3.1-405b", 2, 16, 400.0)  # no experts: EP changes nothing read
+    assert dense.expert_lanes == 8
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"inter_node_gbytes_per_s": 0.0}, "inter-node"),
+    ({"pp": 2, "ep": 32}, "ep cannot exceed"),
+])
+def test_a_replica_refuses_impossible_layouts(kwargs: dict[str, float], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        Replica(serving_model("deepseek-v3"), GPUS["H100 SXM5-80GB"], 8, "fp8", 1.0, 450.0,
+                **kwargs)  # type: ignore[arg-type]
