@@ -15,12 +15,17 @@ Zero hazard means no checkpoints and T = W exactly.
 Sampling: a run expecting NORMAL_POISSON_MEAN or more interruptions draws K from the
 Poisson's normal approximation (skewness 1/sqrt(mean) <= 0.1, beside a lognormal W whose
 spread is tens of %); the rework sum is exact up to EXACT_REWORK_TERMS uniforms and a
-moment-matched normal above.
+moment-matched normal above. The sorted samples depend on the runs, the sample count and the
+seed, never on the deadline or budget: a process keeps the last SAMPLE_SETS_KEPT of them, so
+re-planning one workload under other limits reuses its draws.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -270,8 +275,7 @@ def run_times(table: pd.DataFrame, cfg_rows: np.ndarray, rates: OptionRates,
     if spot.size:
         runs, codes = _spot_runs(table, cfg_rows, spot, hazards, mu, sigma, assumptions)
         n_samples = _samples_per_run(len(runs.work_hours), assumptions)
-        rng = np.random.default_rng(assumptions.seed)
-        samples = _sorted_samples(runs.sample_hours(rng, n_samples))
+        samples = sorted_run_samples(runs, n_samples, assumptions.seed)
         _fill_spot(columns, spot, codes, runs, samples, thresholds)
     return RunTimes(**columns), n_samples
 
@@ -285,6 +289,33 @@ def _sorted_samples(samples: np.ndarray) -> np.ndarray:
     if float(np.max(samples)) < SINGLE_PRECISION_MAX_HOURS:
         return np.sort(samples.astype(np.float32), axis=1).astype(np.float64)
     return np.sort(samples, axis=1)
+
+
+SAMPLE_SETS_KEPT = 2  # sorted sample sets kept per process (5 MB for 312 runs x 2,000)
+_sample_sets: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_sample_sets_lock = threading.Lock()
+
+
+def sorted_run_samples(runs: SpotRuns, n_samples: int, seed: int) -> np.ndarray:
+    """Each run's Monte Carlo hours, sorted (runs, n_samples), read-only: drawn with `seed`,
+    or the same draws kept from an earlier call with the same runs, count and seed."""
+    digest = hashlib.blake2b(repr((n_samples, seed, runs.restart_hours)).encode())
+    for values in (runs.work_hours, runs.log_mu, runs.log_sigma, runs.checkpoint_hours,
+                   runs.job_hazard_per_hour):
+        digest.update(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    key = digest.digest()
+    with _sample_sets_lock:
+        kept = _sample_sets.get(key)
+        if kept is not None:
+            _sample_sets.move_to_end(key)
+            return kept
+    samples = _sorted_samples(runs.sample_hours(np.random.default_rng(seed), n_samples))
+    samples.setflags(write=False)
+    with _sample_sets_lock:
+        _sample_sets[key] = samples
+        while len(_sample_sets) > SAMPLE_SETS_KEPT:
+            _sample_sets.popitem(last=False)
+    return samples
 
 
 def _spot_runs(table: pd.DataFrame, cfg_rows: np.ndarray, spot: np.ndarray,

@@ -9,8 +9,9 @@ from planner.plans.core.spot_risk import (
     lognormal_exceed_probability,
     lognormal_from_p10_p90,
     sample_exceed_probability,
-    sorted_quantile,
     poisson_counts,
+    sorted_quantile,
+    sorted_run_samples,
     sum_of_uniforms,
 )
 
@@ -75,3 +76,26 @@ def test_monte_carlo_mean_matches_the_analytic_expectation():
         job_hazard_per_hour=np.array([0.01, 0.002]), restart_hours=0.5)
     samples = runs.sample_hours(np.random.default_rng(0), 40_000)
     assert samples.mean(axis=1) == pytest.approx(runs.expected_hours(), rel=2e-3)
+
+
+def _runs(hazard: float) -> SpotRuns:
+    return SpotRuns(
+        work_hours=np.array([400.0, 1000.0]), log_mu=np.log([400.0, 1000.0]),
+        log_sigma=np.array([0.1, 0.2]), checkpoint_hours=np.array([0.05, 0.2]),
+        job_hazard_per_hour=np.array([hazard, 0.002]), restart_hours=0.5)
+
+
+def test_replanning_the_same_runs_reuses_their_draws_and_other_runs_get_their_own():
+    """A plan re-run under another deadline or budget reads the same sorted draws (so each
+    spot option keeps its P50/P90 time); another hazard or seed draws anew."""
+    first = sorted_run_samples(_runs(0.01), 500, seed=0)
+    assert sorted_run_samples(_runs(0.01), 500, seed=0) is first
+    assert not first.flags.writeable
+    assert np.all(np.diff(first, axis=1) >= 0)
+    expected = np.sort(_runs(0.01).sample_hours(np.random.default_rng(0), 500), axis=1)
+    assert np.allclose(first, expected, rtol=1e-6)
+    other_hazard = sorted_run_samples(_runs(0.05), 500, seed=0)
+    other_seed = sorted_run_samples(_runs(0.01), 500, seed=1)
+    assert other_hazard is not first and other_seed is not first
+    assert other_hazard[0].mean() > first[0].mean()
+    assert not np.array_equal(other_seed, first)
