@@ -137,10 +137,9 @@ class Calibration:
     domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name != "domain" and not math.isfinite(value):
-                raise ValueError(f"calibration {f.name} must be finite")
+        for name in _NUMBER_FIELDS:
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"calibration {name} must be finite")
         for group in BAND_CLASSES:
             low, high = self.band_quantiles(group)
             if not low <= 0.0 <= high:
@@ -189,6 +188,10 @@ class Calibration:
     def kind_factors(self) -> FloatArray:
         """Workload-kind multipliers indexed like arrays.KIND_INDEX (llm, bert, resnet50)."""
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
+
+
+# Every field but the domain: each must be finite (a fit builds thousands of calibrations).
+_NUMBER_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Calibration) if f.name != "domain")
 
 
 def expert_gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:

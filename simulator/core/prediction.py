@@ -215,7 +215,11 @@ def metric_values(c: ConfigArrays, samples_per_second: FloatArray, executed_flop
         whole_minutes = np.where(targets.is_steady_figure, minutes, whole_minutes)
     choices = [samples * c.seq_len / n_gpus, samples, flops / 1e12,
                100.0 * flops / (c.peak_tflops * 1e12), minutes, whole_minutes * n_gpus / 60.0]
-    return np.select(targets.metric_masks, choices, default=np.nan)
+    # np.select's result, without its broadcasting of every choice (the fitting hot path).
+    values = np.full(targets.metric.shape, np.nan)
+    for is_metric, choice in zip(targets.metric_masks, choices, strict=True):
+        np.copyto(values, choice, where=is_metric)
+    return values
 
 
 def predict_targets(c: ConfigArrays, targets: RowTargets, calibration: Calibration) -> FloatArray:
