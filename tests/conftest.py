@@ -19,7 +19,7 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.core.management.color import no_style
 
-from tests import background, xdist_groups
+from tests import background, suite_order, xdist_groups
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -29,13 +29,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                   ) -> Iterator[None]:
     """Under pytest-xdist (`--dist loadgroup`) the tests awaiting one background job run in
     one process, so that each slow job is computed once: marked before xdist names the groups,
-    and named after it where it could not (tests/xdist_groups.py)."""
+    and named after it where it could not (tests/xdist_groups.py). Then, after pytest-django's
+    database order, the integration tests' waits are spread among CPU work
+    (tests/suite_order.py)."""
     for item in items:
         group = background.group_of(item.nodeid)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
     result = yield
     xdist_groups.apply_group_suffixes(config, items)
+    suite_order.order_for_workers(items)
     return result
 
 

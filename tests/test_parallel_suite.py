@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
+from tests import background, suite_order
 from tests.conftest import ROOT, worker_redis_url
 
 
@@ -90,3 +90,35 @@ def test_loadgroup_sends_a_group_to_one_worker(tmp_path: Path) -> None:
                          done.stdout)
     assert len(grouped) == 6, done.stdout
     assert len(set(grouped)) == 1, done.stdout
+
+
+class _FakeItem:
+    """What suite_order reads of a collected test: its markers and fixture names."""
+
+    def __init__(self, name: str, *marks: pytest.MarkDecorator, fixtures: tuple[str, ...] = ()):
+        self.name, self.fixturenames = name, list(fixtures)
+        self._marks = {mark.mark.name: mark.mark for mark in marks}
+
+    def get_closest_marker(self, name: str) -> pytest.Mark | None:
+        return self._marks.get(name)
+
+
+def test_the_integration_waits_are_spread_among_cpu_work_after_the_database_tests() -> None:
+    """pytest-django's order stays (tests in a transaction before the transactional ones that
+    empty the tables); the integration tests come before the browser tests, each followed by
+    its share of the tests without a database; browser tests stay together."""
+    transactional = pytest.mark.django_db(transaction=True)
+    items = [_FakeItem("db", pytest.mark.django_db), _FakeItem("db-fixture", fixtures=("db",)),
+             _FakeItem("browser", pytest.mark.browser, fixtures=("live_server",)),
+             _FakeItem("browser-worker", pytest.mark.browser, pytest.mark.integration,
+                       transactional),
+             _FakeItem("wait1", pytest.mark.integration, transactional),
+             _FakeItem("wait2", pytest.mark.integration, transactional),
+             *(_FakeItem(f"free{i}") for i in range(4))]
+    suite_order.order_for_workers(items)  # type: ignore[arg-type]
+    assert [item.name for item in items] == [
+        "db", "db-fixture", "wait1", "free0", "free1", "wait2", "free2", "free3", "browser",
+        "browser-worker"]
+    kinds = [suite_order.database_use(item) for item in items]  # type: ignore[arg-type]
+    assert kinds.index(suite_order.TRANSACTIONAL) > max(
+        i for i, kind in enumerate(kinds) if kind == suite_order.DATABASE)

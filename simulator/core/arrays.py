@@ -7,9 +7,9 @@ vectorized catalog sweep (millions of entries).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 FloatArray = npt.NDArray[np.float64]
+_T = TypeVar("_T")
 KIND_INDEX: dict[str, int] = {"llm": 0, "llm_moe": 0, "llm_lora": 0, "generic": 0,
                               "bert": 1, "resnet50": 2}
 
@@ -107,6 +108,15 @@ class ConfigArrays:
     def take(self, index: npt.NDArray[Any]) -> ConfigArrays:
         """Subset every non-scalar array by a boolean mask or integer index."""
         return ConfigArrays(**{f.name: _take(getattr(self, f.name), index) for f in fields(self)})
+
+    def keeping_derived(self) -> ConfigArrays:
+        """A copy that keeps what `derived` computes from it, for arrays predicted many times
+        over: a calibration fit evaluates the same rows thousands of times, each with a new
+        calibration, and most of the time model does not depend on the calibration. Other
+        arrays keep nothing (a sweep's large arrays are predicted once)."""
+        copy = replace(self)
+        copy.__dict__["_derived"] = {}
+        return copy
 
     @property
     def n_gpus(self) -> FloatArray:
@@ -194,6 +204,18 @@ def config_arrays(workload: Workload, hardware: Hardware, layout: Layout) -> Con
     return ConfigArrays.from_columns({k: [v] for k, v in columns.items()})
 
 
+def derived(c: ConfigArrays, compute: Callable[[ConfigArrays], _T]) -> _T:
+    """compute(c), a quantity of the arrays alone (no calibration): computed once and kept
+    on arrays made by ConfigArrays.keeping_derived, computed each time on others. The arrays
+    are never written to, so a kept value stays what `compute` would give."""
+    kept: dict[Callable[[ConfigArrays], Any], Any] | None = c.__dict__.get("_derived")
+    if kept is None:
+        return compute(c)
+    if compute not in kept:
+        kept[compute] = compute(c)
+    return cast(_T, kept[compute])
+
+
 def stage_layer_share(c: ConfigArrays) -> FloatArray:
     """Share of the layers on the busiest pipeline stage (1 without pipelining).
 
@@ -201,6 +223,10 @@ def stage_layer_share(c: ConfigArrays) -> FloatArray:
     126 layers on 16 stages): the busiest device holds v chunks of ceil(layers / (pp·v))
     layers, v = virtual_stages.
     """
+    return derived(c, _stage_layer_share)
+
+
+def _stage_layer_share(c: ConfigArrays) -> FloatArray:
     layers = np.maximum(c.n_layers, 1.0)
     chunks = c.pp * c.virtual_stages
     busiest = np.ceil(layers / chunks) * c.virtual_stages
@@ -209,6 +235,10 @@ def stage_layer_share(c: ConfigArrays) -> FloatArray:
 
 def sharding_stage(c: ConfigArrays) -> FloatArray:
     """The ZeRO stage each configuration runs at (layout_knobs.zero_stage_as_run)."""
+    return derived(c, _sharding_stage)
+
+
+def _sharding_stage(c: ConfigArrays) -> FloatArray:
     return zero_stage_as_run(c.pp, c.zero_stage)
 
 
@@ -218,4 +248,8 @@ def stage_layers(c: ConfigArrays) -> FloatArray:
     The one count behind its compute, memory and per-layer collectives (TP all-reduces, ZeRO
     per-layer gathers): stage_layer_share × layers.
     """
+    return derived(c, _stage_layers)
+
+
+def _stage_layers(c: ConfigArrays) -> FloatArray:
     return stage_layer_share(c) * np.maximum(c.n_layers, 1.0)

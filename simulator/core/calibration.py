@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator.core.arrays import ConfigArrays, FloatArray
+from simulator.core.arrays import ConfigArrays, FloatArray, derived
 from simulator.core.domain import BAND_GROUPS, CalibrationDomain, band_group
 from simulator.core.envelope import metric_kind
 
@@ -137,10 +137,9 @@ class Calibration:
     domain: CalibrationDomain = field(default_factory=CalibrationDomain)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name != "domain" and not math.isfinite(value):
-                raise ValueError(f"calibration {f.name} must be finite")
+        for name in _NUMBER_FIELDS:
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"calibration {name} must be finite")
         for group in BAND_CLASSES:
             low, high = self.band_quantiles(group)
             if not low <= 0.0 <= high:
@@ -191,27 +190,53 @@ class Calibration:
         return np.array([1.0, self.encoder_factor, self.cnn_factor])
 
 
+# Every field but the domain: each must be finite (a fit builds thousands of calibrations).
+_NUMBER_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Calibration) if f.name != "domain")
+
+
 def expert_gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """gemm_efficiency of a mixture of experts' expert FFN GEMMs: each expert multiplies only
     its top-k / experts share of the micro-batch's tokens, with N = expert width / tp, so
     fine-grained experts (e.g. 512 wide) sit lower on the roofline than the dense GEMMs."""
+    return _roofline(c, cal, derived(c, _expert_gemm_size))
+
+
+def _expert_gemm_size(c: ConfigArrays) -> FloatArray:
     rows = c.micro_batch * c.gemm_rows / c.cp * c.expert_token_fraction
     inv = (1.0 / np.maximum(rows, 1.0) + 1.0 / np.maximum(c.hidden_size, 1.0)
            + c.tp / np.maximum(c.expert_ffn, 1.0))
-    return _roofline(c, cal, 1.0 / inv)
+    return np.asarray(1.0 / inv)
+
+
+@dataclass(frozen=True)
+class _RooflineRows:
+    """What _roofline needs that the calibration does not change."""
+
+    kind: np.ndarray  # index into Calibration.kind_factors
+    efficiency_class: np.ndarray  # index into Calibration.class_efficiencies
+    is_pcie_card: np.ndarray
+    is_fp8_rowwise: np.ndarray
+    is_simt: np.ndarray
+    ridge: FloatArray  # GEMM peak FLOP/s per HBM byte/s
+
+
+def _roofline_rows(c: ConfigArrays) -> _RooflineRows:
+    return _RooflineRows(c.kind_index.astype(np.intp), c.efficiency_class.astype(np.intp),
+                         c.is_pcie_card > 0, c.is_fp8_rowwise > 0, c.is_simt > 0,
+                         c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9))
 
 
 def _roofline(c: ConfigArrays, cal: Calibration, size: FloatArray) -> FloatArray:
     """Ceiling / sqrt(1 + (ridge_multiple·ridge / size)²), capped (see gemm_efficiency)."""
-    kind = cal.kind_factors()[c.kind_index.astype(np.intp)]
-    tensor = cal.class_efficiencies()[c.efficiency_class.astype(np.intp)]
-    card = np.where(c.is_pcie_card > 0, cal.pcie_card_factor, 1.0)
-    rowwise = np.where(c.is_fp8_rowwise > 0, cal.fp8_rowwise_factor, 1.0)
-    ceiling = np.where(c.is_simt > 0, SIMT_EFFICIENCY, tensor) * kind * card * rowwise
-    ridge = c.gemm_peak_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
-    ratio = cal.ridge_multiple * ridge / size
+    rows = derived(c, _roofline_rows)
+    kind = cal.kind_factors()[rows.kind]
+    tensor = cal.class_efficiencies()[rows.efficiency_class]
+    card = np.where(rows.is_pcie_card, cal.pcie_card_factor, 1.0)
+    rowwise = np.where(rows.is_fp8_rowwise, cal.fp8_rowwise_factor, 1.0)
+    ceiling = np.where(rows.is_simt, SIMT_EFFICIENCY, tensor) * kind * card * rowwise
+    ratio = cal.ridge_multiple * rows.ridge / size
     efficiency = ceiling / np.sqrt(1.0 + ratio**2)
-    return np.minimum(efficiency, MAX_GEMM_EFFICIENCY)
+    return np.asarray(np.minimum(efficiency, MAX_GEMM_EFFICIENCY))
 
 
 def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
@@ -224,12 +249,15 @@ def gemm_efficiency(c: ConfigArrays, cal: Calibration) -> FloatArray:
     per-GPU GEMM, with rows = micro-batch tokens (or CNN output pixels), K = hidden and
     N = hidden/tp; ridge = peak FLOP/s / HBM bandwidth, so faster GPUs need bigger GEMMs.
     """
+    return _roofline(c, cal, derived(c, _gemm_size))
+
+
+def _gemm_size(c: ConfigArrays) -> FloatArray:
     rows = c.micro_batch * c.gemm_rows / c.cp
     is_tf = c.is_transformer > 0
     inv_k = np.where(is_tf, 1.0 / np.maximum(c.hidden_size, 1.0), 0.0)
     inv_n = np.where(is_tf, c.tp / np.maximum(c.hidden_size, 1.0), 0.0)
-    size = 1.0 / (1.0 / rows + inv_k + inv_n)
-    return _roofline(c, cal, size)
+    return np.asarray(1.0 / (1.0 / rows + inv_k + inv_n))
 
 
 def load_calibration(path: str) -> Calibration:

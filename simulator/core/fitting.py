@@ -27,7 +27,6 @@ from simulator.core.prediction import (
     predict_targets,
     prepare_runs,
     progress_span,
-    speed_ratio,
 )
 
 # (field, transform, prior value, prior sd in transformed units). Efficiencies: large-GEMM
@@ -169,12 +168,13 @@ def family_weights(prepared: PreparedRuns) -> FloatArray:
 
 def _objective(prepared: PreparedRuns, base: Calibration,
                weights: FloatArray) -> Callable[[FloatArray], float]:
-    arrays, targets = prepared.arrays, RowTargets.of(prepared)
+    # The same rows are predicted thousands of times: keep what the calibration does not change.
+    arrays, targets = prepared.arrays.keeping_derived(), RowTargets.of(prepared)
     means, sds = prior_vector(base)
 
     def objective(x: FloatArray) -> float:
         predicted = predict_targets(arrays, targets, decode(x, base))
-        errors = speed_ratio(targets.metric, predicted, targets.reported)
+        errors = targets.speed_ratio(predicted)
         # Gaussian prior against log errors of scale ROBUST_SCALE: sigma² · sum(z²).
         prior = np.sum(((x - means) / sds) ** 2)
         return float(np.sum(weights * soft_l1(errors)) + ROBUST_SCALE**2 * prior)

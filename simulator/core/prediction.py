@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
@@ -92,6 +93,21 @@ class RowTargets:
         return cls(sub["metric"].to_numpy(), convention,
                    sub["work_samples"].to_numpy(dtype=float), sub["reported"].to_numpy(dtype=float),
                    steady.fillna(False).to_numpy(dtype=bool))
+
+    @cached_property
+    def metric_masks(self) -> list[np.ndarray]:
+        """Per METRICS entry, which rows report it (kept: a fit predicts them thousands of
+        times)."""
+        return [self.metric == m for m in METRICS]
+
+    @cached_property
+    def is_time_metric(self) -> np.ndarray:
+        """Rows whose metric is a time (TIME_METRICS): a larger value is slower."""
+        return np.isin(self.metric, TIME_METRICS)
+
+    def speed_ratio(self, predicted: FloatArray) -> FloatArray:
+        """speed_ratio of these rows."""
+        return _speed_ratio(self.is_time_metric, predicted, self.reported)
 
 
 def as_gpu_specs(gpus: pd.DataFrame | Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
@@ -199,7 +215,11 @@ def metric_values(c: ConfigArrays, samples_per_second: FloatArray, executed_flop
         whole_minutes = np.where(targets.is_steady_figure, minutes, whole_minutes)
     choices = [samples * c.seq_len / n_gpus, samples, flops / 1e12,
                100.0 * flops / (c.peak_tflops * 1e12), minutes, whole_minutes * n_gpus / 60.0]
-    return np.select([targets.metric == m for m in METRICS], choices, default=np.nan)
+    # np.select's result, without its broadcasting of every choice (the fitting hot path).
+    values = np.full(targets.metric.shape, np.nan)
+    for is_metric, choice in zip(targets.metric_masks, choices, strict=True):
+        np.copyto(values, choice, where=is_metric)
+    return values
 
 
 def predict_targets(c: ConfigArrays, targets: RowTargets, calibration: Calibration) -> FloatArray:
@@ -240,8 +260,12 @@ def baseline_prepared(prepared: PreparedRuns) -> FloatArray:
 
 def speed_ratio(metric: np.ndarray, predicted: FloatArray, reported: FloatArray) -> FloatArray:
     """log(predicted/reported) expressed for speed (time metrics inverted)."""
+    return _speed_ratio(np.isin(metric, TIME_METRICS), predicted, reported)
+
+
+def _speed_ratio(is_time: np.ndarray, predicted: FloatArray, reported: FloatArray) -> FloatArray:
     ratio = np.log(predicted / reported)
-    return np.where(np.isin(metric, TIME_METRICS), -ratio, ratio)
+    return np.where(is_time, -ratio, ratio)
 
 
 def subset_prepared(prepared: PreparedRuns, mask: np.ndarray) -> PreparedRuns:

@@ -9,13 +9,13 @@ node's scale-out bandwidth.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
 from simulator.core.arrays import (
     ConfigArrays,
     FloatArray,
+    derived,
     sharding_stage,
     stage_layer_share,
     stage_layers,
@@ -68,6 +68,10 @@ class TimeArrays:
 def hardware_flops_per_sample(c: ConfigArrays) -> FloatArray:
     """FLOPs executed per sample including recomputation (full: layers' forward again;
     selective: attention cores again)."""
+    return derived(c, _hardware_flops_per_sample)
+
+
+def _hardware_flops_per_sample(c: ConfigArrays) -> FloatArray:
     linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
     return linear + c.attention_fwd_flops * (3.0 + (c.recompute >= 1))
 
@@ -80,6 +84,10 @@ def attention_roofline(c: ConfigArrays) -> FloatArray:
     bandwidth) is far above it are bandwidth-bound there (H100: ~40%, A100: ~65% of peak,
     as measured for FlashAttention-2 by Dao 2023 and Shah et al. 2024).
     """
+    return derived(c, _attention_roofline)
+
+
+def _attention_roofline(c: ConfigArrays) -> FloatArray:
     ridge = c.peak_16bit_tflops * 1e12 / (c.memory_bandwidth_gbytes_per_s * 1e9)
     return 1.0 / np.sqrt(1.0 + (ridge / FLASH_ATTENTION_TILE_ROWS) ** 2)
 
@@ -93,7 +101,42 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
 
     Attention cores (flash attention, 16-bit) run at attention_factor of the GEMM efficiency.
     """
-    split = c.tp * c.cp
+    work = derived(c, _microbatch_work)
+    factor = cal.attention_factor * attention_roofline(c)
+    attention_peak = c.peak_16bit_tflops * np.where(work.is_simt, 1.0, factor)
+    dense = work.dense_linear + work.attention / attention_peak
+    flop_seconds = dense / gemm_efficiency(c, cal)
+    if work.expert is not None:
+        flop_seconds = flop_seconds + work.expert / expert_gemm_efficiency(c, cal)
+    flop_seconds = flop_seconds * c.micro_batch / work.split / 1e12
+    cnn = cal.cnn_traffic_factor * np.where(work.is_fused_cnn, cal.fused_cnn_traffic_ratio, 1.0)
+    factor = np.where(work.is_transformer, cal.traffic_factor, cnn)
+    traffic = factor * c.traffic_bytes * work.layers * c.micro_batch / work.split * work.passes
+    traffic = traffic * c.activation_value_bytes / 2.0
+    traffic = traffic + work.score_bytes
+    traffic = traffic + work.transpose_bytes
+    return flop_seconds + traffic / work.bandwidth_bytes_per_s
+
+
+@dataclass(frozen=True)
+class _MicrobatchWork:
+    """What compute_seconds_per_microbatch needs that the calibration does not change."""
+
+    split: FloatArray  # tp·cp
+    layers: FloatArray  # stage_layer_share
+    attention: FloatArray  # attention FLOPs per sample on the busiest stage
+    dense_linear: FloatArray  # dense linear FLOPs per sample there / GEMM peak (TFLOP/s)
+    expert: FloatArray | None  # expert FFN FLOPs per sample / GEMM peak; None without MoE
+    passes: FloatArray  # activation traffic passes (4/3 with full recompute)
+    is_simt: np.ndarray
+    is_fused_cnn: np.ndarray
+    is_transformer: np.ndarray
+    score_bytes: FloatArray  # unfused attention score traffic per micro-batch
+    transpose_bytes: FloatArray  # NCHW transposes per micro-batch
+    bandwidth_bytes_per_s: FloatArray  # HBM
+
+
+def _microbatch_work(c: ConfigArrays) -> _MicrobatchWork:
     layers = stage_layer_share(c)
     linear = c.linear_train_flops + np.where(c.recompute == 2, c.linear_recompute_flops, 0.0)
     linear = (linear - c.head_train_flops) * layers + c.head_train_flops
@@ -101,26 +144,20 @@ def compute_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatAr
     # the whole score matrix is computed, then masked).
     causal = np.where((c.kind_index == 0) & (c.is_flash_attention > 0),
                       CAUSAL_ATTENTION_FRACTION, 1.0)
-    attention = c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal * layers
-    factor = cal.attention_factor * attention_roofline(c)
-    attention_peak = c.peak_16bit_tflops * np.where(c.is_simt > 0, 1.0, factor)
     # A mixture of experts runs its expert FFN share of the matmuls at the expert GEMMs' own
     # (smaller) shape; dense models have no expert share and skip it.
     share = c.expert_gemm_share
-    dense = linear * (1.0 - share) / c.gemm_peak_tflops + attention / attention_peak
-    flop_seconds = dense / gemm_efficiency(c, cal)
-    if np.any(share > 0):
-        expert = linear * share / c.gemm_peak_tflops
-        flop_seconds = flop_seconds + expert / expert_gemm_efficiency(c, cal)
-    flop_seconds = flop_seconds * c.micro_batch / split / 1e12
-    passes = 1.0 + (c.recompute == 2) / 3.0
-    cnn = cal.cnn_traffic_factor * np.where(c.is_fused_cnn > 0, cal.fused_cnn_traffic_ratio, 1.0)
-    factor = np.where(c.is_transformer > 0, cal.traffic_factor, cnn)
-    traffic = factor * c.traffic_bytes * layers * c.micro_batch / split * passes
-    traffic = traffic * c.activation_value_bytes / 2.0
-    traffic = traffic + score_traffic_bytes(c) * layers * c.micro_batch
-    traffic = traffic + nchw_transpose_bytes(c) * c.micro_batch
-    return cast(FloatArray, flop_seconds + traffic / (c.memory_bandwidth_gbytes_per_s * 1e9))
+    return _MicrobatchWork(
+        split=c.tp * c.cp, layers=layers,
+        attention=c.attention_fwd_flops * (3.0 + (c.recompute >= 1)) * causal * layers,
+        dense_linear=linear * (1.0 - share) / c.gemm_peak_tflops,
+        expert=linear * share / c.gemm_peak_tflops if np.any(share > 0) else None,
+        passes=1.0 + (c.recompute == 2) / 3.0,
+        is_simt=c.is_simt > 0, is_fused_cnn=c.is_fused_cnn > 0,
+        is_transformer=c.is_transformer > 0,
+        score_bytes=score_traffic_bytes(c) * layers * c.micro_batch,
+        transpose_bytes=nchw_transpose_bytes(c) * c.micro_batch,
+        bandwidth_bytes_per_s=c.memory_bandwidth_gbytes_per_s * 1e9)
 
 
 def nchw_transpose_bytes(c: ConfigArrays) -> FloatArray:
@@ -161,22 +198,34 @@ def tp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     tp_gather_value_bytes (1 byte at fp8 with per-tensor scaling). Runs that overlap TP
     communication with the GEMMs hide tp_overlap_fraction of it.
     """
+    seconds, bandwidth = derived(c, _tp_traffic)
+    exposed = 1.0 - c.tp_comm_overlap * cal.tp_overlap_fraction
+    return exposed * seconds / (bandwidth * 1e9 * cal.network_efficiency)
+
+
+def _tp_traffic(c: ConfigArrays) -> tuple[FloatArray, FloatArray]:
+    """(bytes each GPU moves in TP collectives per micro-batch, their bandwidth in GB/s)."""
     values = c.micro_batch * c.seq_len / c.cp * c.hidden_size
     count = (4.0 + 2.0 * (c.recompute == 2)) * stage_layers(c)
     bandwidth = np.where(c.tp <= c.gpus_per_node, c.intra_gbytes_per_s, c.inter_gbytes_per_s)
     per_collective = values * (c.activation_value_bytes + c.tp_gather_value_bytes)
-    seconds = count * (c.tp - 1.0) / c.tp * per_collective
-    exposed = 1.0 - c.tp_comm_overlap * cal.tp_overlap_fraction
-    return cast(FloatArray, exposed * seconds / (bandwidth * 1e9 * cal.network_efficiency))
+    return count * (c.tp - 1.0) / c.tp * per_collective, bandwidth
 
 
 def pp_seconds_per_microbatch(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Pipeline point-to-point sends of one micro-batch's (TP-sharded) activations, fwd+bwd."""
+    sent, bandwidth, is_pipelined = derived(c, _pp_traffic)
+    seconds = sent / (bandwidth * 1e9 * cal.network_efficiency)
+    return np.where(is_pipelined, seconds, 0.0)
+
+
+def _pp_traffic(c: ConfigArrays) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """(bytes each GPU sends between stages per micro-batch, their bandwidth in GB/s,
+    whether there is a pipeline)."""
     message = c.micro_batch * c.seq_len / c.cp * c.hidden_size * c.activation_value_bytes / c.tp
     crosses_nodes = c.tp * c.cp * c.pp > c.gpus_per_node
     bandwidth = np.where(crosses_nodes, c.inter_gbytes_per_s, c.intra_gbytes_per_s)
-    seconds = 2.0 * message * c.virtual_stages / (bandwidth * 1e9 * cal.network_efficiency)
-    return np.where(c.pp > 1, seconds, 0.0)
+    return 2.0 * message * c.virtual_stages, bandwidth, c.pp > 1
 
 
 def group_gbytes_per_s(c: ConfigArrays, group: FloatArray, stride: FloatArray) -> FloatArray:
@@ -199,6 +248,10 @@ def dp_volume_bytes(c: ConfigArrays) -> FloatArray:
     (forward, backward) and one gradient reduce-scatter. Under a pipeline, ZeRO 2 and 3 move
     what ZeRO 1 does, once a step (arrays.sharding_stage).
     """
+    return derived(c, _dp_volume_bytes)
+
+
+def _dp_volume_bytes(c: ConfigArrays) -> FloatArray:
     shard = c.tp * c.pp
     weights = c.params / shard * c.weight_bytes
     trainable_w = c.trainable_params / shard * c.weight_bytes
@@ -209,7 +262,7 @@ def dp_volume_bytes(c: ConfigArrays) -> FloatArray:
     return np.where(zero <= 1, 2.0 * grads, np.where(zero == 2, zero2, zero3))
 
 
-def sharded_ring_stride(c: ConfigArrays, cal: Calibration, n: FloatArray) -> FloatArray:
+def sharded_ring_stride(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Effective rank stride of the data-parallel group for the NIC-sharing rule.
 
     ZeRO 2/3 all-gathers and reduce-scatters are ring-only collectives (all-reduce can use
@@ -217,9 +270,31 @@ def sharded_ring_stride(c: ConfigArrays, cal: Calibration, n: FloatArray) -> Flo
     node's rings contend in the fabric, modelled as fewer members sharing the NICs: the
     stride grows by k / ring_full_bandwidth_nodes, so a GPU ends with about its own NIC.
     """
+    traffic = derived(c, _dp_traffic)
+    contention = np.maximum(traffic.nodes / cal.ring_full_bandwidth_nodes, 1.0)
+    return np.where(traffic.is_sharded_ring, c.tp * contention, c.tp)
+
+
+@dataclass(frozen=True)
+class _DataParallelTraffic:
+    """What dp_seconds_per_step needs that the calibration does not change."""
+
+    ranks: FloatArray  # N = dp·cp
+    nodes: FloatArray  # nodes the group spans (at least 1)
+    is_sharded_ring: np.ndarray  # ZeRO 2/3 over more than one node
+    bytes_moved: FloatArray  # dp_volume_bytes · (N-1)/N
+    hops: FloatArray  # ring hop latencies per step
+
+
+def _dp_traffic(c: ConfigArrays) -> _DataParallelTraffic:
+    n = c.dp * c.cp
     nodes = np.maximum(n * c.tp / c.gpus_per_node, 1.0)
-    contention = np.maximum(nodes / cal.ring_full_bandwidth_nodes, 1.0)
-    return np.where((sharding_stage(c) >= 2) & (nodes > 1.0), c.tp * contention, c.tp)
+    zero = sharding_stage(c)
+    per_layer = np.where(zero >= 3, 3.0, np.where(zero == 2, 1.0, 0.0))
+    return _DataParallelTraffic(
+        ranks=n, nodes=nodes, is_sharded_ring=(zero >= 2) & (nodes > 1.0),
+        bytes_moved=dp_volume_bytes(c) * (n - 1.0) / n,
+        hops=per_layer * stage_layers(c) * c.grad_accum * (n - 1.0))
 
 
 def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
@@ -228,18 +303,18 @@ def dp_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
     Sharded stages issue per-layer collectives (3 per layer per micro-batch for ZeRO 3, 1 for
     ZeRO 2); each ring all-gather/reduce-scatter pays (N-1) hop latencies.
     """
-    n = c.dp * c.cp
-    bandwidth = group_gbytes_per_s(c, n, sharded_ring_stride(c, cal, n))
-    transfer = dp_volume_bytes(c) * (n - 1.0) / n / (bandwidth * 1e9 * cal.network_efficiency)
-    zero = sharding_stage(c)
-    per_layer = np.where(zero >= 3, 3.0, np.where(zero == 2, 1.0, 0.0))
-    layers = stage_layers(c)
-    latency = per_layer * layers * c.grad_accum * (n - 1.0) * cal.hop_latency_us * 1e-6
-    return transfer + latency
+    traffic = derived(c, _dp_traffic)
+    bandwidth = group_gbytes_per_s(c, traffic.ranks, sharded_ring_stride(c, cal))
+    transfer = traffic.bytes_moved / (bandwidth * 1e9 * cal.network_efficiency)
+    return transfer + traffic.hops * cal.hop_latency_us * 1e-6
 
 
 def optimizer_seconds(c: ConfigArrays) -> FloatArray:
     """Optimizer update: reads and writes the local model states once at HBM bandwidth."""
+    return derived(c, _optimizer_seconds)
+
+
+def _optimizer_seconds(c: ConfigArrays) -> FloatArray:
     weights, gradients, optimizer = model_state_bytes(c)
     return 2.0 * (weights + gradients + optimizer) / (c.memory_bandwidth_gbytes_per_s * 1e9)
 
@@ -247,8 +322,30 @@ def optimizer_seconds(c: ConfigArrays) -> FloatArray:
 def input_seconds_per_step(c: ConfigArrays, cal: Calibration) -> FloatArray:
     """Vision models: the host input pipeline (decode, augment, copy) delivers at most
     input_images_per_second_per_gpu; it runs ahead of the GPU, so a step takes the longer."""
-    per_gpu_images = c.micro_batch * c.grad_accum
-    return np.where(c.kind_index == 2, per_gpu_images / cal.input_images_per_second_per_gpu, 0.0)
+    per_gpu_images, is_vision = derived(c, _input_images)
+    return np.where(is_vision, per_gpu_images / cal.input_images_per_second_per_gpu, 0.0)
+
+
+def _input_images(c: ConfigArrays) -> tuple[FloatArray, np.ndarray]:
+    """(images each GPU takes per step, whether the model reads images)."""
+    return c.micro_batch * c.grad_accum, c.kind_index == 2
+
+
+@dataclass(frozen=True)
+class _StepShape:
+    """What step_time needs that the calibration does not change."""
+
+    hideable_share: FloatArray  # of compute that data-parallel traffic can hide behind
+    is_encoder: np.ndarray
+    bubble_share: FloatArray  # (pp - 1) / virtual stages
+    global_batch: FloatArray
+
+
+def _step_shape(c: ConfigArrays) -> _StepShape:
+    # Gradient reduction can only hide behind the backward pass (2/3 of compute); ZeRO-3
+    # weight all-gathers are prefetched during the forward pass as well.
+    return _StepShape(np.where(sharding_stage(c) >= 3, 1.0, BACKWARD_SHARE), c.kind_index == 1,
+                      (c.pp - 1.0) / c.virtual_stages, c.global_batch)
 
 
 def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
@@ -258,16 +355,15 @@ def step_time(c: ConfigArrays, cal: Calibration) -> TimeArrays:
     pp = pp_seconds_per_microbatch(c, cal)
     compute = c.grad_accum * per_micro
     dp_total = dp_seconds_per_step(c, cal)
-    # Gradient reduction can only hide behind the backward pass (2/3 of compute); ZeRO-3
-    # weight all-gathers are prefetched during the forward pass as well.
-    hideable = np.where(sharding_stage(c) >= 3, 1.0, BACKWARD_SHARE) * compute
-    overlap = np.where(c.kind_index == 1, cal.encoder_overlap_fraction, cal.overlap_fraction)
+    shape = derived(c, _step_shape)
+    hideable = shape.hideable_share * compute
+    overlap = np.where(shape.is_encoder, cal.encoder_overlap_fraction, cal.overlap_fraction)
     dp_exposed = np.maximum(0.0, dp_total - overlap * hideable)
-    bubble = (c.pp - 1.0) / c.virtual_stages * (per_micro + tp + pp)
+    bubble = shape.bubble_share * (per_micro + tp + pp)
     optimizer = optimizer_seconds(c)
     busy = compute + c.grad_accum * (tp + pp) + bubble + dp_exposed + optimizer
     step = np.maximum(busy + cal.step_overhead_seconds, input_seconds_per_step(c, cal))
-    samples = c.global_batch / step
+    samples = shape.global_batch / step
     return TimeArrays(compute, c.grad_accum * tp, c.grad_accum * pp, dp_exposed, dp_total,
                       bubble, optimizer, step - busy, step, samples,
                       hardware_flops_per_sample(c))
