@@ -230,14 +230,19 @@ def test_plan_serving_takes_a_daily_profile_and_a_request_log(
         call_command("plan_serving", "--model", "llama3.1-70b", "--request-log", str(path))
 
 
+def _35_day_log() -> tuple[list[float], DailyTraffic]:
+    """35 days of one daily shape (requests/s by hour; 1 request/s per replica)."""
+    day = [1.5] * 8 + [2.5] * 8 + [1.8] * 8
+    history = tuple(day[h % 24] for h in range(24 * 35))
+    return day, DailyTraffic(tuple(day), "request_log", history_rate_per_s=history, rows=1,
+                             prompt_tokens_mean=2000, prompt_tokens_p99=4000,
+                             output_tokens_mean=300, output_tokens_p99=600)
+
+
 def test_a_35_day_log_commits_the_base_on_the_catalogs_aws_prices(user: object) -> None:
     """The mix reads the instance's commitment prices from the catalog (one read) and the
     buying rule commits the always-on base of a 35-day history; 3-year terms need 90 days."""
-    day = [1.5] * 8 + [2.5] * 8 + [1.8] * 8  # requests/s; 1 request/s per replica
-    history = tuple(day[h % 24] for h in range(24 * 35))
-    log = DailyTraffic(tuple(day), "request_log", history_rate_per_s=history, rows=1,
-                       prompt_tokens_mean=2000, prompt_tokens_p99=4000, output_tokens_mean=300,
-                       output_tokens_p99=600)
+    day, log = _35_day_log()
     checked = parse_serving_input({"model": "llama3.1-70b", "precision": "fp8",
                                    "ttft_p99_ms": 2000, "tpot_p99_ms": 60}, request_log=log)
     instances = tuple(math.ceil(r) for r in day)
@@ -272,11 +277,7 @@ def test_the_api_refuses_a_log_over_the_upload_limit_with_a_413(
 def test_a_two_node_pipeline_commits_two_instances_per_always_on_replica(user: object) -> None:
     """A replica of pp = 2 spans two p5.48xlarge: the log's always-on base of 2 replicas is
     4 instances, and the mix commits and prices instances, not replicas."""
-    day = [1.5] * 8 + [2.5] * 8 + [1.8] * 8  # requests/s; 1 request/s per replica
-    history = tuple(day[h % 24] for h in range(24 * 35))
-    log = DailyTraffic(tuple(day), "request_log", history_rate_per_s=history, rows=1,
-                       prompt_tokens_mean=2000, prompt_tokens_p99=4000, output_tokens_mean=300,
-                       output_tokens_p99=600)
+    day, log = _35_day_log()
     checked = parse_serving_input({"model": "llama3.1-405b", "precision": "fp8",
                                    "ttft_p99_ms": 2000, "tpot_p99_ms": 60}, request_log=log)
     instances = tuple(2 * math.ceil(r) for r in day)
