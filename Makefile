@@ -64,7 +64,7 @@ CORES := simulator/core planner/core planner/plans/core planner/purchase_mix/cor
 # The static checks (TEST_CHECKS) run first; `.ci/run` runs them beside the suite instead
 # (`make checks` and `make test TEST_CHECKS=` at once).
 # One more worker than cores: the integration tests spend much of their time waiting on leases
-# and worker restarts (on 2 cores, 3 workers: 508-539 s; 2: 547-552 s; 4: 559 s).
+# and worker restarts (on 2 cores, 3 workers: 473-482 s; 2: 509 s; docs/development.md).
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 TEST_CHECKS ?= checks
 test: install $(TEST_CHECKS)
