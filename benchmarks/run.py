@@ -14,6 +14,9 @@ def main() -> None:
     import django
 
     django.setup()
+    from planner.startup import settle_after_startup
+
+    settle_after_startup()  # as gunicorn and the workers do once started (planner.wsgi)
     from benchmarks import (
         bench_capacity,
         bench_capacity_traces,
