@@ -220,10 +220,6 @@ class PlanView:
         return limits_words(self._document).removeprefix("the ")
 
     @property
-    def decision_rule(self) -> str:
-        return str(self._document.get("decision_rule", ""))
-
-    @property
     def miss_threshold_pct(self) -> float:
         return float(self._document.get("miss_threshold_pct", 10.0))
 
