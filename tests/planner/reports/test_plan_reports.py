@@ -303,7 +303,8 @@ def test_the_pdf_states_goodput_and_envelope_and_no_deadline_reads_n_a(
         owner=ana, name="no deadline", inputs=plan_document["inputs"], result=result,
         status=PlanScenario.Status.DONE, progress_pct=100)
     page = ana_client.get(f"/plans/{undated.id}").content.decode()
-    assert '<td class="c-miss num"><span class="small" title="no deadline or budget set">n/a' in page
+    assert ('<td class="c-miss num"><span class="small" title="no deadline or budget set">'
+            'n/a') in page
     assert '<td class="c-miss num">0.0 %' not in page
     text = re.sub(r"\s+", " ", pdf_text(
         ana_client.get(f"/plans/{undated.id}/report.pdf").content, tmp_path))
