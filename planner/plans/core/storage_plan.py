@@ -73,17 +73,6 @@ def _dataset_offer(offers: tuple[TierOffer, ...], horizon_hours: float) -> TierO
     return min(fits, key=lambda o: o.row.usd_per_gb_month, default=None)
 
 
-def _tier_line(role: str, cost: TierCost, i: int, extra_usd: float = 0.0) -> dict[str, Any]:
-    row = cost.offer.row
-    return {"role": role, "tier": cost.offer.name, "region": row.region,
-            "kind": row.kind,
-            "tb_months": _num(cost.stored_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
-            "billed_tb_months": _num(cost.billed_gb_hours[i] / HOURS_PER_MONTH / GB_PER_TB),
-            "usd": _num(cost.usd[i] + extra_usd),
-            "usd_per_gb_month": row.usd_per_gb_month,
-            "min_storage_days": row.min_storage_days}
-
-
 def _num(value: Any) -> float | None:
     """A figure as a Python float, None when not finite (JSON has no infinity): extreme
     inputs (a write speed of 1e-320 GB/s) give infinite seconds."""
@@ -155,49 +144,42 @@ def _provider_plans(options: pd.DataFrame, offers: tuple[TierOffer, ...],
     is_ok = [ok.tolist() for ok in hot_ok]
     hot_index = hot_pick.index.tolist()
     cold_index = cold_pick.index.tolist() if cold_pick is not None else [-1] * len(options)
-    figures = _plan_figures(options, ck, written, inputs)
+    figures = _plan_figures(options, ck, written)
     plans = []
     for i in range(len(options)):
-        chosen = ([hot_lines[hot_index[i]]] if hot_index[i] >= 0 else []) + (
-            [cold_lines[cold_index[i]]] if cold_index[i] >= 0 else [])
-        lines = [tier.line(i) for tier in chosen]
+        chosen = [tier for tier in (hot_lines[hot_index[i]] if hot_index[i] >= 0 else None,
+                                    cold_lines[cold_index[i]] if cold_index[i] >= 0 else None,
+                                    datasets[i]) if tier is not None]
         total = sum(float(tier.raw_usd[i]) for tier in chosen)
-        data = datasets[i]
-        if data is not None:
-            lines.append(data[0])
-            total += data[1]
         alternatives = [{"tier": c.offer.name, "usd": tier.usd[i], "is_eligible": ok[i],
                          "why_not": _why_not(c, i, shortest[i])}
                         for c, tier, ok in zip(hot, hot_lines, is_ok, strict=True)]
-        plans.append(_plan_dict(figures, i, lines, total, alternatives))
+        plans.append(_plan_dict(figures, inputs, i, [tier.line(i) for tier in chosen], total,
+                                alternatives))
     return plans
 
 
 def _dataset_lines(offers: tuple[TierOffer, ...], dataset_gb: float, horizon_hours: FloatArray
-                   ) -> list[tuple[dict[str, Any], float] | None]:
-    """Per option, the data set's line and its USD: its tier (_dataset_offer at the option's
-    stay) and what the stay costs there; None without a data set or a tier that fits."""
+                   ) -> list[_TierLines | None]:
+    """Per option, the data set's tier line (_dataset_offer at the option's stay, and what
+    the stay costs there); None without a data set or a tier that fits."""
     if dataset_gb <= 0:
         return [None] * len(horizon_hours)
     gb_hours = dataset_gb * horizon_hours
-    costs: dict[str, TierCost] = {}
-    lines: list[tuple[dict[str, Any], float] | None] = []
-    for i, hours in enumerate(horizon_hours.tolist()):
+    tiers: dict[str, _TierLines] = {}
+    lines: list[_TierLines | None] = []
+    for hours in horizon_hours.tolist():
         offer = _dataset_offer(offers, hours)
-        if offer is None:
-            lines.append(None)
-            continue
-        if offer.name not in costs:
+        if offer is not None and offer.name not in tiers:
             usd = gb_hours * offer.row.usd_per_gb_month / HOURS_PER_MONTH
-            costs[offer.name] = TierCost(offer, gb_hours, gb_hours, usd,
-                                         np.ones(len(gb_hours), dtype=bool))
-        lines.append((_tier_line(ROLE_DATASET, costs[offer.name], i),
-                      float(costs[offer.name].usd[i])))
+            cost = TierCost(offer, gb_hours, gb_hours, usd, np.ones(len(gb_hours), dtype=bool))
+            tiers[offer.name] = _TierLines(ROLE_DATASET, cost, usd)
+        lines.append(None if offer is None else tiers[offer.name])
     return lines
 
 
-def _plan_figures(options: pd.DataFrame, ck: Checkpointing, written: FloatArray,
-                  inputs: StorageInputs) -> dict[str, list[Any]]:
+def _plan_figures(options: pd.DataFrame, ck: Checkpointing, written: FloatArray
+                  ) -> dict[str, list[Any]]:
     """Per option, the storage plan's own figures (JSON-safe lists, None where not finite)."""
     flat = (options["storage_usd"].to_numpy(dtype=np.float64) if "storage_usd" in options
             else np.full(len(options), np.nan))
@@ -217,53 +199,48 @@ def _plan_figures(options: pd.DataFrame, ck: Checkpointing, written: FloatArray,
     figures["interval_basis"] = [str(basis) for basis in ck.interval_basis]
     figures["checkpoints_written"] = [int(n) for n in count.tolist()]
     figures["flat"] = flat.tolist()
-    figures["constants"] = [{
-        "compression_ratio": inputs.compression_ratio, "is_async": inputs.is_async,
-        "goodput_stall_seconds": inputs.stall_seconds, "retention": inputs.retention.text}]
     return figures
 
 
-# The figures of _plan_figures a plan shows as they are, in the plan's key order.
-_FIRST_FIGURES = ("checkpoint_gb", "stored_checkpoint_gb")
-_CHECKPOINT_FIGURES = ("shard_gb", "interval_hours", "interval_basis", "checkpoints_written",
-                       "write_seconds", "read_seconds")
-_STALL_FIGURES = ("stall_seconds_per_checkpoint", "stall_hours")
-
-
-def _plan_dict(figures: dict[str, list[Any]], i: int, lines: list[dict[str, Any]],
-               total: float, alternatives: list[dict[str, Any]]) -> dict[str, Any]:
+def _plan_dict(figures: dict[str, list[Any]], inputs: StorageInputs, i: int,
+               lines: list[dict[str, Any]], total: float,
+               alternatives: list[dict[str, Any]]) -> dict[str, Any]:
     """One option's storage plan: `lines` the tiers chosen and `total` their USD; without
     lines the flat rate is the total."""
-    constants = figures["constants"][0]
     flat = figures["flat"][i]
     total = total if lines else flat
-    plan: dict[str, Any] = {name: figures[name][i] for name in _FIRST_FIGURES}
-    plan["compression_ratio"] = constants["compression_ratio"]
-    plan["files_per_checkpoint"] = figures["files_per_checkpoint"][i]
-    plan.update({name: figures[name][i] for name in _CHECKPOINT_FIGURES})
-    plan["is_async"] = constants["is_async"]
-    plan.update({name: figures[name][i] for name in _STALL_FIGURES})
-    plan["goodput_stall_seconds"] = constants["goodput_stall_seconds"]
-    plan["stall_share_of_run"] = figures["stall_share_of_run"][i]
-    plan["restarts_expected"] = figures["restarts_expected"][i]
-    plan["retention"] = constants["retention"]
-    plan.update({
+    return {
+        "checkpoint_gb": figures["checkpoint_gb"][i],
+        "stored_checkpoint_gb": figures["stored_checkpoint_gb"][i],
+        "compression_ratio": inputs.compression_ratio,
+        "files_per_checkpoint": figures["files_per_checkpoint"][i],
+        "shard_gb": figures["shard_gb"][i],
+        "interval_hours": figures["interval_hours"][i],
+        "interval_basis": figures["interval_basis"][i],
+        "checkpoints_written": figures["checkpoints_written"][i],
+        "write_seconds": figures["write_seconds"][i], "read_seconds": figures["read_seconds"][i],
+        "is_async": inputs.is_async,
+        "stall_seconds_per_checkpoint": figures["stall_seconds_per_checkpoint"][i],
+        "stall_hours": figures["stall_hours"][i],
+        "goodput_stall_seconds": inputs.stall_seconds,
+        "stall_share_of_run": figures["stall_share_of_run"][i],
+        "restarts_expected": figures["restarts_expected"][i],
+        "retention": inputs.retention.text,
         "tiers": lines, "total_usd": _num(total), "flat_usd": _num(flat),
         "saving_vs_flat_usd": _num(flat - total),
         "policy": " + ".join(f"{line['tier']} ({line['role']})" for line in lines)
         or "flat rate (no tier prices for this provider)",
         "alternatives": alternatives,
-    })
-    return plan
+    }
 
 
 def _no_tiers_plans(options: pd.DataFrame, inputs: StorageInputs) -> list[dict[str, Any]]:
     ck = checkpointing(options, inputs)
     run = options["time_to_train_hours"].to_numpy(dtype=np.float64)
-    figures = _plan_figures(options, ck, np.floor(run / ck.interval_hours), inputs)
+    figures = _plan_figures(options, ck, np.floor(run / ck.interval_hours))
     plans = []
     for i in range(len(options)):
-        plan = _plan_dict(figures, i, [], 0.0, [])
+        plan = _plan_dict(figures, inputs, i, [], 0.0, [])
         plan["note"] = ("no storage tier prices in the shipped table for this provider: the "
                         "flat $/GB-month applies")
         plans.append(plan)
