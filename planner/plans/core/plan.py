@@ -387,9 +387,9 @@ def _outcomes(work: pd.DataFrame, rates: OptionRates, times: RunTimes,
 
 def _excluded(flags: Mapping[str, np.ndarray]) -> np.ndarray:
     """Rows left out for a reason other than the deadline or budget risk."""
-    others = [np.asarray(hit, dtype=bool) for reason, hit in flags.items()
+    others = [hit for reason, hit in flags.items()
               if reason not in (REASON_DEADLINE, REASON_BUDGET)]
-    return np.logical_or.reduce(others) if others else np.zeros(0, dtype=bool)
+    return np.asarray(np.logical_or.reduce(others), dtype=bool)
 
 
 def region_preference(regions: np.ndarray, preferred: tuple[str, ...]) -> np.ndarray:
