@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.core.formatting import serving_layout_label
+from planner.core.formatting import serving_gpus_per_replica, serving_layout_label
 from planner.reports.core.model import (
     Chart,
     Column,
@@ -46,7 +46,7 @@ def _row(o: dict[str, Any]) -> tuple[Any, ...]:
     cost = o["usd_per_million_tokens"]
     return (o["provider"], o["instance_type"], o["gpu"], o["region"], o["purchase_option"],
             o["tp"], o.get("pp") or 1, o.get("ep") or 1,
-            o.get("gpus_per_replica") or o["tp"] * (o.get("pp") or 1),
+            serving_gpus_per_replica(o),
             o["replicas"], o.get("replicas_at_trough") or o["replicas"], o["gpus"],
             float(o["usd_per_month"]), float(cost["input"]),
             float(cost["output"]), float(o["ttft_p99_ms"]), float(o["tpot_p99_ms"]),
@@ -70,7 +70,7 @@ def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Fig
         cost = best["usd_per_million_tokens"]
         figures += [Figure("Cheapest per month", float(best["usd_per_month"]), "USD"),
                     Figure("Layout", f"{serving_layout_label(best)}, "
-                           f"{best.get('gpus_per_replica') or best['tp']} GPUs per replica"),
+                           f"{serving_gpus_per_replica(best)} GPUs per replica"),
                     Figure("Replicas at peak", best["replicas"]),
                     Figure("Replicas at trough", best.get("replicas_at_trough")
                            or best["replicas"]),

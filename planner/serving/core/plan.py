@@ -148,7 +148,7 @@ class ServingOption:
 
     @property
     def gpus_per_replica(self) -> int:
-        return self.tp * self.pp
+        return self.layout.gpus_per_replica
 
 
 @dataclass(frozen=True)

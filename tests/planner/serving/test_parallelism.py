@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.core.formatting import serving_gpus_per_replica
 from planner.serving.core.fields import parse_serving_input
 from planner.serving.core.parallelism import Layout, candidate_layouts, layout_label
 from planner.serving.core.plan import ServingOffer, ServingPlan, plan_serving
@@ -128,3 +129,12 @@ def test_a_layout_packs_replicas_or_spans_instances_never_both() -> None:
         hourly_instances((3.0,) * 24, 1.0, 2, 2)
     with pytest.raises(ValueError, match="ep cannot exceed"):
         Layout(8, 2, 32)
+
+
+def test_gpus_per_replica_reads_the_same_for_stored_and_new_plans() -> None:
+    """Page, report and table take a replica's GPUs from one formatter: a plan stored before
+    pipelines were ranked (no pp, no gpus_per_replica) shows its TP degree."""
+    assert serving_gpus_per_replica({"tp": 4}) == 4
+    assert serving_gpus_per_replica({"tp": 8, "pp": 2}) == 16
+    assert serving_gpus_per_replica({"tp": 8, "pp": 2, "gpus_per_replica": 16}) == 16
+    assert serving_gpus_per_replica({"tp": 8, "pp": None}) == 8
