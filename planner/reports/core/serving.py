@@ -131,17 +131,28 @@ def _charts(document: dict[str, Any]) -> tuple[Chart, ...]:
     return tuple(charts)
 
 
+DAY_CONFIGURATIONS = 3
+
+
+def day_configurations(options: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The cheapest DAY_CONFIGURATIONS distinct configurations (GPU and layout) that have an
+    hourly schedule, each with its series name: the page's chart and the report show the same
+    ones under the same names."""
+    picked: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+    for o in options:
+        if len(picked) == DAY_CONFIGURATIONS:
+            break
+        key = (o["gpu"], serving_layout_label(o))
+        if key not in picked and o.get("replicas_by_hour"):
+            picked[key] = (f"{o['gpu']} {key[1]} ({o['instance_type']})", o)
+    return list(picked.values())
+
+
 def _day_series(options: list[dict[str, Any]]) -> tuple[Series, ...]:
     """Replicas each hour of the cheapest three distinct configurations (GPU and layout)."""
-    seen: dict[tuple[str, str], Series] = {}
-    for o in options:
-        key = (o["gpu"], serving_layout_label(o))
-        if key in seen or not o.get("replicas_by_hour") or len(seen) == 3:
-            continue
-        seen[key] = Series(f"{o['gpu']} {key[1]} ({o['instance_type']})",
-                           tuple(float(h) for h in range(24)),
-                           tuple(float(r) for r in o["replicas_by_hour"]))
-    return tuple(seen.values())
+    return tuple(Series(name, tuple(float(h) for h in range(24)),
+                        tuple(float(r) for r in o["replicas_by_hour"]))
+                 for name, o in day_configurations(options))
 
 
 def _hours_table(document: dict[str, Any]) -> Table:
