@@ -421,6 +421,16 @@ def serving_layout_label(option: Mapping[str, Any]) -> str:
     return " ".join(degree(name) for name in ("tp", "pp", "ep"))
 
 
+def serving_gpus_per_replica(option: Mapping[str, Any]) -> int:
+    """GPUs one serving replica holds, wherever shown: tp x pp (a plan stored before pipelines
+    were ranked has neither gpus_per_replica nor pp: its tp)."""
+    stored: Any = option.get("gpus_per_replica")
+    if not _missing(stored):
+        return int(stored)
+    pp: Any = option.get("pp")
+    return int(option["tp"]) * (1 if _missing(pp) else int(pp))
+
+
 def zero_as_run(layout: Mapping[str, Any]) -> int | None:
     """The ZeRO stage a layout's pipeline runs its ZeRO stage as, when that differs (ZeRO 2/3
     under a pipeline run as ZeRO 1: layout_knobs.zero_stage_as_run); else None."""

@@ -5,6 +5,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner.core.formatting import series_style, serving_layout_label
+from planner.reports.core.serving import DAY_CONFIGURATIONS, day_configurations
 
 
 def latency_throughput_figure(document: dict[str, Any]) -> go.Figure:
@@ -55,24 +56,16 @@ def replicas_day_figure(document: dict[str, Any]) -> go.Figure:
     """Replicas in service each hour of the day for the cheapest configurations (whole
     instances), with the request rate they carry on a second axis."""
     figure = go.Figure()
-    seen: set[tuple[str, str]] = set()
     hours = list(range(24))
-    for option in document["options"]:
-        key = (option["gpu"], serving_layout_label(option))
-        if key in seen or not option.get("replicas_by_hour"):
-            continue
-        colour, marker = series_style(len(seen))
-        seen.add(key)
+    for index, (name, option) in enumerate(day_configurations(document["options"])):
+        colour, marker = series_style(index)
         figure.add_scatter(x=hours, y=option["replicas_by_hour"], mode="lines+markers",
                            line={"shape": "hv", "color": colour},
-                           marker={"symbol": marker, "size": 6},
-                           name=f"{option['gpu']} {key[1]} ({option['instance_type']})")
-        if len(seen) == 3:
-            break
+                           marker={"symbol": marker, "size": 6}, name=name)
     rates = (document.get("traffic") or {}).get("hourly_rate_per_s")
     if rates:
         figure.add_scatter(x=hours, y=rates, mode="lines", yaxis="y2", name="request rate",
-                           line={"dash": "dot", "color": series_style(3)[0]})
+                           line={"dash": "dot", "color": series_style(DAY_CONFIGURATIONS)[0]})
     figure.update_layout(
         title="Replicas over the day",
         xaxis={"title": {"text": "Hour of the day"}, "dtick": 2},

@@ -18,7 +18,6 @@ from planner.purchase_mix.offers import commitment_option
 from planner.serving.core.fields import ServingInput
 from planner.serving.core.mix import serving_mix
 from planner.serving.core.plan import ServingOption, ServingPlan
-from planner.serving.core.traffic import hourly_instances
 from pricing.models import Price
 from pricing.selectors import current_prices
 
@@ -62,11 +61,11 @@ def mix_document(checked: ServingInput, plan: ServingPlan) -> dict[str, Any]:
     offer = mix_offer(option) if option is not None else None
     if option is None or offer is None:
         return {"is_available": False, "lines": [NO_ON_DEMAND]}
-    layout, per_instance = option.layout, offer.gpus_per_instance
+    layout = option.layout
     history = checked.traffic.history_rate_per_s
-    history_instances = np.asarray(hourly_instances(
-        history, option.goodput_per_replica_per_s, layout.replicas_per_instance(per_instance),
-        layout.instances_per_replica(per_instance)) if history else (), float)
+    history_instances = np.asarray(layout.hourly_instances(
+        history, option.goodput_per_replica_per_s, offer.gpus_per_instance) if history else (),
+        float)
     request = checked.request
     mix = serving_mix(offer, option.instances_by_hour, history_instances,
                       scale_up_minutes=request.scale_up_minutes,

@@ -20,6 +20,7 @@ register.filter("label", formatting.label)
 register.filter("number", formatting.number)
 register.filter("layout_label", formatting.layout_label)
 register.filter("serving_layout", formatting.serving_layout_label)
+register.filter("serving_gpus_per_replica", formatting.serving_gpus_per_replica)
 register.filter("zero_as_run", formatting.zero_as_run)
 
 

@@ -18,9 +18,9 @@ from planner.serving.services import (
 
 
 class Command(BaseCommand):
-    help = ("Rank GPUs, instances, tensor parallelism and replicas that serve a model at a "
-            "request rate within P99 TTFT/TPOT targets, by cost per month, with cost per "
-            "million input and output tokens, predicted latencies and their P10-P90 bands, "
+    help = ("Rank GPUs, instances, parallel layouts (TP, PP, EP) and replicas that serve a "
+            "model at a request rate within P99 TTFT/TPOT targets, by cost per month, with cost "
+            "per million input and output tokens, predicted latencies and their P10-P90 bands, "
             "utilisation and kg CO2e per million tokens.")
 
     def add_arguments(self, parser: Any) -> None:

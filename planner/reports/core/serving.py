@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.core.formatting import serving_layout_label
+from planner.core.formatting import serving_gpus_per_replica, serving_layout_label
 from planner.reports.core.model import (
     Chart,
     Column,
@@ -46,7 +46,7 @@ def _row(o: dict[str, Any]) -> tuple[Any, ...]:
     cost = o["usd_per_million_tokens"]
     return (o["provider"], o["instance_type"], o["gpu"], o["region"], o["purchase_option"],
             o["tp"], o.get("pp") or 1, o.get("ep") or 1,
-            o.get("gpus_per_replica") or o["tp"] * (o.get("pp") or 1),
+            serving_gpus_per_replica(o),
             o["replicas"], o.get("replicas_at_trough") or o["replicas"], o["gpus"],
             float(o["usd_per_month"]), float(cost["input"]),
             float(cost["output"]), float(o["ttft_p99_ms"]), float(o["tpot_p99_ms"]),
@@ -70,7 +70,7 @@ def _summary(best: dict[str, Any] | None, document: dict[str, Any]) -> tuple[Fig
         cost = best["usd_per_million_tokens"]
         figures += [Figure("Cheapest per month", float(best["usd_per_month"]), "USD"),
                     Figure("Layout", f"{serving_layout_label(best)}, "
-                           f"{best.get('gpus_per_replica') or best['tp']} GPUs per replica"),
+                           f"{serving_gpus_per_replica(best)} GPUs per replica"),
                     Figure("Replicas at peak", best["replicas"]),
                     Figure("Replicas at trough", best.get("replicas_at_trough")
                            or best["replicas"]),
@@ -131,17 +131,28 @@ def _charts(document: dict[str, Any]) -> tuple[Chart, ...]:
     return tuple(charts)
 
 
+DAY_CONFIGURATIONS = 3
+
+
+def day_configurations(options: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The cheapest DAY_CONFIGURATIONS distinct configurations (GPU and layout) that have an
+    hourly schedule, each with its series name: the page's chart and the report show the same
+    ones under the same names."""
+    picked: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+    for o in options:
+        if len(picked) == DAY_CONFIGURATIONS:
+            break
+        key = (o["gpu"], serving_layout_label(o))
+        if key not in picked and o.get("replicas_by_hour"):
+            picked[key] = (f"{o['gpu']} {key[1]} ({o['instance_type']})", o)
+    return list(picked.values())
+
+
 def _day_series(options: list[dict[str, Any]]) -> tuple[Series, ...]:
     """Replicas each hour of the cheapest three distinct configurations (GPU and layout)."""
-    seen: dict[tuple[str, str], Series] = {}
-    for o in options:
-        key = (o["gpu"], serving_layout_label(o))
-        if key in seen or not o.get("replicas_by_hour") or len(seen) == 3:
-            continue
-        seen[key] = Series(f"{o['gpu']} {key[1]} ({o['instance_type']})",
-                           tuple(float(h) for h in range(24)),
-                           tuple(float(r) for r in o["replicas_by_hour"]))
-    return tuple(seen.values())
+    return tuple(Series(name, tuple(float(h) for h in range(24)),
+                        tuple(float(r) for r in o["replicas_by_hour"]))
+                 for name, o in day_configurations(options))
 
 
 def _hours_table(document: dict[str, Any]) -> Table:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from planner.core.formatting import serving_layout_label
+from planner.serving.core.traffic import hourly_instances
 
 TP_DEGREES: tuple[int, ...] = (1, 2, 4, 8)
 PP_DEGREES: tuple[int, ...] = (2, 4, 8)
@@ -70,6 +71,14 @@ class Layout:
         """Whole instances that hold `replicas` replicas."""
         packed = math.ceil(replicas / self.replicas_per_instance(gpus_per_instance))
         return packed * self.instances_per_replica(gpus_per_instance)
+
+    def hourly_instances(self, rates_per_s: tuple[float, ...], goodput_per_replica_per_s: float,
+                         gpus_per_instance: int) -> tuple[int, ...]:
+        """Whole instances each hour's rate needs (the plan's fleet and the purchase mix's
+        history read the same packing)."""
+        return hourly_instances(rates_per_s, goodput_per_replica_per_s,
+                                self.replicas_per_instance(gpus_per_instance),
+                                self.instances_per_replica(gpus_per_instance))
 
     def replicas_in(self, instances: int, gpus_per_instance: int) -> int:
         """Replicas that `instances` whole instances run (spare slots of the last serve)."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from planner.core.cloud import HOURS_PER_MONTH
 from planner.core.purchase_options import PAY_AS_YOU_GO
 from planner.serving.core.parallelism import Layout, candidate_layouts
-from planner.serving.core.traffic import HOURS_PER_DAY, hourly_instances
+from planner.serving.core.traffic import HOURS_PER_DAY
 from simulator.core.hardware import GpuSpec, default_inter_node_gbits_per_s, fabric_gbytes_per_s
 from simulator.core.serving.crossval import Bands
 from simulator.core.serving.engine import (
@@ -148,7 +148,7 @@ class ServingOption:
 
     @property
     def gpus_per_replica(self) -> int:
-        return self.tp * self.pp
+        return self.layout.gpus_per_replica
 
 
 @dataclass(frozen=True)
@@ -259,9 +259,7 @@ def _money(request: ServingRequest, offer: ServingOffer, choice: _Replica,
 def _option(request: ServingRequest, offer: ServingOffer, choice: _Replica,
             cal: ServingCalibration, bands: Bands) -> ServingOption | None:
     layout, per_instance = choice.layout, offer.gpus_per_instance
-    instances = hourly_instances(request.hourly_rates, choice.goodput,
-                                 layout.replicas_per_instance(per_instance),
-                                 layout.instances_per_replica(per_instance))
+    instances = layout.hourly_instances(request.hourly_rates, choice.goodput, per_instance)
     # Whole instances: spare slots serve.
     replicas = tuple(layout.replicas_in(n, per_instance) for n in instances)
     traffic = Traffic(request.prompt_tokens, request.output_tokens)

@@ -208,8 +208,6 @@ def at_rate(replica: Replica, traffic: Traffic, rate_per_s: float,
             batch = updated
             break
         batch = updated
-    step = _step(replica, traffic, batch, cal)
-    iteration = step / (1.0 - rho)
     return _latencies(replica, traffic, rate_per_s, batch, limit, prefill, cal)
 
 

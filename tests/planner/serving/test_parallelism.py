@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.core.formatting import serving_gpus_per_replica
 from planner.serving.core.fields import parse_serving_input
 from planner.serving.core.parallelism import Layout, candidate_layouts, layout_label
 from planner.serving.core.plan import ServingOffer, ServingPlan, plan_serving
@@ -128,3 +129,31 @@ def test_a_layout_packs_replicas_or_spans_instances_never_both() -> None:
         hourly_instances((3.0,) * 24, 1.0, 2, 2)
     with pytest.raises(ValueError, match="ep cannot exceed"):
         Layout(8, 2, 32)
+
+
+def test_gpus_per_replica_reads_the_same_for_stored_and_new_plans() -> None:
+    """Page, report and table take a replica's GPUs from one formatter: a plan stored before
+    pipelines were ranked (no pp, no gpus_per_replica) shows its TP degree."""
+    assert serving_gpus_per_replica({"tp": 4}) == 4
+    assert serving_gpus_per_replica({"tp": 8, "pp": 2}) == 16
+    assert serving_gpus_per_replica({"tp": 8, "pp": 2, "gpus_per_replica": 16}) == 16
+    assert serving_gpus_per_replica({"tp": 8, "pp": None}) == 8
+
+
+def test_day_chart_and_report_show_the_same_three_configurations() -> None:
+    """The page's 'Replicas over the day' and the report's series name the same cheapest three
+    distinct GPU and layout configurations (a second offer of a configuration is skipped)."""
+    from planner.reports.core.serving import _day_series
+    from planner.serving.charts import replicas_day_figure
+
+    def option(gpu: str, instance: str, tp: int, pp: int = 1) -> dict[str, object]:
+        return {"gpu": gpu, "instance_type": instance, "tp": tp, "pp": pp, "ep": 1,
+                "replicas_by_hour": [1] * 24}
+
+    options = [option("H100", "p5", 8), option("H100", "a3", 8), option("H100", "p5", 8, 2),
+               {**option("L4", "g6", 1), "replicas_by_hour": []}, option("A100", "p4d", 4),
+               option("L40S", "g6e", 2)]
+    figure = replicas_day_figure({"options": options})
+    names = [trace.name for trace in figure.data]
+    assert names == ["H100 TP8 PP1 EP1 (p5)", "H100 TP8 PP2 EP1 (p5)", "A100 TP4 PP1 EP1 (p4d)"]
+    assert [series.name for series in _day_series(options)] == names
