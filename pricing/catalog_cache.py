@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from pricing.models import Price
-from pricing.selectors import catalog_stamp, current_prices
+from pricing.selectors import STALE_BEFORE_KEPT, catalog_stamp, current_prices
 
 T = TypeVar("T")
 
@@ -70,11 +70,12 @@ def catalog_memo(name: str, key: str, build: Callable[[], T]) -> T:
 
 
 def catalog_cache_clear() -> None:
-    """Forget every kept read and result (tests: a rolled-back transaction moves the stamp
-    back)."""
+    """Forget every kept read and result, pricing.selectors.stale_before's included (tests: a
+    rolled-back transaction moves the stamp back)."""
     with _LOCK:
         _KEPT.clear()
         _MEMO.clear()
+        STALE_BEFORE_KEPT.clear()
 
 
 # Current price columns (ORM path: frame column), as plans read them.

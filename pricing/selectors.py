@@ -58,7 +58,7 @@ def precision_unit(precision: str) -> str:
     return "TOPS" if precision == "int8" else "TFLOPS"
 
 
-_STALE_BEFORE: dict[str, Any] = {}
+STALE_BEFORE_KEPT: dict[str, Any] = {}  # stale_before's; catalog_cache_clear empties it
 
 
 def stale_before() -> dict[str, str]:
@@ -69,13 +69,13 @@ def stale_before() -> dict[str, str]:
     catalog's own dates, not today's, so "stale" marks a catalog's exceptions; its age is
     said beside it (planner.core.cloud.stale_rule_text). Cached per catalog version."""
     key = f"{catalog_version()}:{settings.PRICE_STALE_DAYS}"
-    if _STALE_BEFORE.get("key") != key:
+    if STALE_BEFORE_KEPT.get("key") != key:
         newest = Price.objects.values("instance_type__provider__slug").annotate(
             newest=Max("as_of")).values_list("instance_type__provider__slug", "newest")
         days = timedelta(days=settings.PRICE_STALE_DAYS)
-        _STALE_BEFORE.update(key=key, found={slug: (day - days).isoformat()
-                                              for slug, day in newest})
-    found: dict[str, str] = dict(_STALE_BEFORE["found"])
+        STALE_BEFORE_KEPT.update(key=key, found={slug: (day - days).isoformat()
+                                                 for slug, day in newest})
+    found: dict[str, str] = dict(STALE_BEFORE_KEPT["found"])
     return found
 
 

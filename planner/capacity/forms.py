@@ -14,6 +14,7 @@ from planner.capacity.core.inputs import (
 )
 from planner.capacity.core.jobs import DISCIPLINES, POLICIES
 from planner.capacity.core.owned import LABELS as OWNED_WORDS
+from planner.core.peaks import PEAK_CONCURRENT
 from planner.core.purchase_options import PURCHASE_OPTION_WORDS, RESERVED_1Y, RESERVED_3Y
 
 POLICY_WORDS = {"none": "No waiting (burst at once)", "constant": "Constant: wait up to T",
@@ -33,7 +34,8 @@ OWNED_LABELS = {key: f"{words} ({unit})" if unit else words
 class CapacityForm(forms.Form):
     gpu_type = forms.ChoiceField(label="GPU type")
     pool_gpus = forms.CharField(label="Pool sizes (GPUs)", required=False,
-                                help_text="N,N,...; blank: about 30 from 0 to the peak")
+                                help_text=("N,N,...; blank: about 30 from 0 to the "
+                                           f"{PEAK_CONCURRENT}"))
     disciplines = forms.MultipleChoiceField(
         label="Queue", choices=[(d, DISCIPLINE_WORDS[d]) for d in DISCIPLINES], initial=["fifo"],
         widget=forms.CheckboxSelectMultiple)

@@ -38,6 +38,9 @@ class OfferSet:
     offers: list[GpuOffer] = field(default_factory=list)
     savings_plans: list[SavingsPlanOffer] = field(default_factory=list)
     prices: list[dict[str, Any]] = field(default_factory=list)
+    # (GPU type, price, fields to override) of each price row, in order: turned into `prices`
+    # at the end of gpu_offers, so the discounts read on-demand prices once, not per row
+    priced: list[tuple[str, Price, dict[str, Any]]] = field(default_factory=list)
     accelerators: dict[str, str] = field(default_factory=dict)
     unpriced: dict[str, str] = field(default_factory=dict)
 
@@ -83,21 +86,20 @@ def _add_offer(
 ) -> None:
     name = size.gpu_type
     od = float(chosen.usd_per_hour)
-    result.prices.append(selectors.price_row(name, chosen))
+    result.priced.append((name, chosen, {}))
     if burst is not None and burst.pk != chosen.pk:
-        row = selectors.price_row(name, burst)
-        row.update(purchase_words="On-demand for bursts (the cheapest GPU-hour here)",
-                   is_burst=True)
-        result.prices.append(row)
+        result.priced.append((name, burst, {
+            "purchase_words": "On-demand for bursts (the cheapest GPU-hour here)",
+            "is_burst": True}))
     commitments = []
     for option, years in RESERVATIONS.items():
         for price in selectors.payment_options(option, chosen):
             if float(price.usd_per_hour) > 0:
                 commitments.append(commitment_option(option, years, price))
-                result.prices.append(selectors.price_row(name, price))
+                result.priced.append((name, price, {}))
     spot = selectors.same_node(PurchaseOption.SPOT, chosen)
     if spot is not None and float(spot.usd_per_hour) > 0:
-        result.prices.append(selectors.price_row(name, spot))
+        result.priced.append((name, spot, {}))
     other = elsewhere_rate(candidate(chosen), candidate(elsewhere) if elsewhere else None)
     result.offers.append(
         GpuOffer(
@@ -129,8 +131,7 @@ def _add_savings_plans(result: OfferSet, chosen: dict[str, Price]) -> None:
             price = selectors.same_node(option, on_demand)
             if price is not None and float(price.usd_per_hour) > 0:
                 rates.setdefault(option, {})[name] = float(price.usd_per_hour)
-                result.prices.append(
-                    selectors.price_row(name, price))
+                result.priced.append((name, price, {}))
     for option, by_type in rates.items():
         result.savings_plans.append(
             SavingsPlanOffer(option, SAVINGS_PLANS[option], by_type))
@@ -187,4 +188,7 @@ def gpu_offers(
                    _cheapest_gpu_hour(selectors.cloud_on_demand(slugs)), burst)
         chosen[size.gpu_type] = price
     _add_savings_plans(result, chosen)
+    listed = selectors.price_dicts([(name, price) for name, price, _ in result.priced])
+    result.prices = [{**row, **extra} for row, (_, _, extra) in zip(listed, result.priced,
+                                                                   strict=True)]
     return result

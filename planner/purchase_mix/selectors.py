@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.cache import cache
@@ -23,7 +23,7 @@ from planner.core.purchase_options import (
 from planner.purchase_mix.core.upload.gpu_names import CatalogGpu
 from planner.purchase_mix.models import AnalysisRun, History
 from pricing.models import Accelerator, Price, Provider, PurchaseOption
-from pricing.selectors import DISCOUNTED_OPTIONS, catalog_version, current_prices, price_rows
+from pricing.selectors import PriceRow, catalog_version, current_prices, price_rows
 
 
 def owned_histories(owner_id: int) -> QuerySet[History]:
@@ -118,13 +118,19 @@ def _current(option: str, provider: str, region: str) -> QuerySet[Price]:
     )
 
 
-def price_row(gpu_type: str, price: Price) -> dict[str, Any]:
-    """One price as the document lists it: $/instance-hour, $/GPU-hour, discount, source.
-    The discount is the price list's (pricing.discounts): only against an on-demand price of
-    the same instance and region dated within NEARBY_DAYS, none for a price above it;
-    `discount_note` says which on-demand price, or why there is none."""
+def price_dicts(entries: Sequence[tuple[str, Price]]) -> list[dict[str, Any]]:
+    """Each (GPU type, price) as the document lists it: $/instance-hour, $/GPU-hour,
+    discount, source. The discount is the price list's (pricing.discounts): only against an
+    on-demand price of the same instance and region dated within NEARBY_DAYS, none for a
+    price above it; `discount_note` says which on-demand price, or why there is none. The
+    on-demand prices behind the discounts are read once for all the entries."""
+    compared = price_rows([price for _, price in entries])
+    return [_price_dict(name, row) for (name, _), row in zip(entries, compared, strict=True)]
+
+
+def _price_dict(gpu_type: str, compared: PriceRow) -> dict[str, Any]:
+    price = compared.price
     usd = float(price.usd_per_hour)
-    compared = price_rows([price])[0] if price.purchase_option in DISCOUNTED_OPTIONS else None
     return {
         "gpu_type": gpu_type,
         "accelerator": price.instance_type.accelerator.slug,
@@ -139,9 +145,9 @@ def price_row(gpu_type: str, price: Price) -> dict[str, Any]:
         "offering_class": price.offering_class,
         "usd_per_hour": usd,
         "usd_per_gpu_hour": usd / price.instance_type.gpu_count,
-        "discount_pct": None if compared is None else compared.discount_pct,
-        "discount_note": "" if compared is None else compared.note,
-        "is_above_on_demand": compared is not None and compared.is_above_on_demand,
+        "discount_pct": compared.discount_pct,
+        "discount_note": compared.note,
+        "is_above_on_demand": compared.is_above_on_demand,
         "as_of": price.as_of.isoformat(),
         "source": price.source.name,
         "source_url": price.source.url,

@@ -43,7 +43,8 @@ class Command(BaseCommand):
         parser.add_argument("--provider", default="", help="blank: cheapest where offered")
         parser.add_argument("--region", default="", help="blank: any region")
         parser.add_argument("--pool-gpus", default="",
-                            help="N[,N...] pool sizes; default: about 30 from 0 to the peak")
+                            help=("N[,N...] pool sizes; default: about 30 from 0 to the "
+                                  f"{PEAK_CONCURRENT}"))
         parser.add_argument("--discipline", default="fifo",
                             help=f"queue discipline(s), comma-separated: {', '.join(DISCIPLINES)}")
         parser.add_argument("--policy", default=",".join(POLICIES),

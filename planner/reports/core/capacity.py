@@ -21,7 +21,7 @@ from planner.reports.core.model import (
     Table,
     as_number,
 )
-from planner.reports.core.plan_report import report_day, stale_note, stale_word
+from planner.reports.core.plan_report import StaleBefore, report_day, stale_note, stale_word
 
 POINT_COLUMNS = (
     Column("pool_gpus", "Pool", "GPUs"), Column("discipline", "Queue"),
@@ -142,8 +142,7 @@ def _queue_table(payload: dict[str, Any]) -> Table:
 
 
 def _sources_table(payload: dict[str, Any], *, today: date | None = None,
-                   stale_days: int | None = None,
-                   stale_before: dict[str, str] | None = None) -> Table:
+                   stale_days: int | None = None, stale_before: StaleBefore = None) -> Table:
     """The prices used, with each one's age on the report's day and, with `stale_days`, a
     stale flag (planner.core.cloud.is_stale_row, as the page's "Prices used")."""
     prices = payload.get("prices") or {}
@@ -262,9 +261,10 @@ def _findings(payload: dict[str, Any]) -> tuple[Finding, ...]:
 
 def report_from_capacity(payload: dict[str, Any], *, subject_id: int,
                          generated_at: str, stale_days: int | None = None,
-                         stale_before: dict[str, str] | None = None) -> Report:
+                         stale_before: StaleBefore = None) -> Report:
     """The report of a finished capacity sweep; ValueError if it has no points yet. With
-    `stale_days`, Sources flag prices older than that on the report's date."""
+    `stale_days` and `stale_before` (pricing.selectors.stale_before), Sources flag stale
+    prices (planner.core.cloud.is_stale_row)."""
     if not payload.get("points") or not payload.get("recommended"):
         raise ValueError("result: the history has no finished capacity sweep yet")
     points = _points_table(payload)
